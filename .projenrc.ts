@@ -1,0 +1,110 @@
+import { awscdk, javascript, JsonFile } from 'projen';
+
+const project = new awscdk.AwsCdkConstructLibrary({
+  name: 'data-pipeline-integration-cdk',
+  packageName: 'data-pipeline-integration-cdk',
+  description:
+    'AWS CDK constructs for the Data Pipeline Integration Service: marketplace notification pipelines, subscriptions, history backfills and order-level product jobs as code.',
+  keywords: ['cdk', 'awscdk', 'data-pipeline', 'selling-partner', 'notifications', 'custom-resource'],
+  author: 'Data Pipeline Integration CDK contributors',
+  authorAddress: 'maintainers@example.com',
+  repositoryUrl: 'https://github.com/example/data-pipeline-integration-cdk.git',
+  defaultReleaseBranch: 'main',
+  packageManager: javascript.NodePackageManager.NPM,
+  projenrcTs: true,
+  minNodeVersion: '20.0.0',
+
+  cdkVersion: '2.257.0',
+  constructsVersion: '10.5.1',
+  jsiiVersion: '~6.0.0',
+
+  // Python is declared so the public API stays usable from other languages;
+  // CI packages JavaScript only (no other toolchains on the build machines).
+  publishToPypi: {
+    distName: 'data-pipeline-integration-cdk',
+    module: 'data_pipeline_integration_cdk',
+  },
+
+  // The handler, client, emulator and CLI are bundled with esbuild and are not
+  // part of the jsii public API.
+  excludeTypescript: ['src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**'],
+  lambdaAutoDiscover: false,
+
+  devDeps: [
+    'cdk-nag@^3.0.2',
+    'aws-cdk@^2',
+    'esbuild@^0.25',
+    'fastify@^5',
+    'commander@^14',
+    '@aws-sdk/client-sts@^3',
+    '@aws-sdk/client-secrets-manager@^3',
+    '@types/aws-lambda@^8',
+    '@types/node@^20',
+  ],
+
+  jestOptions: {
+    updateSnapshot: javascript.UpdateSnapshot.NEVER,
+    jestConfig: {
+      testTimeout: 30_000,
+      collectCoverage: false,
+      testPathIgnorePatterns: ['/node_modules/', '/cdk.out/', '/lib/'],
+    },
+  },
+
+  eslintOptions: {
+    dirs: ['src'],
+    devdirs: ['test', 'examples', 'bench', 'scripts', 'projenrc', '.projenrc.ts'],
+    tsconfigPath: './tsconfig.typecheck.json',
+  },
+  githubOptions: { mergify: false },
+  buildWorkflow: false,
+  release: false,
+  depsUpgrade: false,
+  pullRequestTemplate: false,
+});
+
+// ts-jest transpiles only (fast on 2 cores); the `typecheck` task below checks
+// types of src, test, examples and bench in one pass.
+project.tryFindObjectFile('package.json')?.addOverride('jest.transform', {
+  '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'test/tsconfig.json', diagnostics: false }],
+});
+new JsonFile(project, 'tsconfig.typecheck.json', {
+  obj: {
+    extends: './tsconfig.json',
+    compilerOptions: { noEmit: true, rootDir: '.' },
+    include: ['.projenrc.ts', 'projenrc/**/*.ts', 'src/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    exclude: ['node_modules', '**/cdk.out/**', 'lib', 'assets'],
+  },
+});
+
+// Bundles: the custom-resource handler (the Lambda code) and the `dpi` command line.
+project.bundler.addBundle('./src/handler/index.ts', {
+  platform: 'node',
+  target: 'node22',
+  externals: ['@aws-sdk/*'],
+  minify: true,
+  sourcemap: false,
+});
+project.bundler.addBundle('./src/cli/dpi.ts', {
+  platform: 'node',
+  target: 'node20',
+  banner: '#!/usr/bin/env node',
+  executable: true,
+  externals: ['@aws-sdk/*'],
+});
+project.addBins({ dpi: 'assets/cli/dpi/index.js' });
+
+// Lint every file (including the bundled, non-jsii parts) against the type-check project.
+project.tryFindObjectFile('.eslintrc.json')?.addDeletionOverride('parserOptions.projectService');
+project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.project', './tsconfig.typecheck.json');
+
+const typecheck = project.addTask('typecheck', {
+  description: 'Type-check src, test, examples and bench (jest only transpiles)',
+  exec: 'tsc -p tsconfig.typecheck.json',
+});
+project.testTask.prependSpawn(typecheck);
+
+project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out');
+project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci');
+
+project.synth();

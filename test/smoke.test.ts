@@ -1,0 +1,3 @@
+test('placeholder', () => {
+  expect(1 + 1).toBe(2);
+});
