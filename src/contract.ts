@@ -1,0 +1,147 @@
+/**
+ * The contract between the constructs (which write custom resource properties
+ * into the template), the handler (which reads them at deploy time) and the
+ * local lifecycle runner (which replays them against the emulator).
+ *
+ * Not part of the public API (not exported from `index.ts`).
+ *
+ * CloudFormation delivers every scalar property value as a string: numbers and
+ * booleans written by the constructs arrive as `"123"` / `"true"`. Handlers must
+ * coerce; the local runner stringifies scalars the same way.
+ */
+
+/** Custom resource types served by the single provider of a stack. */
+export const ResourceTypes = {
+  NOTIFICATION_PIPELINE: 'Custom::DpiNotificationPipeline',
+  LEGACY_NOTIFICATION_PIPELINE: 'Custom::DpiLegacyNotificationPipeline',
+  SUBSCRIPTION: 'Custom::DpiSubscription',
+  HISTORY_REQUEST: 'Custom::DpiHistoryRequest',
+  PRODUCT_ORDER_JOBS: 'Custom::DpiProductOrderJobs',
+} as const;
+
+/** Names of the handler's exports (Lambda handler = `index.<name>`). */
+export const HandlerExports = {
+  ON_EVENT: 'onEvent',
+  IS_COMPLETE: 'isComplete',
+} as const;
+
+/** Where the bundled handler lives, relative to the package root. */
+export const HANDLER_ASSET_DIR = 'assets/handler/index';
+
+/** Connection settings carried by every resource (`Connection` property). */
+export interface ConnectionProperties {
+  readonly BaseUrl: string;
+  readonly SubscriptionsUrl: string;
+  readonly AccountUrl: string;
+  readonly UserUrl: string;
+  readonly RemoteIdentityUrl: string;
+  readonly AuthUrl: string;
+  /** ARN of the Secrets Manager secret holding the refresh token (read at run time). */
+  readonly RefreshTokenSecretArn: string;
+  /** Looked up through the account service when absent. */
+  readonly AccountId?: string;
+  /** Looked up through the user service when absent. */
+  readonly UserId?: string;
+}
+
+interface Base {
+  readonly ServiceToken?: string;
+  readonly Connection: ConnectionProperties;
+}
+
+/** `Custom::DpiNotificationPipeline` (product 107, unified). Physical ID = the product-107 subscription ID. */
+export interface NotificationPipelineProperties extends Base {
+  readonly RemoteIdentityId: string;
+  /** `seller` | `vendor` */
+  readonly AccountType: string;
+  readonly NotificationTypes: string[];
+  readonly RoleArn: string;
+  readonly EbToFhRoleArn?: string;
+  readonly DeploymentRegion: string;
+  readonly StorageGroupId?: string;
+  readonly Name?: string;
+  /** `FAIL` | `ALLOW` */
+  readonly PartialFailure: string;
+}
+
+/** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
+export const NotificationPipelineAttributes = {
+  SUBSCRIPTION_ID: 'SubscriptionId',
+  /** Comma-separated type names that were subscribed. */
+  SUBSCRIBED_TYPES: 'SubscribedTypes',
+  /** Comma-separated type names that failed (only with PartialFailure ALLOW). */
+  FAILED_TYPES: 'FailedTypes',
+  BUCKET_NAME: 'BucketName',
+  PREFIX: 'Prefix',
+  NOTIFICATION_QUEUE_ARN: 'NotificationQueueArn',
+  DELIVERY_STREAM_ARN: 'DeliveryStreamArn',
+  SHARED_PIPELINE_ID: 'SharedPipelineId',
+} as const;
+
+/** `Custom::DpiLegacyNotificationPipeline` (product 86, adopt only). Physical ID = the subscription ID. */
+export interface LegacyNotificationPipelineProperties extends Base {
+  readonly SubscriptionId: string;
+  readonly RemoteIdentityId: string;
+  readonly QueueArn: string;
+  readonly NotificationTypes: string[];
+}
+
+/** `Custom::DpiSubscription`. Physical ID = the subscription ID. Attributes: `SubscriptionId`, `Status`. */
+export interface SubscriptionProperties extends Base {
+  readonly ProductId: string;
+  readonly StorageGroupId?: string;
+  readonly RemoteIdentityId?: string;
+  /** Flat string map, excluding `stage_ids` (see StageIds). */
+  readonly ProductParameters?: Record<string, string>;
+  /** Stage IDs (each >= 1000); the handler encodes them as the stringified JSON array `stage_ids`. */
+  readonly StageIds?: string[];
+  /** `active` | `paused` */
+  readonly Status: string;
+  readonly Name?: string;
+  /** ISO 8601 datetime; default: the time of creation. */
+  readonly DateStart?: string;
+  /** `invalid` | `cancelled` */
+  readonly OnDelete: string;
+}
+
+/** `Custom::DpiHistoryRequest`. Physical ID = the history transaction ID. Attributes: `HistoryTransactionId`, `Status`. */
+export interface HistoryRequestProperties extends Base {
+  readonly SubscriptionId: string;
+  readonly StartDate?: string;
+  readonly EndDate?: string;
+  readonly Dates?: string[];
+  readonly StageId?: string;
+  readonly ProductId?: string;
+  /** `YYYY-MM-DD HH:MM:SS` */
+  readonly StartTime?: string;
+  /** `true` | `false` */
+  readonly WaitForCompletion: string;
+  /** Seconds the deploy may wait (for the ceiling, and for completion when asked). */
+  readonly TimeoutSeconds: string;
+}
+
+/** `Custom::DpiProductOrderJobs`. Physical ID = the primary job ID. Attributes: `PrimaryJobId`, `JobIds`, `BatchCount`. */
+export interface ProductOrderJobsProperties extends Base {
+  readonly SubscriptionId: string;
+  readonly OrderIds: string[];
+  /** default 1000 */
+  readonly StageId?: string;
+}
+
+/**
+ * Keys under which a notification pipeline's state is stored in the
+ * `product_parameters` of its product-107 subscription. The service (and the
+ * emulator) read `subscriptions` and `meta` back on PATCH and DELETE of the
+ * unified pipeline. Every value is a string (JSON-encoded where structured).
+ */
+export const PipelineParameterKeys = {
+  SUBSCRIPTIONS: 'subscriptions',
+  META: 'meta',
+  NOTIFICATION_TYPES: 'notification_types',
+  ROLE_ARN: 'role_arn',
+  EB_TO_FH_ROLE_ARN: 'eb_to_fh_role_arn',
+  AWS_REGION: 'aws_region',
+  ACCOUNT_TYPE: 'account_type',
+  /** Idempotency marker: `<StackId>/<LogicalResourceId>` of the CloudFormation resource. */
+  RESOURCE_MARKER: 'cdk_resource',
+} as const;
