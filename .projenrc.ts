@@ -103,6 +103,23 @@ const typecheck = project.addTask('typecheck', {
   exec: 'tsc -p tsconfig.typecheck.json',
 });
 project.testTask.prependSpawn(typecheck);
+// Construct tests synthesize the handler asset and the local runner drives the bundle: bundle first.
+project.testTask.prependSpawn(project.bundler.bundleTask);
+
+// The README's main command: the example app through its whole lifecycle against the embedded emulator.
+const demo = project.addTask('demo', {
+  description: 'Synthesize the example app and run it through create, update and destroy against the embedded emulator',
+});
+demo.spawn(project.bundler.bundleTask);
+demo.exec('ts-node --transpile-only scripts/demo.ts');
+// The demo is part of the test suite: if it breaks, CI breaks.
+project.testTask.spawn(demo);
+
+project.addTask('dpi', {
+  description: 'Run the bundled dpi command line (npm run dpi -- <command>)',
+  exec: 'node assets/cli/dpi/index.js',
+  receiveArgs: true,
+});
 
 project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out');
 project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci');
