@@ -1,0 +1,70 @@
+/**
+ * Error raised for every failed service call (HTTP error status, connection error, timeout,
+ * attempts exhausted or deadline reached).
+ *
+ * Its message and fields never contain the access token, the refresh token or an
+ * Authorization header, and `path` is the URL path only (no scheme, host or credentials).
+ *
+ * Message forms:
+ * - `POST /service/sp/notifications-unified/362 failed with 400: <service message>`
+ * - `GET /service/transactions/tx failed with 503 after 5 attempts (attempts exhausted): <service message>`
+ * - `GET /x failed: deadline reached after 2 attempts; last status 429: <service message>`
+ * - `POST /v2/sub failed: connection reset (ECONNRESET) after the request was sent; the request may have
+ *    been applied: look for what it made before trying again`
+ */
+export class ServiceError extends Error {
+  /** HTTP method. */
+  public readonly method: string;
+  /** URL path (without query string). */
+  public readonly path: string;
+  /** Last HTTP status seen; `undefined` when no response was received (connection error, timeout). */
+  public readonly status: number | undefined;
+  /** The service's own message (`errors[0].detail`, `errors[0].title`, `error` or `message`), scrubbed of secrets. */
+  public readonly serviceMessage: string | undefined;
+  /** True when the failure is transient (a later call may succeed): 429, 502-504, connection errors, timeouts. */
+  public readonly retryable: boolean;
+  /**
+   * True when a creating POST may have been applied although no success was seen (response lost,
+   * timeout after sending, 502/504). The caller should look for what was made before retrying.
+   */
+  public readonly ambiguous: boolean;
+  /** Number of attempts made. */
+  public readonly attempts: number;
+  /** Low-level error code for connection failures (e.g. `ECONNRESET`, `TIMEOUT`). */
+  public readonly code: string | undefined;
+
+  constructor(init: {
+    message: string;
+    method: string;
+    path: string;
+    status?: number;
+    serviceMessage?: string;
+    retryable?: boolean;
+    ambiguous?: boolean;
+    attempts?: number;
+    code?: string;
+  }) {
+    super(init.message);
+    this.name = 'ServiceError';
+    this.method = init.method;
+    this.path = init.path;
+    this.status = init.status;
+    this.serviceMessage = init.serviceMessage;
+    this.retryable = init.retryable ?? false;
+    this.ambiguous = init.ambiguous ?? false;
+    this.attempts = init.attempts ?? 1;
+    this.code = init.code;
+  }
+}
+
+/** Thrown by `validateTxQuery` (and so before anything is sent) for an invalid transaction query. */
+export class TxQueryError extends Error {
+  /** The offending query parameter (wire name). */
+  public readonly parameter: string;
+
+  constructor(parameter: string, message: string) {
+    super(`transaction query parameter '${parameter}': ${message}`);
+    this.name = 'TxQueryError';
+    this.parameter = parameter;
+  }
+}

@@ -1,0 +1,411 @@
+import { ServiceEndpoints } from './endpoints';
+import { ServiceError } from './errors';
+
+/** Options of `DpiClient`. */
+export interface DpiClientOptions {
+  /** Base addresses of the service (see `endpointsFromBase`). */
+  endpoints: ServiceEndpoints;
+  /** The refresh token, or a function that returns it; resolved lazily on first use, once. */
+  refreshToken: string | (() => Promise<string>);
+  /** Attempts per call (first try included) for retryable failures. @default 5 */
+  maxAttempts?: number;
+  /**
+   * Epoch milliseconds; no attempt, retry or wait goes past it (a Lambda passes
+   * `Date.now() + getRemainingTimeInMillis() - margin`). @default no deadline
+   */
+  deadline?: number;
+  /** Timeout of one attempt, in ms (also capped by the deadline). @default 30000 */
+  requestTimeoutMs?: number;
+  /** Base of the exponential backoff (full jitter), in ms. @default 200 */
+  baseDelayMs?: number;
+  /** Cap of one backoff wait, in ms (a longer `Retry-After` is still honoured). @default 20000 */
+  maxDelayMs?: number;
+  /** Fetch implementation. @default the global fetch */
+  fetch?: typeof fetch;
+  /** Receives one line per retry (method, path, reason, wait); never contains a token. */
+  logger?: (line: string) => void;
+  /** Sleep function used for backoff waits (tests inject one). @default setTimeout based */
+  sleep?: (ms: number) => Promise<void>;
+  /** Random number in [0, 1) used for jitter. @default Math.random */
+  random?: () => number;
+}
+
+/** Which base address a request goes to. */
+export type ServiceName = keyof ServiceEndpoints;
+
+/** @internal One request of the client. */
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  service: ServiceName;
+  /** Path below the base address, starting with `/`. Path segments must already be encoded. */
+  path: string;
+  query?: URLSearchParams;
+  body?: unknown;
+  /** A POST that creates something: never blindly repeated after an ambiguous failure. */
+  creating?: boolean;
+  /** Send the bearer token (false only for the token exchange). @default true */
+  auth?: boolean;
+}
+
+/** @internal Response of a successful request. */
+export interface HttpResult {
+  status: number;
+  /** Parsed JSON, or undefined for an empty body. */
+  body: unknown;
+}
+
+const TOKEN_MARGIN_MS = 60_000;
+/** Used when a JWT carries no readable `exp`. */
+const TOKEN_FALLBACK_TTL_MS = 5 * 60_000;
+/** Connection errors that mean the request never reached the server (safe to retry even for a creating POST). */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const JWT_PATTERN = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+
+/** Decodes the `exp` claim (seconds) of a JWT without verifying it; undefined when absent/unreadable. */
+export function jwtExpiry(token: string): number | undefined {
+  const parts = token.split('.');
+  if (parts.length < 2) return undefined;
+  try {
+    const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof payload.exp === 'number' && Number.isFinite(payload.exp) ? payload.exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Parses a `Retry-After` header (delta seconds or HTTP date) into milliseconds from `now`;
+ * undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) return undefined;
+  return Math.max(0, t - now);
+}
+
+/** Extracts the service's own message from an error body: errors[0].detail, errors[0].title, error, message. */
+export function serviceMessageOf(body: unknown, text: string): string | undefined {
+  if (body && typeof body === 'object') {
+    const b = body as { errors?: unknown; error?: unknown; message?: unknown };
+    if (Array.isArray(b.errors) && b.errors.length > 0 && b.errors[0] && typeof b.errors[0] === 'object') {
+      const e = b.errors[0] as { detail?: unknown; title?: unknown };
+      if (typeof e.detail === 'string' && e.detail) return e.detail;
+      if (typeof e.title === 'string' && e.title) return e.title;
+    }
+    if (typeof b.error === 'string' && b.error) return b.error;
+    if (typeof b.message === 'string' && b.message) return b.message;
+  }
+  const t = text.trim();
+  if (!t) return undefined;
+  return t.length > 500 ? `${t.slice(0, 500)}...` : t;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * @internal Token cache shared by a client and its `withDeadline` copies.
+ * One exchange in flight at a time; cached until 60 s before the JWT's `exp`.
+ */
+export class TokenCache {
+  /** Secrets known to this cache (for scrubbing). */
+  public readonly secrets = new Set<string>();
+  private refreshTokenPromise: Promise<string> | undefined;
+  private token: string | undefined;
+  private validUntil = 0;
+  private inFlight: Promise<string> | undefined;
+
+  constructor(private readonly source: string | (() => Promise<string>)) {
+    if (typeof source === 'string' && source) this.secrets.add(source);
+  }
+
+  /** Resolves the refresh token lazily, once (a failed resolution is tried again next time). */
+  public refreshToken(): Promise<string> {
+    if (!this.refreshTokenPromise) {
+      const src = this.source;
+      const p = typeof src === 'string' ? Promise.resolve(src) : Promise.resolve().then(src);
+      this.refreshTokenPromise = p.then((t) => {
+        if (typeof t !== 'string' || t === '') throw new Error('the refresh token is empty');
+        this.secrets.add(t);
+        return t;
+      });
+      this.refreshTokenPromise.catch(() => { this.refreshTokenPromise = undefined; });
+    }
+    return this.refreshTokenPromise;
+  }
+
+  /** A valid access token: the cached one, the one being exchanged, or a new exchange. */
+  public get(exchange: () => Promise<string>, now: number): Promise<string> {
+    if (this.token && now < this.validUntil) return Promise.resolve(this.token);
+    return this.refresh(exchange);
+  }
+
+  /** Drops `token` if it is still the cached one (after a 401). */
+  public invalidate(token: string): void {
+    if (this.token === token) {
+      this.token = undefined;
+      this.validUntil = 0;
+    }
+  }
+
+  /** Returns the cached token if it differs from `used` and is still valid (another caller refreshed it). */
+  public newerThan(used: string, now: number): string | undefined {
+    return this.token && this.token !== used && now < this.validUntil ? this.token : undefined;
+  }
+
+  private refresh(exchange: () => Promise<string>): Promise<string> {
+    if (!this.inFlight) {
+      this.inFlight = exchange().then((token) => {
+        this.secrets.add(token);
+        const exp = jwtExpiry(token);
+        this.token = token;
+        this.validUntil = exp !== undefined ? exp * 1000 - TOKEN_MARGIN_MS : Date.now() + TOKEN_FALLBACK_TTL_MS;
+        return token;
+      }).finally(() => { this.inFlight = undefined; });
+    }
+    return this.inFlight;
+  }
+}
+
+/** @internal Settings resolved from the options. */
+export interface HttpSettings {
+  endpoints: ServiceEndpoints;
+  maxAttempts: number;
+  deadline: number | undefined;
+  requestTimeoutMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  fetch: typeof fetch;
+  logger: ((line: string) => void) | undefined;
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+}
+
+/** @internal Resolves options with their defaults. */
+export function resolveSettings(opts: DpiClientOptions): HttpSettings {
+  if (!opts || !opts.endpoints) throw new Error('DpiClient: endpoints are required');
+  const maxAttempts = opts.maxAttempts ?? 5;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new Error('DpiClient: maxAttempts must be an integer >= 1');
+  const trim = (u: string): string => String(u).replace(/\/+$/, '');
+  const e = opts.endpoints;
+  return {
+    endpoints: {
+      baseUrl: trim(e.baseUrl),
+      subscriptionsUrl: trim(e.subscriptionsUrl),
+      accountUrl: trim(e.accountUrl),
+      userUrl: trim(e.userUrl),
+      remoteIdentityUrl: trim(e.remoteIdentityUrl),
+      authUrl: trim(e.authUrl),
+    },
+    maxAttempts,
+    deadline: opts.deadline,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 30_000,
+    baseDelayMs: opts.baseDelayMs ?? 200,
+    maxDelayMs: opts.maxDelayMs ?? 20_000,
+    fetch: opts.fetch ?? ((input, init) => fetch(input, init)),
+    logger: opts.logger,
+    sleep: opts.sleep ?? defaultSleep,
+    random: opts.random ?? Math.random,
+  };
+}
+
+type AttemptOutcome =
+  | { kind: 'response'; status: number; headers: Headers; text: string }
+  | { kind: 'network'; code: string; timedOut: boolean; notSent: boolean };
+
+/** @internal HTTP core: auth, retries, errors. */
+export class HttpCore {
+  constructor(public readonly settings: HttpSettings, public readonly tokens: TokenCache) {}
+
+  /** Sends a request with auth and retries; resolves on 2xx, throws ServiceError otherwise. */
+  public async request(spec: RequestSpec): Promise<HttpResult> {
+    const s = this.settings;
+    const base = s.endpoints[spec.service];
+    const qs = spec.query && [...spec.query.keys()].length > 0 ? `?${spec.query.toString()}` : '';
+    const url = `${base}${spec.path}${qs}`;
+    const errPath = this.pathOf(url, spec.path);
+    const useAuth = spec.auth ?? true;
+    const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    let attempt = 0;
+    let reauthed = false;
+    let last: { status?: number; serviceMessage?: string; code?: string } = {};
+
+    const fail = (message: string, extra: { retryable?: boolean; ambiguous?: boolean } = {}): ServiceError => new ServiceError({
+      message: this.scrub(message),
+      method: spec.method,
+      path: errPath,
+      status: last.status,
+      serviceMessage: last.serviceMessage,
+      retryable: extra.retryable,
+      ambiguous: extra.ambiguous,
+      attempts: attempt,
+      code: last.code,
+    });
+    const lastText = (): string => {
+      if (last.status !== undefined) return `last status ${last.status}${last.serviceMessage ? `: ${last.serviceMessage}` : ''}`;
+      if (last.code) return `last error ${last.code}`;
+      return 'no response received';
+    };
+
+    for (;;) {
+      const now = Date.now();
+      if (s.deadline !== undefined && now >= s.deadline) {
+        throw fail(attempt === 0
+          ? `${spec.method} ${errPath} failed: deadline reached before the request was sent`
+          : `${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s); ${lastText()}`, { retryable: true });
+      }
+      let token: string | undefined;
+      if (useAuth) token = await this.token();
+      attempt++;
+      const headers: Record<string, string> = { Accept: 'application/json' };
+      if (token) headers.Authorization = `Bearer ${token}`;
+      if (bodyText !== undefined) headers['Content-Type'] = 'application/json';
+      let timeout = s.requestTimeoutMs;
+      if (s.deadline !== undefined) timeout = Math.max(1, Math.min(timeout, s.deadline - Date.now()));
+      const outcome = await this.attempt(url, spec.method, headers, bodyText, timeout);
+
+      let retryAfterMs: number | undefined;
+      let reason: string;
+      if (outcome.kind === 'response') {
+        let parsed: unknown;
+        try {
+          parsed = outcome.text.trim() === '' ? undefined : JSON.parse(outcome.text);
+        } catch {
+          parsed = undefined;
+          if (outcome.status >= 200 && outcome.status < 300) {
+            last = { status: outcome.status };
+            throw fail(`${spec.method} ${errPath} returned ${outcome.status} with a body that is not JSON`);
+          }
+        }
+        if (outcome.status >= 200 && outcome.status < 300) return { status: outcome.status, body: parsed };
+        const msg = serviceMessageOf(parsed, outcome.text);
+        last = { status: outcome.status, serviceMessage: msg === undefined ? undefined : this.scrub(msg) };
+        const described = `${spec.method} ${errPath} failed with ${outcome.status}${last.serviceMessage ? `: ${last.serviceMessage}` : ''}`;
+        if (outcome.status === 401 && useAuth && token) {
+          if (reauthed) throw fail(described);
+          // Exchange once more (unless another caller already did) and retry this call once.
+          reauthed = true;
+          this.tokens.invalidate(token);
+          attempt--; // the re-authenticated retry does not count as an attempt
+          this.log(`${spec.method} ${errPath}: 401, exchanging the refresh token again and retrying once`);
+          continue;
+        }
+        const st = outcome.status;
+        if (st === 429 || st === 503) {
+          retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
+          reason = String(st);
+        } else if (st === 502 || st === 504) {
+          if (spec.creating) {
+            throw fail(`${described}; the request may have been applied: look for what it made before trying again`,
+              { retryable: false, ambiguous: true });
+          }
+          reason = String(st);
+        } else {
+          throw fail(described);
+        }
+      } else {
+        last = { code: outcome.code };
+        const what = outcome.timedOut ? `no response within ${timeout} ms (timeout)` : `connection error (${outcome.code})`;
+        if (spec.creating && !outcome.notSent) {
+          throw fail(`${spec.method} ${errPath} failed: ${what} after the request was sent; the request may have been applied: `
+            + 'look for what it made before trying again', { retryable: false, ambiguous: true });
+        }
+        reason = outcome.timedOut ? 'timeout' : outcome.code;
+      }
+
+      // Retryable failure.
+      if (attempt >= s.maxAttempts) {
+        throw fail(`${spec.method} ${errPath} failed after ${attempt} attempt(s) (attempts exhausted); ${lastText()}`, { retryable: true });
+      }
+      const cap = Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (attempt - 1));
+      let delay = Math.floor(s.random() * cap);
+      if (retryAfterMs !== undefined) delay = Math.max(delay, retryAfterMs);
+      if (s.deadline !== undefined && Date.now() + delay >= s.deadline) {
+        throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) `
+          + `(next wait of ${delay} ms would pass it); ${lastText()}`, { retryable: true });
+      }
+      this.log(`retry ${attempt + 1}/${s.maxAttempts} ${spec.method} ${errPath} after ${reason} in ${delay} ms`);
+      await s.sleep(delay);
+    }
+  }
+
+  /** Removes every known secret (and anything shaped like a JWT) from a string. */
+  public scrub(text: string): string {
+    let out = text;
+    for (const secret of this.tokens.secrets) {
+      if (secret.length >= 4) out = out.split(secret).join('***');
+    }
+    return out.replace(JWT_PATTERN, '***');
+  }
+
+  /** A valid access token (exchanging the refresh token when needed). */
+  public token(): Promise<string> {
+    return this.tokens.get(() => this.exchange(), Date.now());
+  }
+
+  private async exchange(): Promise<string> {
+    const refreshToken = await this.tokens.refreshToken();
+    const res = await this.request({
+      method: 'POST',
+      service: 'authUrl',
+      path: '/auth/api/ref',
+      auth: false,
+      body: { data: { type: 'APIAuth', attributes: { refresh_token: refreshToken } } },
+    });
+    const token = (res.body as { data?: { attributes?: { token?: unknown } } } | undefined)?.data?.attributes?.token;
+    if (typeof token !== 'string' || token === '') {
+      throw new ServiceError({
+        message: 'POST /auth/api/ref returned no token in data.attributes.token',
+        method: 'POST',
+        path: '/auth/api/ref',
+        status: res.status,
+      });
+    }
+    return token;
+  }
+
+  private log(line: string): void {
+    if (this.settings.logger) this.settings.logger(this.scrub(line));
+  }
+
+  private pathOf(url: string, fallback: string): string {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return fallback.split('?')[0];
+    }
+  }
+
+  private async attempt(url: string, method: string, headers: Record<string, string>, body: string | undefined,
+    timeoutMs: number): Promise<AttemptOutcome> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
+    let sent = false;
+    try {
+      const res = await this.settings.fetch(url, { method, headers, body, signal: controller.signal });
+      sent = true;
+      const text = await res.text();
+      return { kind: 'response', status: res.status, headers: res.headers, text };
+    } catch (err) {
+      const code = timedOut ? 'TIMEOUT' : errorCode(err);
+      return { kind: 'network', code, timedOut, notSent: !sent && !timedOut && NOT_SENT_CODES.has(code) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The low-level code of a fetch failure (undici puts it on `cause`). */
+function errorCode(err: unknown): string {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e && typeof e === 'object'; i++) {
+    const c = (e as { code?: unknown }).code;
+    if (typeof c === 'string' && c) return c;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return 'NETWORK_ERROR';
+}

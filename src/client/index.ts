@@ -1,0 +1,21 @@
+/**
+ * Typed HTTP client of the Data Pipeline Integration Service (internal: used by the handler and the `dpi` CLI).
+ * Dependency-free (Node's built-in fetch); never imports CDK.
+ */
+export * from './types';
+export type { ServiceEndpoints } from './endpoints';
+export { endpointsFromBase } from './endpoints';
+export { ServiceError, TxQueryError } from './errors';
+export type { DpiClientOptions } from './http';
+export { jwtExpiry, parseRetryAfter } from './http';
+export type {
+  AccountType, TxApi, MarketplaceApi, NotificationsApi, LegacyNotificationsApi, CatalogApi,
+  SubscriptionsApi, HistoryApi, JobsApi,
+} from './client';
+export { DpiClient } from './client';
+export { validateTxQuery, TX_QUERY_PARAMETERS } from './tx';
+export type { OrderJobBatch, OrderJobPlanInput } from './helpers';
+export {
+  ORDER_ID_PATTERN, MAX_ORDER_IDS_PER_JOB, ORDER_JOB_STAGGER_MINUTES,
+  planOrderJobBatches, cronForMinute, encodeStageIds, decodeStageIds, validateHistoryRequest,
+} from './helpers';
