@@ -1,5 +1,5 @@
-import { DpiClient, DpiClientOptions, endpointsFromBase, jwtExpiry, parseRetryAfter, ServiceError } from '../../src/client';
 import { makeJwt, ScriptedServer } from './scripted-server';
+import { DpiClient, DpiClientOptions, endpointsFromBase, jwtExpiry, parseRetryAfter, ServiceError } from '../../src/client';
 
 const REFRESH = 'rt-very-secret-refresh-token';
 let server: ScriptedServer;
@@ -277,7 +277,9 @@ describe('retries', () => {
     await dead.close();
     const c = new DpiClient({
       endpoints: { ...endpointsFromBase(server.url), accountUrl: url },
-      refreshToken: REFRESH, maxAttempts: 2, sleep: async (ms) => { sleeps.push(ms); },
+      refreshToken: REFRESH,
+      maxAttempts: 2,
+      sleep: async (ms) => { sleeps.push(ms); },
     });
     const err = await caught(c.account.get());
     expect(err.code).toBe('ECONNREFUSED');
@@ -311,8 +313,14 @@ describe('creating POSTs', () => {
   test('a timeout on a create -> ambiguous, exactly one POST', async () => {
     server.on('POST', '/service/jobs/jobs/j-1', { status: 201, body: { data: { type: 'Job', id: 'j-2', attributes: {} } }, delayMs: 1000 });
     const err = await caught(client({ requestTimeoutMs: 150 }).jobs.createSecondary('j-1', {
-      is_primary: false, valid_date_start: '2026-11-22', valid_date_end: '2026-11-22', stage_id: 1000,
-      extra_context: '{"order_ids":[]}', request_start: 1, request_end: 0, schedule: '0 0 22 11 *',
+      is_primary: false,
+      valid_date_start: '2026-11-22',
+      valid_date_end: '2026-11-22',
+      stage_id: 1000,
+      extra_context: '{"order_ids":[]}',
+      request_start: 1,
+      request_end: 0,
+      schedule: '0 0 22 11 *',
     }));
     expect(err.ambiguous).toBe(true);
     expect(err.code).toBe('TIMEOUT');
