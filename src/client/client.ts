@@ -1,3 +1,4 @@
+import { ServiceError } from './errors';
 import { DpiClientOptions, HttpCore, HttpSettings, RequestSpec, resolveSettings, TokenCache } from './http';
 import { txSearchParams, validateTxQuery } from './tx';
 import {
@@ -292,7 +293,7 @@ export class DpiClient {
           await base('POST', '/service/sp/validate-creds', { body: service(creds) });
           return true;
         } catch (e) {
-          if ((e as { status?: number }).status === 400 && (e as { name?: string }).name === 'ServiceError') return false;
+          if (e instanceof ServiceError && e.status === 400) return false;
           throw e;
         }
       },

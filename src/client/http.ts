@@ -277,7 +277,8 @@ export class HttpCore {
           parsed = undefined;
           if (outcome.status >= 200 && outcome.status < 300) {
             last = { status: outcome.status };
-            throw fail(`${spec.method} ${errPath} returned ${outcome.status} with a body that is not JSON`);
+            throw fail(`${spec.method} ${errPath} returned ${outcome.status} with a body that is not JSON`
+              + (spec.creating ? '; the request was applied: look for what it made before trying again' : ''), { ambiguous: spec.creating });
           }
         }
         if (outcome.status >= 200 && outcome.status < 300) return { status: outcome.status, body: parsed };

@@ -342,6 +342,14 @@ describe('creating POSTs', () => {
     expect(server.exchanges).toHaveLength(2);
   });
 
+  test('a create answered 2xx with an unreadable body -> ambiguous, not repeated', async () => {
+    server.on('POST', '/v2/sub', { status: 201, body: '<html>ok</html>' });
+    const err = await caught(client().subscriptions.create(attrs));
+    expect(err.ambiguous).toBe(true);
+    expect(err.message).toMatch(/not JSON; the request was applied/);
+    expect(server.seen('POST', '/v2/sub')).toHaveLength(1);
+  });
+
   test('read-only POSTs (validate-asins) are retried after a lost response', async () => {
     server.on('POST', '/service/sp/validate-asins/362', { destroy: true }, { status: 200, body: { valid_asins: [], invalid_asins: ['B0'] } });
     expect(await client().marketplace.validateAsins(362, ['B0'])).toEqual({ valid_asins: [], invalid_asins: ['B0'] });
