@@ -84,6 +84,12 @@ export interface LegacyNotificationPipelineProperties extends Base {
   readonly RemoteIdentityId: string;
   readonly QueueArn: string;
   readonly NotificationTypes: string[];
+  /**
+   * `true` | `false`. When `true`, the resource's Create/Update DELETEs the legacy
+   * pipeline (so a unified pipeline that depends on it can be created in the
+   * same deploy); Delete of a retired resource does nothing remotely.
+   */
+  readonly Retired: string;
 }
 
 /** `Custom::DpiSubscription`. Physical ID = the subscription ID. Attributes: `SubscriptionId`, `Status`. */

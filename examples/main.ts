@@ -1,0 +1,3 @@
+import { buildExampleApp } from './app';
+
+buildExampleApp().synth();

@@ -1,0 +1,105 @@
+import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { NotificationType } from './notification-type';
+import { ServiceConnection } from '../connection/service-connection';
+import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
+import { LegacyNotificationPipelineProperties, ResourceTypes } from '../contract';
+
+/**
+ * Properties of a `LegacyNotificationPipeline`.
+ */
+export interface LegacyNotificationPipelineProps {
+  /** Connection to the service. */
+  readonly connection: ServiceConnection;
+
+  /** The service's subscription ID (product 86) of the existing legacy pipeline. */
+  readonly subscriptionId: number;
+
+  /** The remote identity of the legacy pipeline. */
+  readonly remoteIdentityId: number;
+
+  /** ARN of the customer queue that receives the notifications. */
+  readonly queueArn: string;
+
+  /** The notification types (non-empty, no duplicates). */
+  readonly notificationTypes: NotificationType[];
+
+  /**
+   * Retire the legacy pipeline: when `true`, the deploy deletes the legacy
+   * pipeline (as an update of this resource), so a unified pipeline that
+   * depends on it (`NotificationPipeline.migrateFrom()`) can be created in
+   * the same deploy.
+   *
+   * @default false
+   */
+  readonly retired?: boolean;
+
+  /**
+   * What happens to the legacy pipeline when the resource leaves the stack:
+   * `DESTROY` deletes it upstream, `RETAIN` leaves it as it is.
+   *
+   * @default RemovalPolicy.DESTROY
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * An existing legacy notification pipeline (product 86), adopted by its
+ * subscription ID. It can never be created: the first deploy adopts it and
+ * applies the queue ARN and types (PATCH); later updates PATCH it; removal
+ * deletes it (unless retained). Use `retired: true` together with
+ * `NotificationPipeline.migrateFrom()` to move to a unified pipeline.
+ */
+export class LegacyNotificationPipeline extends Construct {
+  /** The adopted subscription ID (the resource's physical ID). */
+  public readonly subscriptionId: string;
+  /** The remote identity of the legacy pipeline. */
+  public readonly remoteIdentityId: number;
+  /** Whether the legacy pipeline is retired (deleted by the deploy). */
+  public readonly retired: boolean;
+
+  constructor(scope: Construct, id: string, props: LegacyNotificationPipelineProps) {
+    super(scope, id);
+
+    if (props.subscriptionId === undefined) {
+      throw invalid(this, 'subscriptionId', props.subscriptionId, 'is missing', 'give the subscription ID of the existing legacy pipeline (a legacy pipeline cannot be created)');
+    }
+    requirePositiveInteger(this, 'subscriptionId', props.subscriptionId);
+    if (props.remoteIdentityId === undefined) {
+      throw invalid(this, 'remoteIdentityId', props.remoteIdentityId, 'is missing', 'give the remote identity of the legacy pipeline');
+    }
+    requirePositiveInteger(this, 'remoteIdentityId', props.remoteIdentityId);
+    if (!Token.isUnresolved(props.queueArn) && !/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[\w-]{1,80}(\.fifo)?$/.test(props.queueArn ?? '')) {
+      throw invalid(this, 'queueArn', props.queueArn, 'is not an SQS queue ARN', 'use arn:aws:sqs:<region>:<account>:<queue name>');
+    }
+    const types = props.notificationTypes ?? [];
+    if (types.length === 0) {
+      throw invalid(this, 'notificationTypes', '', 'is empty', 'select at least one NotificationType');
+    }
+    const names = types.map((t) => t.name);
+    const duplicates = names.filter((n, i) => names.indexOf(n) !== i);
+    if (duplicates.length > 0) {
+      throw invalid(this, 'notificationTypes', [...new Set(duplicates)], 'contains duplicates', 'list each type once');
+    }
+
+    this.retired = props.retired ?? false;
+    this.remoteIdentityId = props.remoteIdentityId;
+
+    const binding = props.connection._bind(this);
+    const properties: Omit<LegacyNotificationPipelineProperties, 'ServiceToken'> = {
+      Connection: binding.connection,
+      SubscriptionId: numStr(props.subscriptionId),
+      RemoteIdentityId: numStr(props.remoteIdentityId),
+      QueueArn: props.queueArn,
+      NotificationTypes: names,
+      Retired: this.retired ? 'true' : 'false',
+    };
+    const resource = new CustomResource(this, 'Resource', {
+      serviceToken: binding.serviceToken,
+      resourceType: ResourceTypes.LEGACY_NOTIFICATION_PIPELINE,
+      properties: { ...properties },
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    });
+    this.subscriptionId = resource.ref;
+  }
+}

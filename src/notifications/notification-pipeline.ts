@@ -1,0 +1,299 @@
+import { CustomResource, RemovalPolicy, Stack, Token, Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
+import { INotificationPipelineRoles } from './notification-pipeline-roles';
+import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
+import { ServiceConnection } from '../connection/service-connection';
+import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
+import { NotificationPipelineAttributes, NotificationPipelineProperties, ResourceTypes } from '../contract';
+
+/** The deployment regions the service accepts for unified notification pipelines. */
+const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
+
+/**
+ * Properties of a `NotificationPipeline`.
+ */
+export interface NotificationPipelineProps {
+  /** Connection to the service. */
+  readonly connection: ServiceConnection;
+
+  /**
+   * The remote identity (seller: type 17, vendor: type 18) whose notifications
+   * the pipeline delivers. Changing it replaces the pipeline.
+   */
+  readonly remoteIdentityId: number;
+
+  /**
+   * The account type of the remote identity; it decides which notification
+   * types are allowed. Changing it replaces the pipeline.
+   */
+  readonly accountType: AccountType;
+
+  /** The notification types to subscribe (non-empty, no duplicates, valid for the account type). */
+  readonly notificationTypes: NotificationType[];
+
+  /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
+  readonly roles: INotificationPipelineRoles;
+
+  /**
+   * The AWS region in which the service provisions the pipeline's delivery
+   * resources; one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1,
+   * ap-east-1.
+   *
+   * @default - the stack's region (required when the stack is environment-agnostic)
+   */
+  readonly deploymentRegion?: string;
+
+  /**
+   * Destination (storage group) ID recorded with the pipeline's subscription.
+   *
+   * @default - none
+   */
+  readonly storageGroupId?: number;
+
+  /**
+   * Display name of the pipeline's subscription.
+   *
+   * @default - the service's default name
+   */
+  readonly name?: string;
+
+  /**
+   * What to do when some types fail to subscribe.
+   *
+   * @default PartialFailure.FAIL
+   */
+  readonly partialFailure?: PartialFailure;
+
+  /**
+   * What happens to the pipeline when the resource leaves the stack.
+   * `RemovalPolicy.RETAIN` keeps the pipeline running when the stack is
+   * deleted; `DESTROY` deletes it (upstream subscriptions and the
+   * pipeline-specific delivery resources) and marks its subscription invalid.
+   *
+   * @default RemovalPolicy.DESTROY
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * Options of `NotificationPipeline.addConsumer()`.
+ */
+export interface NotificationConsumerOptions {
+  /**
+   * Maximum number of queue messages per invocation.
+   *
+   * @default 10
+   */
+  readonly batchSize?: number;
+
+  /**
+   * Maximum time to gather messages before invoking.
+   *
+   * @default - no batching window
+   */
+  readonly maxBatchingWindow?: Duration;
+
+  /**
+   * Whether the function reports individual failed messages.
+   *
+   * @default true
+   */
+  readonly reportBatchItemFailures?: boolean;
+}
+
+/**
+ * A unified marketplace notification pipeline (product 107).
+ *
+ * The service subscribes the selected notification types upstream and
+ * provisions, in the customer's account and `deploymentRegion`, a delivery
+ * stream that writes into a shared bucket under a pipeline-specific prefix,
+ * plus a queue that receives object-created notifications for that prefix.
+ *
+ * Update converges in place (PATCH with the full selection). A change of
+ * `remoteIdentityId` or `accountType` creates a new pipeline and deletes the
+ * old one (new physical ID).
+ */
+export class NotificationPipeline extends Construct {
+  /** The deployment regions the service accepts. */
+  public static readonly ACCEPTED_DEPLOYMENT_REGIONS: string[] = [...ACCEPTED_DEPLOYMENT_REGIONS];
+
+  /** The service's subscription ID of the pipeline (product 107). */
+  public readonly subscriptionId: string;
+  /** Comma-separated names of the types that were subscribed. */
+  public readonly subscribedTypes: string;
+  /** Comma-separated names of the types that failed (only with `PartialFailure.ALLOW`). */
+  public readonly failedTypes: string;
+  /** Name of the shared bucket. */
+  public readonly bucketName: string;
+  /** The pipeline's key prefix in the shared bucket. */
+  public readonly prefix: string;
+  /** ARN of the object-notification queue of the pipeline's prefix. */
+  public readonly notificationQueueArn: string;
+  /** ARN of the delivery stream. */
+  public readonly deliveryStreamArn: string;
+  /** The object-notification queue (imported handle). */
+  public readonly notificationQueue: sqs.IQueue;
+  /** The shared bucket (imported handle). */
+  public readonly bucket: s3.IBucket;
+  /** The deployment region. */
+  public readonly deploymentRegion: string;
+  /** The remote identity. */
+  public readonly remoteIdentityId: number;
+  /** The selected notification types. */
+  public readonly notificationTypes: NotificationType[];
+
+  private readonly resource: CustomResource;
+
+  constructor(scope: Construct, id: string, props: NotificationPipelineProps) {
+    super(scope, id);
+
+    requirePositiveInteger(this, 'remoteIdentityId', props.remoteIdentityId);
+    if (props.remoteIdentityId === undefined) {
+      throw invalid(this, 'remoteIdentityId', props.remoteIdentityId, 'is missing', 'give the numeric remote identity ID (seller type 17 or vendor type 18)');
+    }
+    if (props.accountType !== AccountType.SELLER && props.accountType !== AccountType.VENDOR) {
+      throw invalid(this, 'accountType', props.accountType, 'is not accepted', 'use AccountType.SELLER or AccountType.VENDOR');
+    }
+    const region = this.resolveRegion(props.deploymentRegion);
+    const types = props.notificationTypes ?? [];
+    this.validateTypes(types, props.accountType, props.roles);
+    const partialFailure = props.partialFailure ?? PartialFailure.FAIL;
+    if (partialFailure !== PartialFailure.FAIL && partialFailure !== PartialFailure.ALLOW) {
+      throw invalid(this, 'partialFailure', partialFailure, 'is not accepted', 'use PartialFailure.FAIL or PartialFailure.ALLOW');
+    }
+    requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
+    const needsEventBus = types.some((t) => t.delivery === NotificationDelivery.EVENT_BUS);
+
+    const binding = props.connection._bind(this);
+    const properties: Omit<NotificationPipelineProperties, 'ServiceToken'> = {
+      Connection: binding.connection,
+      RemoteIdentityId: numStr(props.remoteIdentityId),
+      AccountType: props.accountType,
+      NotificationTypes: types.map((t) => t.name),
+      RoleArn: props.roles.managementRoleArn,
+      ...(needsEventBus ? { EbToFhRoleArn: props.roles.eventBusRoleArn } : {}),
+      DeploymentRegion: region,
+      ...(props.storageGroupId !== undefined ? { StorageGroupId: numStr(props.storageGroupId) } : {}),
+      ...(props.name !== undefined ? { Name: props.name } : {}),
+      PartialFailure: partialFailure,
+    };
+    this.resource = new CustomResource(this, 'Resource', {
+      serviceToken: binding.serviceToken,
+      resourceType: ResourceTypes.NOTIFICATION_PIPELINE,
+      properties: { ...properties },
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    });
+    // The roles (and their inline policies) must exist before the service assumes them.
+    this.resource.node.addDependency(props.roles);
+
+    this.deploymentRegion = region;
+    this.remoteIdentityId = props.remoteIdentityId;
+    this.notificationTypes = [...types];
+    this.subscriptionId = this.resource.getAttString(NotificationPipelineAttributes.SUBSCRIPTION_ID);
+    this.subscribedTypes = this.resource.getAttString(NotificationPipelineAttributes.SUBSCRIBED_TYPES);
+    this.failedTypes = this.resource.getAttString(NotificationPipelineAttributes.FAILED_TYPES);
+    this.bucketName = this.resource.getAttString(NotificationPipelineAttributes.BUCKET_NAME);
+    this.prefix = this.resource.getAttString(NotificationPipelineAttributes.PREFIX);
+    this.notificationQueueArn = this.resource.getAttString(NotificationPipelineAttributes.NOTIFICATION_QUEUE_ARN);
+    this.deliveryStreamArn = this.resource.getAttString(NotificationPipelineAttributes.DELIVERY_STREAM_ARN);
+    this.notificationQueue = sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
+    this.bucket = s3.Bucket.fromBucketName(this, 'Bucket', this.bucketName);
+  }
+
+  /**
+   * Let `grantee` read the pipeline's notifications: `s3:GetObject` on the
+   * pipeline's prefix in the shared bucket, `s3:ListBucket` limited to that
+   * prefix, and consuming the object-notification queue.
+   */
+  public grantReadNotifications(grantee: iam.IGrantable): iam.Grant {
+    const partition = Stack.of(this).partition;
+    const objects = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:GetObject'],
+      resourceArns: [`arn:${partition}:s3:::${this.bucketName}/${this.prefix}*`],
+    });
+    const list = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:ListBucket'],
+      resourceArns: [`arn:${partition}:s3:::${this.bucketName}`],
+      conditions: { StringLike: { 's3:prefix': [`${this.prefix}*`] } },
+    });
+    const queue = this.notificationQueue.grantConsumeMessages(grantee);
+    return objects.combine(list).combine(queue);
+  }
+
+  /**
+   * Invoke `fn` for the pipeline's object-notification queue (an SQS event
+   * source) and let it read the notification objects.
+   */
+  public addConsumer(fn: lambda.IFunction, options: NotificationConsumerOptions = {}): void {
+    fn.addEventSource(new SqsEventSource(this.notificationQueue, {
+      batchSize: options.batchSize ?? 10,
+      maxBatchingWindow: options.maxBatchingWindow,
+      reportBatchItemFailures: options.reportBatchItemFailures ?? true,
+    }));
+    this.grantReadNotifications(fn);
+  }
+
+  /**
+   * Replace a legacy pipeline of the same remote identity in one deploy.
+   *
+   * An active legacy pipeline (product 86) blocks creating a unified one, so
+   * the legacy pipeline must be declared with `retired: true` (its update
+   * deletes it); this pipeline then depends on it and is created after it.
+   */
+  public migrateFrom(legacy: LegacyNotificationPipeline): void {
+    if (!legacy.retired) {
+      throw invalid(this, 'migrateFrom', legacy.node.path, 'is a legacy pipeline that is not retired', 'set retired: true on the LegacyNotificationPipeline so the deploy deletes it before this pipeline is created');
+    }
+    if (!Token.isUnresolved(legacy.remoteIdentityId) && !Token.isUnresolved(this.remoteIdentityId)
+      && legacy.remoteIdentityId !== this.remoteIdentityId) {
+      throw invalid(this, 'migrateFrom', legacy.node.path, `belongs to remote identity ${legacy.remoteIdentityId}, not ${this.remoteIdentityId}`, 'migrate from the legacy pipeline of the same remote identity');
+    }
+    this.resource.node.addDependency(legacy);
+  }
+
+  private resolveRegion(deploymentRegion: string | undefined): string {
+    const fix = `use one of ${ACCEPTED_DEPLOYMENT_REGIONS.join(', ')}`;
+    if (deploymentRegion !== undefined) {
+      if (!Token.isUnresolved(deploymentRegion) && !ACCEPTED_DEPLOYMENT_REGIONS.includes(deploymentRegion)) {
+        throw invalid(this, 'deploymentRegion', deploymentRegion, 'is not accepted', fix);
+      }
+      return deploymentRegion;
+    }
+    const stackRegion = Stack.of(this).region;
+    if (Token.isUnresolved(stackRegion)) {
+      throw invalid(this, 'deploymentRegion', '(the stack region, unknown at synth)', 'is required for an environment-agnostic stack', `give deploymentRegion explicitly, or set env.region on the stack; ${fix}`);
+    }
+    if (!ACCEPTED_DEPLOYMENT_REGIONS.includes(stackRegion)) {
+      throw invalid(this, 'deploymentRegion', stackRegion, '(the stack region) is not accepted', `give deploymentRegion explicitly; ${fix}`);
+    }
+    return stackRegion;
+  }
+
+  private validateTypes(types: NotificationType[], accountType: AccountType, roles: INotificationPipelineRoles): void {
+    if (!Array.isArray(types) || types.length === 0) {
+      throw invalid(this, 'notificationTypes', '', 'is empty', 'select at least one NotificationType');
+    }
+    const names = types.map((t) => t.name);
+    const duplicates = names.filter((n, i) => names.indexOf(n) !== i);
+    if (duplicates.length > 0) {
+      throw invalid(this, 'notificationTypes', [...new Set(duplicates)], 'contains duplicates', 'list each type once');
+    }
+    const wrong = types.filter((t) => !t.isValidFor(accountType)).map((t) => t.name);
+    if (wrong.length > 0) {
+      const valid = NotificationType.all().filter((t) => t.isValidFor(accountType)).map((t) => t.name);
+      throw invalid(this, 'notificationTypes', wrong, `is not valid for account type ${accountType}`, `use types valid for ${accountType}: ${valid.join(', ')}`);
+    }
+    const eventBus = types.filter((t) => t.delivery === NotificationDelivery.EVENT_BUS).map((t) => t.name);
+    if (eventBus.length > 0 && !roles.eventBusRoleArn) {
+      throw invalid(this, 'notificationTypes', eventBus, 'use the event-bus path but roles.eventBusRoleArn is not set', 'give eventBusRoleArn to NotificationPipelineRoles.fromRoleArns(), or select queue types only');
+    }
+  }
+}
