@@ -120,6 +120,11 @@ export class DpiProvider extends Construct {
       const waiterLogs = new logs.LogGroup(this, 'WaiterLogs', {
         retention: logs.RetentionDays.ONE_MONTH,
       });
+      const completeRole = new iam.Role(this, 'WaiterFrameworkRole', {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: 'Data pipeline integration custom resource provider framework (waiter)',
+      });
+      this.frameworkLogGroup.grantWrite(completeRole);
       this.waiter = new cr.Provider(this, 'WaiterProvider', {
         onEventHandler: this.onEventFunction,
         isCompleteHandler: isComplete,
@@ -127,7 +132,9 @@ export class DpiProvider extends Construct {
         totalTimeout: Duration.hours(2),
         logGroup: this.frameworkLogGroup,
         frameworkOnEventRole: this.frameworkRole,
-        frameworkCompleteAndTimeoutRole: this.frameworkRole,
+        // A separate role: sharing the onEvent role would make a dependency cycle
+        // (onEvent role policy -> state machine -> isComplete function -> role policy).
+        frameworkCompleteAndTimeoutRole: completeRole,
         disableWaiterStateMachineLogging: false,
         waiterStateMachineLogOptions: {
           destination: waiterLogs,

@@ -1,0 +1,149 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { fixture, roles, sellerPipeline } from './helpers';
+import { AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType } from '../../src';
+
+type Statement = { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
+
+function inlineStatements(t: Template, logicalIdPrefix: string): Statement[] {
+  const rolesFound = t.findResources('AWS::IAM::Role');
+  const id = Object.keys(rolesFound).find((k) => k.startsWith(logicalIdPrefix))!;
+  expect(id).toBeDefined();
+  return (rolesFound[id].Properties.Policies as Array<{ PolicyDocument: { Statement: Statement[] } }>)
+    .flatMap((p) => p.PolicyDocument.Statement);
+}
+
+function roleOf(t: Template, logicalIdPrefix: string) {
+  const found = t.findResources('AWS::IAM::Role');
+  return found[Object.keys(found).find((k) => k.startsWith(logicalIdPrefix))!];
+}
+
+const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+
+describe('NotificationPipelineRoles', () => {
+  const app = new App();
+  const stack = new Stack(app, 'RolesStack', { env: { account: '123456789012', region: 'us-east-1' } });
+  const r = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-123' });
+  const t = Template.fromStack(stack);
+
+  test('management role: trusted only by the service account root, with sts:ExternalId', () => {
+    const role = roleOf(t, 'RolesManagementRole');
+    expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([{
+      Action: 'sts:AssumeRole',
+      Effect: 'Allow',
+      Principal: { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::111122223333:root']] } },
+      Condition: { StringEquals: { 'sts:ExternalId': 'ext-123' } },
+    }]);
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  test('management policy: no wildcard action, every resource prefixed and account/region scoped', () => {
+    const statements = inlineStatements(t, 'RolesManagementRole');
+    const actions = statements.flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => a.includes('*'))).toEqual([]);
+    for (const service of ['firehose:CreateDeliveryStream', 'sqs:CreateQueue', 'events:PutRule', 'events:PutTargets', 'pipes:CreatePipe', 's3:PutBucketNotification', 's3:GetBucketNotification', 'logs:CreateLogGroup', 'iam:PassRole']) {
+      expect(actions).toContain(service);
+    }
+    for (const s of statements.filter((x) => asArray(x.Action)[0] !== 'iam:PassRole')) {
+      for (const res of asArray(s.Resource)) {
+        const text = JSON.stringify(res);
+        expect(text).not.toBe('"*"');
+        expect(text).toMatch(/spapi-\*/);
+        if (!text.includes(':s3:::')) {
+          expect(text).toContain(':us-east-1:123456789012:');
+        }
+      }
+    }
+  });
+
+  test('iam:PassRole is limited to the two roles, each with iam:PassedToService', () => {
+    const pass = inlineStatements(t, 'RolesManagementRole').filter((s) => asArray(s.Action).includes('iam:PassRole'));
+    expect(pass).toHaveLength(2);
+    expect(pass.map((s) => [JSON.stringify(s.Resource), s.Condition])).toEqual([
+      [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesDeliveryRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } }],
+      [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesEventBusRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } }],
+    ]);
+  });
+
+  test('delivery role has the fixed name and writes only to the shared bucket prefix', () => {
+    t.hasResourceProperties('AWS::IAM::Role', {
+      RoleName: 'service-spapi-firehose-role',
+      AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'firehose.amazonaws.com' } })] },
+    });
+    const statements = inlineStatements(t, 'RolesDeliveryRole');
+    expect(statements.flatMap((s) => asArray(s.Action))).toContain('s3:PutObject');
+    for (const s of statements) {
+      for (const res of asArray(s.Resource)) {
+        expect(JSON.stringify(res)).toMatch(/spapi-\*/);
+      }
+    }
+    expect(NotificationPipelineRoles.DELIVERY_ROLE_NAME).toBe('service-spapi-firehose-role');
+  });
+
+  test('event-bus role: trusted by events, PutRecord(Batch) on prefixed delivery streams', () => {
+    const role = roleOf(t, 'RolesEventBusRole');
+    expect(role.Properties.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: 'events.amazonaws.com' });
+    const statements = inlineStatements(t, 'RolesEventBusRole');
+    expect(statements).toEqual([expect.objectContaining({
+      Action: ['firehose:PutRecord', 'firehose:PutRecordBatch'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':firehose:us-east-1:123456789012:deliverystream/spapi-*']] },
+    })]);
+  });
+
+  test('attributes are role ARNs', () => {
+    expect(stack.resolve(r.managementRoleArn)).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RolesManagementRole/), 'Arn'] });
+    expect(stack.resolve(r.eventBusRoleArn)).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RolesEventBusRole/), 'Arn'] });
+    expect(stack.resolve(r.deliveryRoleArn)).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RolesDeliveryRole/), 'Arn'] });
+  });
+
+  test('custom prefixes and regions narrow the resources', () => {
+    const a = new App();
+    const s = new Stack(a, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
+    new NotificationPipelineRoles(s, 'R', {
+      serviceAccountId: '111122223333', externalId: 'x-1', resourceNamePrefix: 'acme-', sharedBucketNamePrefix: 'acme-shared-', regions: ['us-east-1', 'us-west-2'],
+    });
+    const json = JSON.stringify(Template.fromStack(s).toJSON());
+    expect(json).toContain(':sqs:us-west-2:123456789012:acme-*');
+    expect(json).toContain(':s3:::acme-shared-*');
+    expect(json.split('service-spapi-firehose-role').join('')).not.toContain('spapi-');
+  });
+
+  test('a second declaration in the same app is a synth error naming both paths', () => {
+    const a = new App();
+    const s1 = new Stack(a, 'First');
+    const s2 = new Stack(a, 'Second');
+    new NotificationPipelineRoles(s1, 'Roles', { serviceAccountId: '111122223333', externalId: 'e-1' });
+    expect(() => new NotificationPipelineRoles(s2, 'MoreRoles', { serviceAccountId: '111122223333', externalId: 'e-1' }))
+      .toThrow(/Second\/MoreRoles.*First\/Roles/);
+    // a different app may declare its own
+    expect(() => roles(new Stack(new App(), 'X'))).not.toThrow();
+  });
+
+  test('fromRoleArns references roles of another stack', () => {
+    const f = fixture();
+    const imported = NotificationPipelineRoles.fromRoleArns(f.stack, 'Shared', {
+      managementRoleArn: 'arn:aws:iam::123456789012:role/dpi-management',
+      eventBusRoleArn: 'arn:aws:iam::123456789012:role/dpi-eventbus',
+    });
+    expect(imported.managementRole.roleArn).toBe('arn:aws:iam::123456789012:role/dpi-management');
+    sellerPipeline(f, imported as NotificationPipelineRoles, 'Orders');
+    const t2 = Template.fromStack(f.stack);
+    t2.hasResourceProperties('Custom::DpiNotificationPipeline', {
+      RoleArn: 'arn:aws:iam::123456789012:role/dpi-management',
+      EbToFhRoleArn: 'arn:aws:iam::123456789012:role/dpi-eventbus',
+    });
+    expect(Object.keys(t2.findResources('AWS::IAM::Role')).filter((k) => k.includes('Shared'))).toEqual([]);
+
+    const queueOnly = NotificationPipelineRoles.fromRoleArns(f.stack, 'QueueOnly', { managementRoleArn: 'arn:aws:iam::123456789012:role/dpi-management' });
+    expect(() => new NotificationPipeline(f.stack, 'Vendor', {
+      connection: f.connection, remoteIdentityId: 363, accountType: AccountType.VENDOR, roles: queueOnly,
+      notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE],
+    })).toThrow("MyStack/Vendor: notificationTypes 'ITEM_SALES_EVENT_CHANGE' use the event-bus path but roles.eventBusRoleArn is not set");
+    expect(() => new NotificationPipeline(f.stack, 'VendorQ', {
+      connection: f.connection, remoteIdentityId: 363, accountType: AccountType.VENDOR, roles: queueOnly,
+      notificationTypes: [NotificationType.REPORT_PROCESSING_FINISHED],
+    })).not.toThrow();
+    expect(() => NotificationPipelineRoles.fromRoleArns(f.stack, 'Bad', { managementRoleArn: 'dpi-management' }))
+      .toThrow("MyStack/Bad: managementRoleArn 'dpi-management' is not an IAM role ARN");
+  });
+});
