@@ -1,0 +1,111 @@
+// fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { FastifyInstance } from 'fastify';
+import { Ctx, dayOf, envelopeAttributes, fail, isDate, parseIntStrict, principal, queryOne } from '../core';
+import { ownedSubscription } from '../domain';
+import { JobRecord } from '../state';
+
+export const MAX_ORDER_IDS = 100;
+export const ORDER_ID = /^\d{3}-\d{7}-\d{7}$/;
+const CRON_FIELD = /^[0-9A-Za-z*/,?#LW-]+$/;
+
+export function isCron(v: unknown): boolean {
+  if (typeof v !== 'string') return false;
+  const parts = v.trim().split(/\s+/);
+  return (parts.length === 5 || parts.length === 6) && parts.every((p) => CRON_FIELD.test(p));
+}
+
+export function jobToApi(j: JobRecord): Record<string, unknown> {
+  return {
+    type: 'Job',
+    id: j.id,
+    attributes: {
+      subscription_id: j.subscription_id,
+      is_primary: j.is_primary,
+      parent_job_id: j.parent_job_id,
+      stage_id: j.stage_id,
+      valid_date_start: j.valid_date_start,
+      valid_date_end: j.valid_date_end,
+      extra_context: j.extra_context,
+      request_start: j.request_start,
+      request_end: j.request_end,
+      schedule: j.schedule,
+      created_at: j.created_at,
+    },
+  };
+}
+
+export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/service/jobs/jobs', async (req) => {
+    const who = principal(req);
+    const raw = queryOne(req.query, 'subscription_ids');
+    if (raw === undefined || raw === '') fail(400, 'subscription_ids is required');
+    const ids = raw.split(',').map((x) => parseIntStrict(x.trim()));
+    if (ids.some((x) => x === undefined)) fail(400, 'subscription_ids must be comma-separated integers');
+    for (const id of ids) ownedSubscription(ctx.s, who, id!);
+    const stageRaw = queryOne(req.query, 'stage_id');
+    let stage: number | undefined;
+    if (stageRaw !== undefined) {
+      stage = parseIntStrict(stageRaw);
+      if (stage === undefined) fail(400, 'stage_id must be an integer');
+    }
+    return {
+      data: ctx.s.jobs
+        .filter((j) => ids.includes(j.subscription_id) && (stage === undefined || j.stage_id === null || j.stage_id === stage))
+        .map(jobToApi),
+    };
+  });
+
+  app.post('/service/jobs/jobs/:primary', async (req, reply) => {
+    const who = principal(req);
+    const pid = (req.params as Record<string, string>).primary;
+    const parent = ctx.s.jobs.find((j) => j.id === pid);
+    if (!parent || parent.account !== who.account) fail(400, `job ${pid} is not a job of account ${who.account}`);
+    if (!parent.is_primary) fail(400, `job ${pid} is not a primary job`);
+    const { attrs } = envelopeAttributes(req.body, 'Job');
+    if (attrs.is_primary !== false) fail(400, 'is_primary must be false for a product job');
+    if (!isDate(attrs.valid_date_start) || !isDate(attrs.valid_date_end)) fail(400, 'valid_date_start and valid_date_end must be YYYY-MM-DD dates');
+    if (attrs.valid_date_start !== attrs.valid_date_end) fail(400, 'valid_date_end must equal valid_date_start');
+    if (attrs.valid_date_start < dayOf(ctx.now())) fail(400, 'valid_date_start must be today or a future date');
+    let stage = 1000;
+    if (attrs.stage_id !== undefined) {
+      const n = parseIntStrict(attrs.stage_id);
+      if (n === undefined || n < 1000) fail(400, 'stage_id must be an integer >= 1000');
+      stage = n;
+    }
+    if (typeof attrs.extra_context !== 'string') fail(400, 'extra_context must be a stringified JSON object with order_ids');
+    let extra: unknown;
+    try {
+      extra = JSON.parse(attrs.extra_context);
+    } catch {
+      fail(400, 'extra_context must be a stringified JSON object with order_ids');
+    }
+    const orderIds = (extra as { order_ids?: unknown } | null)?.order_ids;
+    if (!Array.isArray(orderIds) || orderIds.length === 0) fail(400, 'extra_context.order_ids must be a non-empty array');
+    if (orderIds.length > MAX_ORDER_IDS) fail(400, `at most ${MAX_ORDER_IDS} order IDs per request (got ${orderIds.length})`);
+    const bad = orderIds.find((o) => typeof o !== 'string' || !ORDER_ID.test(o));
+    if (bad !== undefined) fail(400, `order ID ${JSON.stringify(bad)} does not match NNN-NNNNNNN-NNNNNNN`);
+    if (!isCron(attrs.schedule)) fail(400, 'schedule must be a cron expression');
+    for (const k of ['request_start', 'request_end']) {
+      if (attrs[k] !== undefined && parseIntStrict(attrs[k]) === undefined) fail(400, `${k} must be an integer`);
+    }
+    const job: JobRecord = {
+      id: `j-${++ctx.s.counters.job}`,
+      account: who.account,
+      subscription_id: parent.subscription_id,
+      is_primary: false,
+      parent_job_id: parent.id,
+      stage_id: stage,
+      valid_date_start: attrs.valid_date_start,
+      valid_date_end: attrs.valid_date_end as string,
+      extra_context: attrs.extra_context,
+      request_start: attrs.request_start === undefined ? 1 : parseIntStrict(attrs.request_start)!,
+      request_end: attrs.request_end === undefined ? 0 : parseIntStrict(attrs.request_end)!,
+      schedule: attrs.schedule as string,
+      created_at: ctx.now(),
+    };
+    ownedSubscription(ctx.s, who, parent.subscription_id);
+    ctx.s.jobs.push(job);
+    return reply.status(201).send({ data: jobToApi(job) });
+  });
+}

@@ -1,0 +1,385 @@
+// fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { FastifyInstance } from 'fastify';
+import { PipelineParameterKeys } from '../../contract';
+import { ApiError, Ctx, envelopeAttributes, errorsBody, fail, isObj, parseIntStrict, Principal, principal, queryOne } from '../core';
+import { checkTypes, ownedIdentity, removeLegacyPipeline, seedLegacyPipeline, spIdentity } from '../domain';
+import { RemoteIdentityFixture } from '../fixtures';
+import { accountTypeOfIdentityType, AccountType, deliveryPathOf, DeliveryPath, notificationTypesFor } from '../notification-types';
+import { CloudResource, PipelineRecord, SubscriptionRecord } from '../state';
+
+export const ACCEPTED_REGIONS = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
+export const FIREHOSE_ROLE_NAME = 'service-spapi-firehose-role';
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/;
+const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[\w-]{1,80}$/;
+
+interface SetupInput {
+  types: string[];
+  roleArn: string;
+  ebRoleArn?: string;
+  region: string;
+  awsAccount: string;
+  accountType: AccountType;
+}
+
+interface SetupResult {
+  subscriptions: Record<string, string>;
+  failed: Record<string, { code: string; message: string }>;
+  meta: Record<string, string>;
+}
+
+function listTypes(req: { query: unknown }): unknown {
+  const t = queryOne(req.query, 'account_type');
+  if (t !== 'seller' && t !== 'vendor') fail(400, "account_type is required and must be 'seller' or 'vendor'");
+  return { data: { type: 'SPAPINotifications', attributes: { notification_types: notificationTypesFor(t) } } };
+}
+
+/** Validates a unified create/update body (400) and the customer roles (403). */
+function validateUnified(ctx: Ctx, identity: RemoteIdentityFixture, body: unknown): SetupInput {
+  const { attrs } = envelopeAttributes(body, 'Service');
+  if (attrs.queue_arn !== undefined) fail(400, 'queue_arn is not a unified attribute; the delivery destination is chosen automatically');
+  const types = checkTypes(attrs.notification_types, identity);
+  if (typeof attrs.role_arn !== 'string' || attrs.role_arn === '') fail(400, 'role_arn is required');
+  const m = ROLE_ARN.exec(attrs.role_arn);
+  if (!m) fail(400, 'role_arn must be an IAM role ARN');
+  if (typeof attrs.aws_region !== 'string' || !ACCEPTED_REGIONS.includes(attrs.aws_region)) {
+    fail(400, `aws_region must be one of ${ACCEPTED_REGIONS.join(', ')}`);
+  }
+  const awsAccount = m[1];
+  const needsEb = types.some((t) => deliveryPathOf(t) === 'eventbridge');
+  let ebRoleArn: string | undefined;
+  if (needsEb) {
+    if (typeof attrs.eb_to_fh_role_arn !== 'string' || attrs.eb_to_fh_role_arn === '') {
+      fail(400, 'eb_to_fh_role_arn is required when event-bus notification types are selected');
+    }
+    if (!ROLE_ARN.test(attrs.eb_to_fh_role_arn)) fail(400, 'eb_to_fh_role_arn must be an IAM role ARN');
+    ebRoleArn = attrs.eb_to_fh_role_arn;
+  } else if (attrs.eb_to_fh_role_arn !== undefined && typeof attrs.eb_to_fh_role_arn !== 'string') {
+    fail(400, 'eb_to_fh_role_arn must be a string');
+  }
+  const legacy = ctx.s.subscriptions.find((x) => x.product === 86 && x.status === 'active' && x.remote_identity === identity.id);
+  if (legacy) {
+    fail(400, `remote identity ${identity.id} has an active legacy queue notification pipeline (product 86, subscription ${legacy.id}); delete it before creating a unified pipeline`);
+  }
+  const role = ctx.s.cloudRoles.find((r) => r.roleArn === attrs.role_arn && r.accountId === awsAccount);
+  if (!role || !role.trustsService) fail(403, `cannot assume role ${attrs.role_arn as string}: the role does not exist or does not trust the service`);
+  if (ebRoleArn && !ctx.s.cloudRoles.some((r) => r.roleArn === ebRoleArn)) {
+    fail(403, `role ${ebRoleArn} (eb_to_fh_role_arn) was not found in the customer account`);
+  }
+  return {
+    types,
+    roleArn: attrs.role_arn as string,
+    ebRoleArn,
+    region: attrs.aws_region as string,
+    awsAccount,
+    accountType: accountTypeOfIdentityType(identity.remote_identity_type_id),
+  };
+}
+
+function addResource(ctx: Ctx, r: CloudResource): CloudResource {
+  const existing = ctx.s.cloud.find((x) => x.kind === r.kind && x.id === r.id && x.accountId === r.accountId && x.region === r.region);
+  if (existing) return existing;
+  ctx.s.cloud.push(r);
+  return r;
+}
+
+function removePipelineResources(ctx: Ctx, pipelineId: string, path?: DeliveryPath): void {
+  ctx.s.cloud = ctx.s.cloud.filter((r) => !(r.pipelineId === pipelineId && !r.shared && (path === undefined || r.details?.path === path)));
+  if (path === undefined || path === 'sqs') ctx.s.destinations = ctx.s.destinations.filter((d) => !(d.pipelineId === pipelineId && !d.shared));
+}
+
+/** Provisions (or reuses) the pipeline of `input`. `keep` = an existing pipeline whose queue path is reused. */
+function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input: SetupInput, keep?: PipelineRecord): SetupResult {
+  const s = ctx.s;
+  const { awsAccount: acct, region } = input;
+  const queueTypes = input.types.filter((t) => deliveryPathOf(t) === 'sqs');
+  const ebTypes = input.types.filter((t) => deliveryPathOf(t) === 'eventbridge');
+  const sharedEbDest = s.destinations.find((d) => d.kind === 'eventbridge' && d.shared && d.accountId === acct && d.region === region);
+  const keptSqsDest = keep?.meta.sqs_destination_id;
+
+  // Destination conflicts (checked before anything is provisioned).
+  for (const t of input.types) {
+    const expected = deliveryPathOf(t) === 'sqs' ? keptSqsDest : sharedEbDest?.id;
+    const other = s.upstreamSubscriptions.find((u) => u.remoteIdentityId === identity.id && u.notificationType === t && u.enabled
+      && u.destinationId !== expected);
+    if (other) {
+      fail(400, `notification type ${t} already has an upstream subscription (${other.id}) at a different destination (${other.destinationId}); delete it first`);
+    }
+  }
+  const firehoseRoleArn = `arn:aws:iam::${acct}:role/${FIREHOSE_ROLE_NAME}`;
+  const hasFirehoseRole = s.cloudRoles.some((r) => r.roleArn === firehoseRoleArn);
+
+  const created: CloudResource[] = [];
+  const add = (r: CloudResource): CloudResource => {
+    const before = s.cloud.length;
+    const out = addResource(ctx, r);
+    if (s.cloud.length > before) created.push(out);
+    return out;
+  };
+  const pipelineId = keep?.id ?? `pl-${++s.counters.pipeline}`;
+  const bucket = `dpi-notifications-${acct}-${region}`;
+  const sharedPipelineId = `shared-${acct}-${region}`;
+  add({ kind: 's3-bucket', id: bucket, arn: `arn:aws:s3:::${bucket}`, accountId: acct, region, shared: true });
+  const prefix = keep?.prefix ?? `notifications/${identity.id}/${pipelineId}/`;
+  const objQueue = `dpi-${pipelineId}-objects`;
+  const objQueueArn = `arn:aws:sqs:${region}:${acct}:${objQueue}`;
+  const configId = `dpi-${pipelineId}-object-created`;
+  const stream = `dpi-${pipelineId}`;
+  const firehoseArn = `arn:aws:firehose:${region}:${acct}:deliverystream/${stream}`;
+  add({ kind: 'sqs-queue', id: objQueue, arn: objQueueArn, accountId: acct, region, pipelineId, shared: false, details: { purpose: 'object-notifications' } });
+  add({ kind: 's3-notification-configuration', id: configId, accountId: acct, region, pipelineId, shared: false, details: { bucket, prefix, queue: objQueueArn } });
+  add({ kind: 'firehose-delivery-stream', id: stream, arn: firehoseArn, accountId: acct, region, pipelineId, shared: false, details: { bucket, prefix, role: firehoseRoleArn } });
+  add({ kind: 'log-group', id: `/dpi/notifications/${pipelineId}`, accountId: acct, region, pipelineId, shared: false });
+
+  const meta: Record<string, string> = {
+    shared_pipeline_id: sharedPipelineId,
+    s3_bucket_name: bucket,
+    s3_notification_prefix: prefix,
+    s3_notification_queue_arn: objQueueArn,
+    s3_notification_configuration_id: configId,
+    firehose_arn: firehoseArn,
+    aws_account_id: acct,
+    aws_region: region,
+    pipeline_id: pipelineId,
+  };
+  const failed: SetupResult['failed'] = {};
+  const subscriptions: Record<string, string> = {};
+  let sqsDestId: string | undefined;
+  let ebDestId: string | undefined;
+
+  if (queueTypes.length > 0) {
+    if (keep && keep.meta.sqs_queue_arn && keptSqsDest) {
+      for (const k of Object.keys(keep.meta).filter((x) => x.startsWith('sqs_') || x === 'eventbridge_pipe_arn')) meta[k] = keep.meta[k];
+      sqsDestId = keptSqsDest;
+    } else {
+      const src = `dpi-${pipelineId}-source`;
+      const srcArn = `arn:aws:sqs:${region}:${acct}:${src}`;
+      const pipeArn = `arn:aws:pipes:${region}:${acct}:pipe/dpi-${pipelineId}`;
+      add({ kind: 'sqs-queue', id: src, arn: srcArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', purpose: 'upstream-source' } });
+      add({ kind: 'pipe', id: `dpi-${pipelineId}`, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn } });
+      add({ kind: 'log-group', id: `/dpi/pipes/${pipelineId}`, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
+      sqsDestId = `sqs-dest-${++s.counters.destination}`;
+      s.destinations.push({ id: sqsDestId, kind: 'sqs', arn: srcArn, accountId: acct, region, shared: false, pipelineId });
+      Object.assign(meta, {
+        sqs_queue_arn: srcArn,
+        sqs_queue_url: `https://sqs.${region}.amazonaws.com/${acct}/${src}`,
+        sqs_pipe_role_arn: input.roleArn,
+        sqs_log_group_name: `/dpi/pipes/${pipelineId}`,
+        eventbridge_pipe_arn: pipeArn,
+      });
+    }
+    meta.sqs_destination_id = sqsDestId;
+  }
+  if (ebTypes.length > 0 && hasFirehoseRole) {
+    const busName = `aws.partner/sellingpartnerapi.amazon/${acct}`;
+    add({ kind: 'event-bus', id: busName, arn: `arn:aws:events:${region}:${acct}:event-bus/${busName}`, accountId: acct, region, shared: true });
+    if (!sharedEbDest) {
+      ebDestId = `eb-dest-${++s.counters.destination}`;
+      s.destinations.push({ id: ebDestId, kind: 'eventbridge', arn: `arn:aws:events:${region}:${acct}:event-bus/${busName}`, accountId: acct, region, shared: true });
+    } else {
+      ebDestId = sharedEbDest.id;
+    }
+    const rule = `dpi-${pipelineId}-rule`;
+    const target = `dpi-${pipelineId}-target`;
+    add({ kind: 'eventbridge-rule', id: rule, accountId: acct, region, pipelineId, shared: false, details: { path: 'eventbridge', bus: busName } });
+    add({ kind: 'eventbridge-target', id: target, accountId: acct, region, pipelineId, shared: false, details: { path: 'eventbridge', rule, target: firehoseArn, role: input.ebRoleArn ?? '' } });
+    Object.assign(meta, {
+      eventbridge_pipeline_id: pipelineId,
+      event_bus_name: busName,
+      eventbridge_rule_id: rule,
+      eventbridge_target_id: target,
+      eventbridge_destination_id: ebDestId,
+    });
+  }
+
+  const createdUpstream: string[] = [];
+  for (const t of input.types) {
+    const path = deliveryPathOf(t);
+    const dest = path === 'sqs' ? sqsDestId : ebDestId;
+    if (path === 'eventbridge' && !hasFirehoseRole) {
+      failed[t] = { code: 'InvalidInput', message: `delivery role ${FIREHOSE_ROLE_NAME} not found in account ${acct}` };
+      continue;
+    }
+    if (s.failingNotificationTypes.includes(t) || dest === undefined) {
+      failed[t] = { code: 'InternalFailure', message: `upstream subscription for ${t} failed (emulated)` };
+      continue;
+    }
+    const existing = s.upstreamSubscriptions.find((u) => u.remoteIdentityId === identity.id && u.notificationType === t
+      && u.destinationId === dest);
+    if (existing) {
+      existing.enabled = true;
+      existing.pipelineId = pipelineId;
+      subscriptions[t] = existing.id;
+    } else {
+      const id = `upstream-${++s.counters.upstream}`;
+      s.upstreamSubscriptions.push({ id, remoteIdentityId: identity.id, notificationType: t, destinationId: dest, enabled: true, createdAt: ctx.now(), pipelineId });
+      createdUpstream.push(id);
+      subscriptions[t] = id;
+    }
+  }
+  // A requested delivery path with no subscribed type fails the setup.
+  const pathFailed = (types: string[]): boolean => types.length > 0 && types.every((t) => failed[t] !== undefined);
+  if (pathFailed(queueTypes) || pathFailed(ebTypes)) {
+    s.upstreamSubscriptions = s.upstreamSubscriptions.filter((u) => !createdUpstream.includes(u.id));
+    s.cloud = s.cloud.filter((r) => !created.includes(r) || r.shared);
+    if (!keep) s.destinations = s.destinations.filter((d) => !(d.pipelineId === pipelineId && !d.shared));
+    const detail = Object.entries(failed).map(([t, f]) => `${t}: ${f.message}`).join('; ');
+    throw new ApiError(400, { ...errorsBody(400, `notification setup failed: ${detail}`), failed });
+  }
+  add({
+    kind: 's3-object',
+    id: `${bucket}/${prefix}_setup-check.json`,
+    accountId: acct,
+    region,
+    shared: true,
+    details: { bucket, key: `${prefix}_setup-check.json` },
+  });
+  const rec: PipelineRecord = {
+    id: pipelineId,
+    account: who.account,
+    remoteIdentityId: identity.id,
+    awsAccountId: acct,
+    region,
+    prefix,
+    notificationTypes: Object.keys(subscriptions),
+    meta,
+  };
+  s.pipelines = s.pipelines.filter((p) => p.id !== pipelineId);
+  s.pipelines.push(rec);
+  return { subscriptions, failed, meta };
+}
+
+function result207(r: SetupResult): unknown {
+  return { data: { type: 'SPAPINotifications', attributes: { subscriptions: r.subscriptions, failed: r.failed, meta: r.meta } } };
+}
+
+/** Ownership checks of unified/legacy PATCH and DELETE. */
+function ownedPipelineSubscription(ctx: Ctx, who: Principal, rawRid: unknown, rawSid: unknown, product: number): SubscriptionRecord {
+  const sid = parseIntStrict(rawSid);
+  const sub = sid === undefined ? undefined : ctx.s.subscriptions.find((x) => x.id === sid);
+  if (!sub) fail(404, `subscription ${String(rawSid)} not found`);
+  if (sub.account !== who.account) fail(403, `subscription ${sub.id} belongs to a different account`);
+  if (sub.product !== product) fail(403, `subscription ${sub.id} is not a product ${product} subscription`);
+  const rid = String(rawRid);
+  if (String(sub.remote_identity) !== rid && sub.product_parameters.remote_identity_id !== rid) {
+    fail(403, `subscription ${sub.id} belongs to a different remote identity`);
+  }
+  return sub;
+}
+
+function storedMeta(sub: SubscriptionRecord): { subscriptions: Record<string, string>; meta: Record<string, string> } {
+  const parse = (key: string): Record<string, string> => {
+    const raw = sub.product_parameters[key];
+    if (raw === undefined) fail(400, `subscription ${sub.id} has no stored pipeline metadata (${key})`);
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      fail(400, `stored pipeline metadata ${key} of subscription ${sub.id} is not valid JSON`);
+    }
+    if (!isObj(v)) fail(400, `stored pipeline metadata ${key} of subscription ${sub.id} is not a JSON object`);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x)]));
+  };
+  return { subscriptions: parse(PipelineParameterKeys.SUBSCRIPTIONS), meta: parse(PipelineParameterKeys.META) };
+}
+
+function findPipeline(ctx: Ctx, who: Principal, meta: Record<string, string>): PipelineRecord | undefined {
+  return ctx.s.pipelines.find((p) => p.account === who.account
+    && ((meta.pipeline_id !== undefined && p.id === meta.pipeline_id)
+      || (meta.s3_notification_prefix !== undefined && p.prefix === meta.s3_notification_prefix)));
+}
+
+export function registerNotificationRoutes(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/service/sp/notifications-unified/list-notification-types', async (req) => {
+    principal(req);
+    return listTypes(req);
+  });
+  app.get('/service/sp/notifications/list-notification-types', async (req) => {
+    principal(req);
+    return listTypes(req);
+  });
+
+  app.post('/service/sp/notifications-unified/:rid', async (req, reply) => {
+    const who = principal(req);
+    const identity = spIdentity(ctx.s, who, (req.params as Record<string, string>).rid);
+    const input = validateUnified(ctx, identity, req.body);
+    const r = setup(ctx, who, identity, input);
+    return reply.status(207).send(result207(r));
+  });
+
+  app.patch('/service/sp/notifications-unified/:rid/:sid', async (req, reply) => {
+    const who = principal(req);
+    const p = req.params as Record<string, string>;
+    const sub = ownedPipelineSubscription(ctx, who, p.rid, p.sid, 107);
+    const identity = spIdentity(ctx.s, who, p.rid);
+    const input = validateUnified(ctx, identity, req.body);
+    const stored = storedMeta(sub);
+    if (ctx.s.failingCleanupSubscriptions.includes(sub.id)) {
+      fail(400, `cleanup of the existing pipeline of subscription ${sub.id} failed (emulated); creation not attempted`);
+    }
+    // Disable the old upstream subscriptions first.
+    const old = findPipeline(ctx, who, stored.meta);
+    const oldIds = new Set(Object.values(stored.subscriptions));
+    for (const u of ctx.s.upstreamSubscriptions) {
+      if (oldIds.has(u.id) || (old && u.pipelineId === old.id)) {
+        u.enabled = false;
+        oldIds.add(u.id);
+      }
+    }
+    const keep = old && old.awsAccountId === input.awsAccount && old.region === input.region && old.meta.sqs_queue_arn !== undefined
+      && input.types.some((t) => deliveryPathOf(t) === 'sqs') ? old : undefined;
+    if (old) {
+      if (keep) {removePipelineResources(ctx, old.id, 'eventbridge');} else {
+        removePipelineResources(ctx, old.id);
+        ctx.s.pipelines = ctx.s.pipelines.filter((x) => x.id !== old.id);
+      }
+    }
+    const r = setup(ctx, who, identity, input, keep);
+    const reused = new Set(Object.values(r.subscriptions));
+    ctx.s.upstreamSubscriptions = ctx.s.upstreamSubscriptions.filter((u) => !(oldIds.has(u.id) && !reused.has(u.id)));
+    return reply.status(207).send(result207(r));
+  });
+
+  app.delete('/service/sp/notifications-unified/:rid/:sid', async (req, reply) => {
+    const who = principal(req);
+    const p = req.params as Record<string, string>;
+    const sub = ownedPipelineSubscription(ctx, who, p.rid, p.sid, 107);
+    const stored = storedMeta(sub);
+    if (ctx.s.failingCleanupSubscriptions.includes(sub.id)) fail(400, `cleanup of the pipeline of subscription ${sub.id} failed (emulated)`);
+    const pipe = findPipeline(ctx, who, stored.meta);
+    const ids = new Set(Object.values(stored.subscriptions));
+    ctx.s.upstreamSubscriptions = ctx.s.upstreamSubscriptions.filter((u) => !(ids.has(u.id) || (pipe && u.pipelineId === pipe.id)));
+    if (pipe) {
+      removePipelineResources(ctx, pipe.id);
+      ctx.s.pipelines = ctx.s.pipelines.filter((x) => x.id !== pipe.id);
+    }
+    return reply.status(204).send();
+  });
+
+  // Legacy (product 86): modify or delete only.
+  app.patch('/service/sp/notifications/:rid/:sid', async (req) => {
+    const who = principal(req);
+    const p = req.params as Record<string, string>;
+    const sub = ownedPipelineSubscription(ctx, who, p.rid, p.sid, 86);
+    const identity = ownedIdentity(ctx.s, who, p.rid);
+    const { attrs } = envelopeAttributes(req.body, 'Service');
+    if (typeof attrs.queue_arn !== 'string' || attrs.queue_arn === '') fail(400, 'queue_arn is required');
+    if (!QUEUE_ARN.test(attrs.queue_arn)) fail(400, 'queue_arn must be an SQS queue ARN');
+    const types = checkTypes(attrs.notification_types, identity);
+    const bad = types.find((t) => ctx.s.failingNotificationTypes.includes(t));
+    removeLegacyPipeline(ctx.s, sub.id);
+    if (bad) fail(400, `upstream subscription for ${bad} failed (emulated); the legacy pipeline was deleted and not re-created`);
+    seedLegacyPipeline(ctx, sub.id, identity.id, attrs.queue_arn, types);
+    const rec = ctx.s.legacyPipelines.find((x) => x.subscriptionId === sub.id)!;
+    return { data: { type: 'SPAPINotifications', attributes: { subscriptions: rec.subscriptions, destination_id: rec.destinationId } } };
+  });
+  app.delete('/service/sp/notifications/:rid/:sid', async (req, reply) => {
+    const who = principal(req);
+    const p = req.params as Record<string, string>;
+    const sub = ownedPipelineSubscription(ctx, who, p.rid, p.sid, 86);
+    removeLegacyPipeline(ctx.s, sub.id);
+    return reply.status(204).send();
+  });
+}
+
+export type { DeliveryPath };

@@ -1,0 +1,344 @@
+// fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { FastifyInstance } from 'fastify';
+import { Ctx, envelopeAttributes, fail, isDateTime, isObj, parseIntStrict, pathId, principal, Principal, queryOne } from '../core';
+import { createPrimaryJob, ownedSubscription } from '../domain';
+import { ProductFixture } from '../fixtures';
+import { SubscriptionRecord } from '../state';
+
+const STATUSES = ['active', 'paused', 'cancelled', 'invalid'];
+
+export function productRecord(p: ProductFixture): Record<string, unknown> {
+  return {
+    type: 'Product',
+    id: String(p.id),
+    attributes: {
+      active: p.active ?? 1,
+      name: p.name,
+      is_storage_product: p.is_storage_product ?? 0,
+      required_meta_fields: p.required_meta_fields ?? [],
+    },
+    relationships: {
+      remote_identity_type: {
+        data: p.remote_identity_type_id == null ? null : { type: 'RemoteIdentityType', id: String(p.remote_identity_type_id) },
+      },
+    },
+  };
+}
+
+export function subscriptionToApi(sub: SubscriptionRecord): Record<string, unknown> {
+  return {
+    type: 'Subscription',
+    id: String(sub.id),
+    attributes: {
+      account: sub.account,
+      user: sub.user,
+      product: sub.product,
+      name: sub.name,
+      status: sub.status,
+      date_start: sub.date_start,
+      date_end: sub.date_end,
+      remote_identity: sub.remote_identity,
+      storage_group: sub.storage_group,
+      product_parameters: { ...sub.product_parameters },
+    },
+  };
+}
+
+function intAttr(attrs: Record<string, unknown>, key: string, required: boolean): number | undefined {
+  const v = attrs[key];
+  if (v === undefined || v === null) {
+    if (required) fail(400, `${key} is required`);
+    return undefined;
+  }
+  const n = parseIntStrict(v);
+  if (n === undefined) fail(400, `${key} must be an integer`);
+  return n;
+}
+
+function checkParams(pp: unknown): Record<string, string> {
+  if (pp === undefined || pp === null) return {};
+  if (!isObj(pp)) fail(400, 'product_parameters must be a flat object of strings');
+  for (const [k, v] of Object.entries(pp)) {
+    if (typeof v !== 'string') fail(400, `product_parameters.${k} must be a string`);
+  }
+  return { ...(pp as Record<string, string>) };
+}
+
+/** Checks the stored parameters against the product (required meta, stage IDs). */
+function checkProductRules(ctx: Ctx, product: ProductFixture, params: Record<string, string>): void {
+  for (const key of product.required_meta_fields ?? []) {
+    if (params[key] === undefined || params[key] === '') fail(400, `product ${product.id} requires product_parameters.${key}`);
+  }
+  if (params.stage_ids !== undefined) {
+    let ids: unknown;
+    try {
+      ids = JSON.parse(params.stage_ids);
+    } catch {
+      fail(400, 'product_parameters.stage_ids must be a stringified JSON array of integers');
+    }
+    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'number' || !Number.isInteger(x))) {
+      fail(400, 'product_parameters.stage_ids must be a stringified JSON array of integers');
+    }
+    const known = new Set<number>([
+      ...(product.stages ?? []).map((st) => st.stage_id),
+      ...ctx.s.payloads.filter((p) => p.product === product.id).map((p) => p.stage_id),
+    ]);
+    for (const id of ids as number[]) {
+      if (id < 1000) fail(400, `stage_id ${id} is a legacy stage; named stages are >= 1000`);
+      if (!known.has(id)) fail(400, `stage_id ${id} is not a stage of product ${product.id}`);
+    }
+  }
+}
+
+function checkIdentity(ctx: Ctx, who: Principal, product: ProductFixture, ri: number | undefined): void {
+  const needs = product.remote_identity_type_id != null;
+  if (needs && ri === undefined) fail(400, `product ${product.id} requires remote_identity`);
+  if (!needs && ri !== undefined) fail(400, `product ${product.id} does not use a remote identity; omit remote_identity`);
+  if (ri !== undefined) {
+    const identity = ctx.s.remoteIdentities.find((r) => r.id === ri);
+    if (!identity || identity.account !== who.account) fail(400, `remote identity ${ri} not found for account ${who.account}`);
+  }
+}
+
+function checkStorage(ctx: Ctx, who: Principal, sg: number | undefined): void {
+  if (sg === undefined) return;
+  const st = ctx.s.storages.find((x) => x.id === sg);
+  if (!st || st.account !== who.account) fail(400, `storage_group ${sg} not found for account ${who.account}`);
+}
+
+function createSubscription(ctx: Ctx, who: Principal, attrs: Record<string, unknown>, params: Record<string, string>): SubscriptionRecord {
+  const account = intAttr(attrs, 'account', true)!;
+  const user = intAttr(attrs, 'user', true)!;
+  const productId = intAttr(attrs, 'product', true)!;
+  if (attrs.status === undefined) fail(400, 'status is required');
+  if (attrs.status !== 'active' && attrs.status !== 'paused') fail(400, "status must be 'active' (or 'paused') on create");
+  if (attrs.date_start === undefined) fail(400, 'date_start is required');
+  if (!isDateTime(attrs.date_start)) fail(400, 'date_start must be an ISO 8601 datetime');
+  if (attrs.date_end !== undefined && attrs.date_end !== null && !isDateTime(attrs.date_end)) fail(400, 'date_end must be an ISO 8601 datetime');
+  if (attrs.name !== undefined && attrs.name !== null && typeof attrs.name !== 'string') fail(400, 'name must be a string');
+  if (account !== who.account) fail(403, `account ${account} does not match the authenticated account`);
+  if (user !== who.user) fail(403, `user ${user} does not match the authenticated user`);
+  const product = ctx.s.products.find((p) => p.id === productId);
+  if (!product) fail(400, `product ${productId} does not exist`);
+  if (product.active === 0) fail(400, `product ${productId} is not active`);
+  const ri = intAttr(attrs, 'remote_identity', false);
+  const sg = intAttr(attrs, 'storage_group', false);
+  checkIdentity(ctx, who, product, ri);
+  checkStorage(ctx, who, sg);
+  if (ri !== undefined) params.remote_identity_id = String(ri);
+  checkProductRules(ctx, product, params);
+  const now = ctx.now();
+  const sub: SubscriptionRecord = {
+    id: ++ctx.s.counters.subscription,
+    account,
+    user,
+    product: productId,
+    name: typeof attrs.name === 'string' ? attrs.name : '',
+    status: attrs.status as string,
+    date_start: attrs.date_start as string,
+    date_end: typeof attrs.date_end === 'string' ? attrs.date_end : null,
+    remote_identity: ri ?? null,
+    storage_group: sg ?? null,
+    product_parameters: params,
+    created_at: now,
+    updated_at: now,
+  };
+  ctx.s.subscriptions.push(sub);
+  createPrimaryJob(ctx, sub);
+  return sub;
+}
+
+function metaArrayToParams(meta: unknown): Record<string, string> {
+  if (meta === undefined || meta === null) return {};
+  if (!Array.isArray(meta)) fail(400, 'subscription_product_meta_attributes must be an array');
+  const out: Record<string, string> = {};
+  meta.forEach((m, i) => {
+    if (!isObj(m)) fail(400, `subscription_product_meta_attributes[${i}] must be an object`);
+    if (typeof m.data_key !== 'string' || m.data_key === '') fail(400, `subscription_product_meta_attributes[${i}].data_key must be a string`);
+    if (typeof m.data_value !== 'string') fail(400, `subscription_product_meta_attributes[${i}].data_value (${m.data_key}) must be a string`);
+    if (m.data_format !== undefined && m.data_format !== 'STRING') fail(400, `subscription_product_meta_attributes[${i}].data_format must be STRING`);
+    out[m.data_key] = m.data_value;
+  });
+  return out;
+}
+
+/** Duplicate = same account, product, remote identity and storage group. */
+function hasDuplicate(ctx: Ctx, sub: SubscriptionRecord): boolean {
+  return ctx.s.subscriptions.some((o) => o.id !== sub.id && o.account === sub.account && o.product === sub.product
+    && o.remote_identity === sub.remote_identity && o.storage_group === sub.storage_group
+    && (o.status === 'active' || o.status === 'cancelled'));
+}
+
+const TRANSITIONS: Record<string, string[]> = {
+  active: ['paused', 'cancelled', 'invalid'],
+  paused: ['active', 'cancelled', 'invalid'],
+  cancelled: ['invalid'],
+  invalid: ['active', 'cancelled'],
+};
+
+export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/account', async (req) => {
+    const who = principal(req);
+    const a = ctx.s.accounts.find((x) => x.id === who.account);
+    return { data: { type: 'Account', id: String(who.account), attributes: { name: a?.name ?? '' } } };
+  });
+  app.get('/user', async (req) => {
+    const who = principal(req);
+    const u = ctx.s.users.find((x) => x.id === who.user);
+    return { data: { type: 'User', id: String(who.user), attributes: { email: u?.email ?? '', account: who.account } } };
+  });
+  const identities = async (req: Parameters<typeof principal>[0]): Promise<unknown> => {
+    const who = principal(req);
+    return {
+      data: ctx.s.remoteIdentities.filter((r) => r.account === who.account).map((r) => ({
+        type: 'RemoteIdentity',
+        id: String(r.id),
+        attributes: {
+          name: r.name ?? '', remote_identity_type_id: r.remote_identity_type_id, remote_identity_type_name: r.remote_identity_type_name ?? '',
+        },
+      })),
+    };
+  };
+  app.get('/sri', identities);
+  app.get('/ri', identities);
+  const storages = async (req: Parameters<typeof principal>[0]): Promise<unknown> => {
+    const who = principal(req);
+    const status = queryOne(req.query, 'status');
+    return {
+      data: ctx.s.storages.filter((x) => x.account === who.account && (status === undefined || (x.status ?? 'active') === status)).map((x) => ({
+        type: 'Storage', id: String(x.id), attributes: { name: x.name ?? '', status: x.status ?? 'active', product: x.product ?? null },
+      })),
+    };
+  };
+  app.get('/storages', storages);
+  app.get('/v2/storages', storages);
+  app.get('/product', async (req) => {
+    principal(req);
+    return { data: ctx.s.products.map(productRecord) };
+  });
+  app.get('/v2/product', async (req) => {
+    principal(req);
+    const raw = queryOne(req.query, 'is_storage_product');
+    let filter: number | undefined;
+    if (raw !== undefined) {
+      if (raw !== '0' && raw !== '1') fail(400, 'is_storage_product must be 0 or 1');
+      filter = Number(raw);
+    }
+    return { data: ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter).map(productRecord) };
+  });
+  app.get('/v2/product/:id', async (req) => {
+    principal(req);
+    const id = pathId((req.params as Record<string, string>).id, 'product');
+    const p = ctx.s.products.find((x) => x.id === id);
+    if (!p) fail(404, `product ${id} not found`);
+    return { data: productRecord(p) };
+  });
+
+  app.get('/v2/sub', async (req) => {
+    const who = principal(req);
+    const raw = queryOne(req.query, 'product');
+    let product: number | undefined;
+    if (raw !== undefined) {
+      product = parseIntStrict(raw);
+      if (product === undefined) fail(400, 'product must be an integer');
+    }
+    const subs = ctx.s.subscriptions.filter((x) => x.account === who.account && (product === undefined || x.product === product));
+    return { data: subs.map(subscriptionToApi) };
+  });
+  app.get('/sub', async (req) => {
+    const who = principal(req);
+    const raw = queryOne(req.query, 'account');
+    if (raw === undefined) fail(400, 'query parameter account is required');
+    const account = parseIntStrict(raw);
+    if (account === undefined) fail(400, 'account must be an integer');
+    if (account !== who.account) fail(403, `account ${account} is not the authenticated account`);
+    return { data: ctx.s.subscriptions.filter((x) => x.account === account).map(subscriptionToApi) };
+  });
+  app.get('/sub/:id', async (req) => {
+    const who = principal(req);
+    const sub = ownedSubscription(ctx.s, who, pathId((req.params as Record<string, string>).id, 'subscription'));
+    return { data: subscriptionToApi(sub) };
+  });
+  app.get('/v2/sub/:id', async (req) => {
+    const who = principal(req);
+    const sub = ownedSubscription(ctx.s, who, pathId((req.params as Record<string, string>).id, 'subscription'));
+    return { data: subscriptionToApi(sub) };
+  });
+
+  app.post('/v2/sub', async (req, reply) => {
+    const who = principal(req);
+    const { attrs } = envelopeAttributes(req.body, 'Subscription');
+    if (attrs.subscription_product_meta_attributes !== undefined) fail(400, 'use product_parameters with /v2/sub (subscription_product_meta_attributes belongs to /sub)');
+    const params = checkParams(attrs.product_parameters);
+    const sub = createSubscription(ctx, who, attrs, params);
+    return reply.status(201).send({ data: subscriptionToApi(sub) });
+  });
+  app.post('/sub', async (req, reply) => {
+    const who = principal(req);
+    const { attrs } = envelopeAttributes(req.body, 'Subscription');
+    if (attrs.product_parameters !== undefined) fail(400, 'use subscription_product_meta_attributes with /sub (product_parameters belongs to /v2/sub)');
+    const params = metaArrayToParams(attrs.subscription_product_meta_attributes);
+    const sub = createSubscription(ctx, who, attrs, params);
+    return reply.status(201).send({ data: subscriptionToApi(sub) });
+  });
+
+  app.patch('/v2/sub/:id', async (req) => {
+    const who = principal(req);
+    const id = pathId((req.params as Record<string, string>).id, 'subscription');
+    const { attrs, id: bodyId } = envelopeAttributes(req.body, 'Subscription');
+    if (bodyId === undefined || String(bodyId) !== String(id)) fail(400, `data.id must equal the subscription ID ${id}`);
+    const sub = ownedSubscription(ctx.s, who, id);
+    for (const k of ['account', 'user', 'product']) {
+      if (attrs[k] !== undefined && String(attrs[k]) !== String((sub as unknown as Record<string, unknown>)[k])) fail(400, `${k} cannot be changed`);
+    }
+    const next: SubscriptionRecord = { ...sub, product_parameters: { ...sub.product_parameters } };
+    if (attrs.name !== undefined) {
+      if (typeof attrs.name !== 'string') fail(400, 'name must be a string');
+      next.name = attrs.name;
+    }
+    if (attrs.date_start !== undefined) {
+      if (!isDateTime(attrs.date_start)) fail(400, 'date_start must be an ISO 8601 datetime');
+      next.date_start = attrs.date_start;
+    }
+    if (attrs.date_end !== undefined) {
+      if (attrs.date_end !== null && !isDateTime(attrs.date_end)) fail(400, 'date_end must be an ISO 8601 datetime or null');
+      next.date_end = attrs.date_end;
+    }
+    const product = ctx.s.products.find((p) => p.id === sub.product);
+    if (attrs.remote_identity !== undefined) {
+      const ri = intAttr(attrs, 'remote_identity', false);
+      if (product) checkIdentity(ctx, who, product, ri);
+      next.remote_identity = ri ?? null;
+      if (ri !== undefined) next.product_parameters.remote_identity_id = String(ri);
+    }
+    if (attrs.storage_group !== undefined) {
+      const sg = intAttr(attrs, 'storage_group', false);
+      checkStorage(ctx, who, sg);
+      next.storage_group = sg ?? null;
+    }
+    if (attrs.product_parameters !== undefined) {
+      if (!isObj(attrs.product_parameters)) fail(400, 'product_parameters must be a flat object of strings');
+      for (const [k, v] of Object.entries(attrs.product_parameters)) {
+        if (v === null) delete next.product_parameters[k];
+        else if (typeof v !== 'string') fail(400, `product_parameters.${k} must be a string (or null to remove it)`);
+        else next.product_parameters[k] = v;
+      }
+      if (product) checkProductRules(ctx, product, next.product_parameters);
+    }
+    if (attrs.status !== undefined) {
+      const to = attrs.status;
+      if (typeof to !== 'string' || !STATUSES.includes(to)) fail(400, `status must be one of ${STATUSES.join(', ')}`);
+      if (to !== sub.status) {
+        if (!(TRANSITIONS[sub.status] ?? []).includes(to)) fail(400, `status cannot change from ${sub.status} to ${to}`);
+        if (sub.status === 'invalid' && hasDuplicate(ctx, next)) {
+          fail(409, `subscription ${id} cannot leave invalid: a duplicate active or cancelled subscription exists (same account, product, remote identity and storage group)`);
+        }
+        next.status = to;
+      }
+    }
+    next.updated_at = ctx.now();
+    Object.assign(sub, next);
+    return { data: subscriptionToApi(sub) };
+  });
+}

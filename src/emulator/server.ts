@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, Ctx, errorsBody, Fault, fail, isObj, titleOf } from './core';
+import { applyFixtures } from './domain';
+import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
+import { verifyJwt, signJwt } from './jwt';
+import { registerCatalogRoutes } from './routes/catalog';
+import { registerHistoryRoutes, refreshHistory } from './routes/history';
+import { registerJobRoutes } from './routes/jobs';
+import { registerMarketplaceRoutes } from './routes/marketplace';
+import { registerNotificationRoutes } from './routes/notifications';
+import { registerSubscriptionRoutes } from './routes/subscriptions';
+import { ingestTx, registerTxRoutes, txToApi } from './routes/transactions';
+import { emptyState, EmulatorState, EmulatorStateSnapshot } from './state';
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Merged over DEFAULT_FIXTURES. */
+  fixtures?: EmulatorFixtures;
+  /** Lifetime of issued access tokens; default 3600. */
+  tokenTtlSeconds?: number;
+  /** Load state from this JSON file at start when it exists; save after every mutating request and on stop. */
+  stateFile?: string;
+  /** Initial clock (Unix seconds); default real time. The clock then advances in real time. */
+  now?: number;
+}
+
+export interface RunningEmulator {
+  url: string;
+  stop(): Promise<void>;
+  state(): EmulatorStateSnapshot;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Starts the emulator on real HTTP. */
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  let offset = opts.now !== undefined ? opts.now - Date.now() / 1000 : 0;
+  const now = (): number => Math.floor(Date.now() / 1000 + offset);
+  const ctx: Ctx = {
+    s: emptyState(),
+    now,
+    tokenTtlSeconds: opts.tokenTtlSeconds ?? 3600,
+    secret: randomBytes(32),
+    requests: [],
+    faults: [],
+  };
+  const seed = (): void => {
+    ctx.s = emptyState();
+    applyFixtures(ctx, DEFAULT_FIXTURES);
+    if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
+  };
+  if (opts.stateFile && existsSync(opts.stateFile)) {
+    const loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number };
+    if (!loaded.state) throw new Error(`state file ${opts.stateFile} has no state`);
+    ctx.s = { ...emptyState(), ...loaded.state };
+    if (opts.now === undefined && typeof loaded.clockOffset === 'number') offset = loaded.clockOffset;
+  } else {
+    seed();
+  }
+  const save = (): void => {
+    if (opts.stateFile) writeFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: offset }));
+  };
+
+  const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024, return503OnClosing: false });
+  app.decorateRequest('principal', null);
+  app.decorateRequest('logEntry', null);
+
+  // Every body is JSON (or empty); anything else is a 400.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      done(new ApiError(400, errorsBody(400, `malformed JSON body: ${(e as Error).message}`)), undefined);
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, _req, reply) => {
+    if (err instanceof ApiError) return reply.status(err.status).send(err.body);
+    const code = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    const status = code === 415 ? 400 : code;
+    const detail = status === 500 ? `internal error: ${err.message}` : err.message;
+    return reply.status(status).send(errorsBody(status, detail));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(errorsBody(404, `${req.method} ${req.url.split('?')[0]}`, 'Not Found'));
+  });
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0];
+    if (path.startsWith('/_emulator/') || path === '/_emulator') return;
+    const entry = { method: req.method, path, query: (req.query ?? {}) as Record<string, string | string[]>, status: 0, time: now() };
+    ctx.requests.push(entry);
+    req.logEntry = entry;
+    // Fault injection.
+    const i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));
+    if (i >= 0) {
+      const f = ctx.faults[i];
+      f.count -= 1;
+      if (f.count <= 0) ctx.faults.splice(i, 1);
+      if (f.delayMs && f.delayMs > 0) await new Promise((r) => setTimeout(r, f.delayMs));
+      if (f.drop || f.status === 0) {
+        reply.hijack();
+        req.raw.socket.destroy();
+        return reply;
+      }
+      if (f.status >= 100) {
+        if (f.retryAfter !== undefined) reply.header('Retry-After', String(f.retryAfter));
+        const body = f.body !== undefined ? f.body : errorsBody(f.status, `injected fault ${f.status}`, titleOf(f.status));
+        return reply.status(f.status).send(body);
+      }
+    }
+    if (path === '/auth/api/ref') return;
+    const h = req.headers.authorization;
+    const m = typeof h === 'string' ? /^Bearer ([^\s]+)$/.exec(h) : null;
+    if (!m) return reply.status(401).send(errorsBody(401, 'missing or malformed Authorization: Bearer header'));
+    const v = verifyJwt(m[1], ctx.secret, now());
+    if (!v.ok) return reply.status(401).send(errorsBody(401, v.reason));
+    req.principal = { account: v.claims.account, user: v.claims.user };
+    return undefined;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.logEntry) req.logEntry.status = reply.statusCode;
+    if (MUTATING.has(req.method) && opts.stateFile) save();
+  });
+
+  // Auth exchange.
+  app.post('/auth/api/ref', async (req, reply) => {
+    const b = req.body;
+    let token: unknown;
+    if (isObj(b)) token = isObj(b.data) && isObj(b.data.attributes) ? b.data.attributes.refresh_token : b.refresh_token;
+    if (typeof token !== 'string' || token === '') fail(400, 'refresh_token is required (data.attributes.refresh_token)');
+    const rt = ctx.s.refreshTokens.find((r) => r.token === token);
+    if (!rt) fail(401, 'unknown refresh token');
+    const iat = now();
+    const jwt = signJwt({ account: rt.accountId, user: rt.userId, iat, exp: iat + ctx.tokenTtlSeconds }, ctx.secret);
+    return reply.status(200).send({ data: { type: 'APIAuth', attributes: { token: jwt, expires_in: ctx.tokenTtlSeconds } } });
+  });
+
+  registerAdmin(app, ctx, seed, (n) => {
+    offset = n - Date.now() / 1000;
+  });
+  registerSubscriptionRoutes(app, ctx);
+  registerTxRoutes(app, ctx);
+  registerMarketplaceRoutes(app, ctx);
+  registerNotificationRoutes(app, ctx);
+  registerCatalogRoutes(app, ctx);
+  registerHistoryRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
+
+  const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  const u = new URL(address);
+  if (u.hostname === '[::1]' || u.hostname === '::1') u.hostname = '[::1]';
+  const url = u.origin;
+  let stopped = false;
+  return {
+    url,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      save();
+      await app.close();
+    },
+    state() {
+      refreshHistory(ctx);
+      return snapshot(ctx);
+    },
+  };
+}
+
+function snapshot(ctx: Ctx): EmulatorStateSnapshot {
+  return JSON.parse(JSON.stringify({ ...ctx.s, now: ctx.now() })) as EmulatorStateSnapshot;
+}
+
+function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow: (n: number) => void): void {
+  app.post('/_emulator/reset', async (_req, reply) => {
+    seed();
+    ctx.faults.length = 0;
+    ctx.requests.length = 0;
+    return reply.status(204).send();
+  });
+  app.post('/_emulator/fixtures', async (req, reply) => {
+    const counts = applyFixtures(ctx, req.body);
+    return reply.status(200).send({ loaded: counts });
+  });
+  app.post('/_emulator/tx', async (req, reply) => {
+    const rec = ingestTx(ctx, req.body);
+    return reply.status(200).send({ data: txToApi(rec) });
+  });
+  app.post('/_emulator/faults', async (req, reply) => {
+    const b = req.body;
+    const list = Array.isArray(b) ? b : [b];
+    const added: Fault[] = [];
+    for (const f of list) {
+      if (!isObj(f)) fail(400, 'a fault must be an object');
+      if (typeof f.pathPrefix !== 'string' || !f.pathPrefix.startsWith('/')) fail(400, 'pathPrefix must be a path starting with /');
+      const drop = f.drop === true;
+      const status = f.status === undefined && (drop || f.delayMs !== undefined) ? (drop ? 0 : -1) : f.status;
+      if (typeof status !== 'number' || !Number.isInteger(status) || (status !== 0 && status !== -1 && (status < 100 || status > 599))) {
+        fail(400, 'status must be an HTTP status (100-599), or 0 to drop the connection');
+      }
+      const count = f.count === undefined ? 1 : f.count;
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) fail(400, 'count must be a positive integer');
+      if (f.method !== undefined && typeof f.method !== 'string') fail(400, 'method must be a string');
+      if (f.retryAfter !== undefined && (typeof f.retryAfter !== 'number' || f.retryAfter < 0)) fail(400, 'retryAfter must be a non-negative number');
+      if (f.delayMs !== undefined && (typeof f.delayMs !== 'number' || f.delayMs < 0 || f.delayMs > 60000)) fail(400, 'delayMs must be 0-60000');
+      added.push({
+        method: f.method as string | undefined,
+        pathPrefix: f.pathPrefix,
+        status,
+        count,
+        retryAfter: f.retryAfter as number | undefined,
+        delayMs: f.delayMs as number | undefined,
+        body: f.body,
+        drop: drop || status === 0,
+      });
+    }
+    ctx.faults.push(...added);
+    return reply.status(200).send({ faults: ctx.faults });
+  });
+  app.delete('/_emulator/faults', async (_req, reply) => {
+    ctx.faults.length = 0;
+    return reply.status(204).send();
+  });
+  app.get('/_emulator/faults', async () => ({ faults: ctx.faults }));
+  app.post('/_emulator/clock', async (req) => {
+    const b = req.body;
+    if (!isObj(b)) fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
+    if (typeof b.now === 'number' && Number.isFinite(b.now)) setNow(b.now);
+    else if (typeof b.advance === 'number' && Number.isFinite(b.advance)) setNow(ctx.now() + b.advance);
+    else fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
+    refreshHistory(ctx);
+    return { now: ctx.now() };
+  });
+  app.get('/_emulator/clock', async () => ({ now: ctx.now() }));
+  app.get('/_emulator/state', async () => {
+    refreshHistory(ctx);
+    return snapshot(ctx);
+  });
+  app.get('/_emulator/requests', async () => ctx.requests);
+  app.delete('/_emulator/requests', async (_req, reply) => {
+    ctx.requests.length = 0;
+    return reply.status(204).send();
+  });
+}

@@ -1,0 +1,78 @@
+import { DEFAULT_REFRESH_TOKEN, OTHER_REFRESH_TOKEN, RunningEmulator, startEmulator, EmulatorOptions } from '../../src/emulator';
+
+export interface Res<T = any> { status: number; body: T; headers: Headers }
+
+/** A started emulator plus small fetch helpers bound to it. */
+export class Harness {
+  static async start(opts: EmulatorOptions = {}): Promise<Harness> {
+    const emu = await startEmulator({ host: '127.0.0.1', port: 0, ...opts });
+    const h = new Harness(emu);
+    h.token = await h.exchange(DEFAULT_REFRESH_TOKEN);
+    h.otherToken = await h.exchange(OTHER_REFRESH_TOKEN);
+    return h;
+  }
+
+  token = '';
+  otherToken = '';
+  private constructor(public readonly emu: RunningEmulator) {}
+
+  get url(): string {
+    return this.emu.url;
+  }
+
+  async exchange(refreshToken: string): Promise<string> {
+    const r = await this.raw('POST', '/auth/api/ref', { data: { type: 'APIAuth', attributes: { refresh_token: refreshToken } } });
+    if (r.status !== 200) throw new Error(`token exchange failed: ${r.status}`);
+    return r.body.data.attributes.token as string;
+  }
+
+  async raw(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(this.url + path, init);
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  /** Authenticated call (default account 1001). */
+  api(method: string, path: string, body?: unknown, token = this.token): Promise<Res> {
+    return this.raw(method, path, body, { authorization: `Bearer ${token}` });
+  }
+
+  /** Authenticated call as the other account (1002). */
+  other(method: string, path: string, body?: unknown): Promise<Res> {
+    return this.api(method, path, body, this.otherToken);
+  }
+
+  admin(method: string, path: string, body?: unknown): Promise<Res> {
+    return this.raw(method, `/_emulator${path}`, body);
+  }
+
+  async state(): Promise<any> {
+    return (await this.admin('GET', '/state')).body;
+  }
+
+  stop(): Promise<void> {
+    return this.emu.stop();
+  }
+}
+
+/** Creates a subscription through /v2/sub and returns its numeric ID. */
+export async function createSub(h: Harness, attrs: Record<string, unknown>): Promise<number> {
+  const r = await h.api('POST', '/v2/sub', {
+    data: { type: 'Subscription', attributes: { account: 1001, user: 2001, status: 'active', date_start: '2026-01-01T00:00:00Z', ...attrs } },
+  });
+  if (r.status !== 201) throw new Error(`create subscription failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return Number(r.body.data.id);
+}
+
+export const ORDERS_SUB = { product: 3001, remote_identity: 362, storage_group: 501, product_parameters: { marketplace_id: 'ATVPDKIKX0DER' } };
