@@ -43,6 +43,9 @@ const project = new awscdk.AwsCdkConstructLibrary({
   ],
 
   jestOptions: {
+    // jest 30 resolves through native bindings that are not all available from the registry
+    // (the lock file then fails `npm ci`); jest 29 is pure JS.
+    jestVersion: '^29',
     updateSnapshot: javascript.UpdateSnapshot.NEVER,
     jestConfig: {
       testTimeout: 30_000,
@@ -97,6 +100,11 @@ project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 // Lint every file (including the bundled, non-jsii parts) against the type-check project.
 project.tryFindObjectFile('.eslintrc.json')?.addDeletionOverride('parserOptions.projectService');
 project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.project', './tsconfig.typecheck.json');
+
+// eslint-import-resolver-typescript 4.x pulls native platform bindings that are not all
+// available from the registry, which leaves a lock file that `npm ci` rejects; 3.6 is pure JS.
+project.deps.removeDependency('eslint-import-resolver-typescript');
+project.addDevDeps('eslint-import-resolver-typescript@3.6.3');
 
 const typecheck = project.addTask('typecheck', {
   description: 'Type-check src, test, examples and bench (jest only transpiles)',
