@@ -212,7 +212,9 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
       subscriptions[t] = existing.id;
     } else {
       const id = `upstream-${++s.counters.upstream}`;
-      s.upstreamSubscriptions.push({ id, remoteIdentityId: identity.id, notificationType: t, destinationId: dest, enabled: true, createdAt: ctx.now(), pipelineId });
+      s.upstreamSubscriptions.push({
+        id, remoteIdentityId: identity.id, notificationType: t, destinationId: dest, enabled: true, createdAt: ctx.now(), pipelineId,
+      });
       createdUpstream.push(id);
       subscriptions[t] = id;
     }
