@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { Harness } from './helpers';
+import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 
 let h: Harness;
 beforeAll(async () => {

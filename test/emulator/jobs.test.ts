@@ -21,8 +21,15 @@ const job = (attrs: Record<string, unknown>) => ({
   data: {
     type: 'Job',
     attributes: {
-      is_primary: false, valid_date_start: '2026-06-16', valid_date_end: '2026-06-16', stage_id: 1000,
-      extra_context: JSON.stringify({ order_ids: orders(3) }), request_start: 1, request_end: 0, schedule: '15 2 16 6 *', ...attrs,
+      is_primary: false,
+      valid_date_start: '2026-06-16',
+      valid_date_end: '2026-06-16',
+      stage_id: 1000,
+      extra_context: JSON.stringify({ order_ids: orders(3) }),
+      request_start: 1,
+      request_end: 0,
+      schedule: '15 2 16 6 *',
+      ...attrs,
     },
   },
 });

@@ -23,7 +23,8 @@ async function createPipeline(rid: number, types: string[], extra: Record<string
   expect(r.status).toBe(207);
   const a = r.body.data.attributes;
   const sid = await createSub(h, {
-    product: 107, remote_identity: rid,
+    product: 107,
+    remote_identity: rid,
     product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta), notification_types: JSON.stringify(types) },
   });
   return { sid, res: r.body };

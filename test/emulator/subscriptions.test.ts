@@ -42,7 +42,9 @@ describe('lookups', () => {
     expect(st[0].relationships.remote_identity_type.data).toBeNull();
     const one = (await h.api('GET', '/v2/product/3002')).body.data;
     expect(one).toMatchObject({
-      type: 'Product', id: '3002', attributes: { active: 1, is_storage_product: 0, required_meta_fields: ['remote_identity_id', 'profile_id'] },
+      type: 'Product',
+      id: '3002',
+      attributes: { active: 1, is_storage_product: 0, required_meta_fields: ['remote_identity_id', 'profile_id'] },
       relationships: { remote_identity_type: { data: { type: 'RemoteIdentityType', id: '5' } } },
     });
     expect((await h.api('GET', '/v2/product/9999')).status).toBe(404);
@@ -57,7 +59,13 @@ describe('create', () => {
     expect(r.body.data).toMatchObject({
       type: 'Subscription',
       attributes: {
-        account: 1001, user: 2001, product: 3001, status: 'active', remote_identity: 362, storage_group: 501, name: 'Orders',
+        account: 1001,
+        user: 2001,
+        product: 3001,
+        status: 'active',
+        remote_identity: 362,
+        storage_group: 501,
+        name: 'Orders',
         product_parameters: { marketplace_id: 'ATVPDKIKX0DER', remote_identity_id: '362' },
       },
     });
@@ -70,7 +78,10 @@ describe('create', () => {
 
   test('unversioned form with the meta array', async () => {
     const r = await post({
-      product: 3002, remote_identity: 365, storage_group: 501, date_end: '2027-01-01T00:00:00Z',
+      product: 3002,
+      remote_identity: 365,
+      storage_group: 501,
+      date_end: '2027-01-01T00:00:00Z',
       subscription_product_meta_attributes: [
         { data_id: 1, data_key: 'profile_id', data_value: '42', data_format: 'STRING', product: 3002 },
         { data_id: 2, data_key: 'stage_ids', data_value: '[1000]', data_format: 'STRING', product: 3002 },

@@ -65,8 +65,16 @@ describe('merge rules', () => {
 
   test('children inherit subscription, product, payload, attribution date and file path', async () => {
     await ingest({
-      id: 'p', sender: 'scheduler', status: 'PROCESSING', timestamp: T0, product_name: 'Orders', payload_name: 'orders',
-      attribution_date: '2026-01-01', file_path: '/f', subscription_name: 'S', children: ['k'],
+      id: 'p',
+      sender: 'scheduler',
+      status: 'PROCESSING',
+      timestamp: T0,
+      product_name: 'Orders',
+      payload_name: 'orders',
+      attribution_date: '2026-01-01',
+      file_path: '/f',
+      subscription_name: 'S',
+      children: ['k'],
     });
     await h.admin('POST', '/tx', { id: 'k', sender: 'supervisor', status: 'PROCESSING', timestamp: T0 + 1, parent: 'p', payload_name: 'items' });
     const rows = (await list('&parent=p')).body.data;

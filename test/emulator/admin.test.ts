@@ -1,0 +1,165 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSub, Harness, ORDERS_SUB } from './helpers';
+import { DEFAULT_FIXTURES, DEFAULT_REFRESH_TOKEN, loadFixturesFile, startEmulator } from '../../src/emulator';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await Harness.start();
+});
+afterAll(() => h.stop());
+
+describe('admin API', () => {
+  test('reset returns to the default fixtures', async () => {
+    await createSub(h, ORDERS_SUB);
+    expect((await h.state()).subscriptions).toHaveLength(3);
+    expect((await h.admin('POST', '/reset')).status).toBe(204);
+    const st = await h.state();
+    expect(st.subscriptions.map((s: any) => s.id)).toEqual([8601, 8701]);
+    expect(st.historyMaxRequests).toBe(3);
+  });
+
+  test('fixtures merge records and return counts; invalid fixtures -> 400', async () => {
+    const r = await h.admin('POST', '/fixtures', {
+      accounts: [{ id: 1003, name: 'Third' }],
+      users: [{ id: 2003, account: 1003 }],
+      refreshTokens: [{ token: 'third-token', accountId: 1003, userId: 2003 }],
+      storages: [{ id: 601, account: 1003 }],
+      historyMaxRequests: 7,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.loaded).toEqual({ accounts: 1, users: 1, refreshTokens: 1, storages: 1, historyMaxRequests: 1 });
+    const t = await h.exchange('third-token');
+    expect((await h.api('GET', '/account', undefined, t)).body.data).toMatchObject({ id: '1003', attributes: { name: 'Third' } });
+    expect((await h.api('GET', '/storages?status=active', undefined, t)).body.data.map((s: any) => s.id)).toEqual(['601']);
+    expect((await h.admin('POST', '/fixtures', { nonsense: [] })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { accounts: [{ name: 'no id' }] })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { accounts: {} })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', '[1,2]')).status).toBe(400);
+  });
+
+  test('faults: status, count, Retry-After, method and prefix; cleared by DELETE', async () => {
+    await h.admin('POST', '/faults', { method: 'GET', pathPrefix: '/account', status: 429, count: 2, retryAfter: 3 });
+    const a = await h.api('GET', '/account');
+    expect(a.status).toBe(429);
+    expect(a.headers.get('retry-after')).toBe('3');
+    expect((await h.api('GET', '/user')).status).toBe(200);
+    expect((await h.api('GET', '/account')).status).toBe(429);
+    expect((await h.api('GET', '/account')).status).toBe(200);
+    await h.admin('POST', '/faults', { pathPrefix: '/account', status: 503, count: 5 });
+    expect((await h.api('GET', '/account')).status).toBe(503);
+    expect((await h.admin('DELETE', '/faults')).status).toBe(204);
+    expect((await h.api('GET', '/account')).status).toBe(200);
+    expect((await h.admin('POST', '/faults', { pathPrefix: 'account', status: 500 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/x', status: 42 })).status).toBe(400);
+  });
+
+  test('faults: delay and dropped connections', async () => {
+    await h.admin('POST', '/faults', { pathPrefix: '/user', delayMs: 150, count: 1 });
+    const t0 = Date.now();
+    expect((await h.api('GET', '/user')).status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+    await h.admin('POST', '/faults', { pathPrefix: '/user', status: 0, count: 1 });
+    await expect(h.api('GET', '/user')).rejects.toThrow();
+    expect((await h.api('GET', '/user')).status).toBe(200);
+  });
+
+  test('clock: now and advance', async () => {
+    expect((await h.admin('POST', '/clock', { now: 2_000_000_000 })).body.now).toBe(2_000_000_000);
+    const r = await h.admin('POST', '/clock', { advance: 10 });
+    expect(r.body.now).toBeGreaterThanOrEqual(2_000_000_010);
+    expect(r.body.now).toBeLessThan(2_000_000_013);
+    expect((await h.admin('POST', '/clock', { later: 1 })).status).toBe(400);
+    await h.admin('POST', '/clock', { now: Math.floor(Date.now() / 1000) });
+  });
+
+  test('request log records method, path, query and status; DELETE clears it', async () => {
+    await h.admin('DELETE', '/requests');
+    await h.api('GET', '/v2/product?is_storage_product=0');
+    await h.raw('GET', '/account');
+    const log = (await h.admin('GET', '/requests')).body;
+    expect(log.map((e: any) => [e.method, e.path, e.status])).toEqual([['GET', '/v2/product', 200], ['GET', '/account', 401]]);
+    expect(log[0].query).toEqual({ is_storage_product: '0' });
+    expect(typeof log[0].time).toBe('number');
+  });
+
+  test('robustness: unknown route 404 JSON, malformed JSON 400 JSON, wrong content 400', async () => {
+    const nf = await h.api('GET', '/no/such/route');
+    expect(nf.status).toBe(404);
+    expect(nf.body.errors[0].detail).toBe('GET /no/such/route');
+    const bad = await h.api('POST', '/v2/sub', '{"data":');
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].title).toBe('Bad Request');
+    const txt = await h.raw('POST', '/v2/sub', 'hello', { 'content-type': 'text/plain', 'authorization': `Bearer ${h.token}` });
+    expect(txt.status).toBe(400);
+    expect((await h.api('POST', '/v2/sub', [1, 2])).status).toBe(400);
+  });
+
+  test('state includes customer-cloud resources and upstream subscriptions', async () => {
+    const st = await h.state();
+    for (const k of ['cloud', 'destinations', 'upstreamSubscriptions', 'pipelines', 'legacyPipelines', 'transactions', 'history', 'jobs', 'now']) {
+      expect(st).toHaveProperty(k);
+    }
+    expect(h.emu.state().subscriptions.length).toBe(st.subscriptions.length);
+  });
+});
+
+describe('options', () => {
+  test('fixtures option merges over defaults; DEFAULT_FIXTURES exported', async () => {
+    const emu = await startEmulator({ fixtures: { historyMaxRequests: 9 } });
+    try {
+      expect(emu.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(emu.state().historyMaxRequests).toBe(9);
+      expect(emu.state().products.length).toBe(DEFAULT_FIXTURES.products!.length);
+    } finally {
+      await emu.stop();
+    }
+  });
+
+  test('stateFile: saved after mutations and on stop, loaded at start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emu-'));
+    const file = join(dir, 'state.json');
+    try {
+      const a = await startEmulator({ stateFile: file });
+      const tok = async (url: string) => (await (await fetch(`${url}/auth/api/ref`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
+      })).json() as any).data.attributes.token;
+      const t = await tok(a.url);
+      const res = await fetch(`${a.url}/v2/sub`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'authorization': `Bearer ${t}` },
+        body: JSON.stringify({ data: { attributes: { account: 1001, user: 2001, status: 'active', date_start: '2026-01-01T00:00:00Z', product: 4001 } } }),
+      });
+      expect(res.status).toBe(201);
+      const id = ((await res.json()) as any).data.id;
+      expect(existsSync(file)).toBe(true);
+      expect(JSON.parse(readFileSync(file, 'utf8')).state.subscriptions.map((s: any) => String(s.id))).toContain(id);
+      await a.stop();
+      const b = await startEmulator({ stateFile: file });
+      try {
+        const t2 = await tok(b.url);
+        const got = await fetch(`${b.url}/sub/${id}`, { headers: { authorization: `Bearer ${t2}` } });
+        expect(got.status).toBe(200);
+      } finally {
+        await b.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('loadFixturesFile reads JSON and reports errors clearly', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emu-'));
+    try {
+      const f = join(dir, 'f.json');
+      writeFileSync(f, JSON.stringify({ historyMaxRequests: 4 }));
+      expect(loadFixturesFile(f)).toEqual({ historyMaxRequests: 4 });
+      writeFileSync(f, '{oops');
+      expect(() => loadFixturesFile(f)).toThrow(/not valid JSON/);
+      expect(() => loadFixturesFile(join(dir, 'missing.json'))).toThrow(/cannot read/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
