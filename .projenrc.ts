@@ -123,6 +123,12 @@ demo.exec('ts-node --transpile-only scripts/demo.ts');
 // The demo is part of the test suite: if it breaks, CI breaks.
 project.testTask.spawn(demo);
 
+project.addTask('bench', {
+  description: 'Benchmarks against the embedded emulator; prints ratios measured side by side in one run',
+  exec: 'ts-node --transpile-only bench/run.ts',
+  receiveArgs: true,
+});
+
 project.addTask('dpi', {
   description: 'Run the bundled dpi command line (npm run dpi -- <command>)',
   exec: 'node assets/cli/dpi/index.js',
