@@ -1,0 +1,59 @@
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command } from 'commander';
+import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, startEmulator } from '../../emulator';
+import { RunContext } from '../context';
+import { CliError } from '../errors';
+import { parseIntFlag } from '../format';
+import { interruption } from '../io';
+
+interface EmulatorFlags {
+  host: string;
+  port: string;
+  fixtures?: string;
+  tokenTtl?: string;
+}
+
+/** `dpi emulator` */
+export function emulatorCommand(ctx: RunContext): Command {
+  return new Command('emulator')
+    .description('run the service emulator on this machine until Ctrl-C (for tests, demos and trying an app without an account)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 = any free port)', '0')
+    .option('--fixtures <file>', 'JSON file of fixtures merged over the defaults (see docs/emulator.md)')
+    .option('--token-ttl <seconds>', 'lifetime of issued access tokens')
+    .action(async (opts: EmulatorFlags) => {
+      const io = ctx.io;
+      let port: number;
+      let ttl: number | undefined;
+      let fixtures: EmulatorFixtures | undefined;
+      try {
+        port = parseIntFlag('--port', opts.port, 0, 65535);
+        if (opts.tokenTtl !== undefined) ttl = parseIntFlag('--token-ttl', opts.tokenTtl, 1);
+        if (opts.fixtures !== undefined) fixtures = loadFixturesFile(opts.fixtures);
+      } catch (e) {
+        throw new CliError((e as Error).message);
+      }
+      // Subscribe before starting so that an early Ctrl-C still stops the server cleanly.
+      const intr = interruption(io);
+      let emu;
+      try {
+        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl });
+      } catch (e) {
+        intr.dispose();
+        throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
+      }
+      io.stdout.write(`listening on ${emu.url}\n`);
+      io.stdout.write(
+        `default refresh token for local use (emulator only, not a secret): ${DEFAULT_REFRESH_TOKEN}\n`
+        + `  export DPI_BASE_URL=${emu.url}\n`
+        + `  export DPI_REFRESH_TOKEN=${DEFAULT_REFRESH_TOKEN}\n`
+        + 'admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n',
+      );
+      const signal = await intr.promise;
+      intr.dispose();
+      io.stderr.write(`${signal}: stopping the emulator\n`);
+      await emu.stop();
+      io.stderr.write('emulator stopped\n');
+    });
+}

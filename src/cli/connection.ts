@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command, Option } from 'commander';
+import { DpiClient, ServiceEndpoints } from '../client';
+import { CliError, EXIT } from './errors';
+import { CliIo } from './io';
+
+/** The flags and environment variables of every service address. */
+const ADDRESSES: ReadonlyArray<{ key: keyof ServiceEndpoints; flag: string; option: string; env: string; what: string }> = [
+  { key: 'baseUrl', flag: '--base-url', option: 'baseUrl', env: 'DPI_BASE_URL', what: 'gateway (/service/...); default for every other address' },
+  { key: 'subscriptionsUrl', flag: '--subscriptions-url', option: 'subscriptionsUrl', env: 'DPI_SUBSCRIPTIONS_URL', what: 'subscriptions service' },
+  { key: 'accountUrl', flag: '--account-url', option: 'accountUrl', env: 'DPI_ACCOUNT_URL', what: 'account service' },
+  { key: 'userUrl', flag: '--user-url', option: 'userUrl', env: 'DPI_USER_URL', what: 'user service' },
+  { key: 'remoteIdentityUrl', flag: '--remote-identity-url', option: 'remoteIdentityUrl', env: 'DPI_REMOTE_IDENTITY_URL', what: 'remote identity service' },
+  { key: 'authUrl', flag: '--auth-url', option: 'authUrl', env: 'DPI_AUTH_URL', what: 'authentication service' },
+];
+
+/** Environment variable holding the refresh token. */
+export const REFRESH_TOKEN_ENV = 'DPI_REFRESH_TOKEN';
+
+/** Parsed connection flags. */
+export interface ConnectionFlags {
+  baseUrl?: string;
+  subscriptionsUrl?: string;
+  accountUrl?: string;
+  userUrl?: string;
+  remoteIdentityUrl?: string;
+  authUrl?: string;
+  refreshTokenFile?: string;
+  /** Hidden: only present to refuse it without echoing it. */
+  refreshToken?: string;
+}
+
+/** Adds the shared connection options to a service command. */
+export function addConnectionOptions(cmd: Command): Command {
+  for (const a of ADDRESSES) cmd.addOption(new Option(`${a.flag} <url>`, `${a.what} (env ${a.env})`));
+  cmd.addOption(new Option('--refresh-token-file <file>', `file holding the refresh token (default: env ${REFRESH_TOKEN_ENV})`));
+  // Accepted only to be refused with a clear message: a token on the command line leaks into shell history and process lists.
+  cmd.addOption(new Option('--refresh-token <token>').hideHelp());
+  return cmd;
+}
+
+/** A resolved connection: a client, the secrets to redact, and the origins for messages. */
+export interface Connection {
+  readonly client: DpiClient;
+  readonly endpoints: ServiceEndpoints;
+  readonly secrets: string[];
+  readonly origins: string[];
+}
+
+/** The origin of a URL without credentials (for messages). */
+export function safeOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** Resolves endpoints (flags, then environment; DPI_BASE_URL fills the rest). */
+export function resolveEndpoints(flags: ConnectionFlags, env: CliIo['env']): ServiceEndpoints {
+  const val = (flag: string | undefined, envName: string): string | undefined => {
+    const v = flag ?? env[envName];
+    return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
+  };
+  const base = val(flags.baseUrl, 'DPI_BASE_URL');
+  const out: Partial<ServiceEndpoints> = {};
+  const missing: string[] = [];
+  for (const a of ADDRESSES) {
+    const v = val((flags as Record<string, string | undefined>)[a.option], a.env) ?? base;
+    if (v === undefined) {
+      missing.push(`${a.flag} / ${a.env}`);
+      continue;
+    }
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      throw new CliError(`${a.flag} / ${a.env}: not a valid URL`, EXIT.FAILURE);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`${a.flag} / ${a.env}: must be an http(s) URL`, EXIT.FAILURE);
+    out[a.key] = v.replace(/\/+$/, '');
+  }
+  if (missing.length === ADDRESSES.length) {
+    throw new CliError('no service address: set DPI_BASE_URL or pass --base-url URL '
+      + '(e.g. the address `dpi emulator` prints); per-service addresses override it (see dpi --help)', EXIT.FAILURE);
+  }
+  if (missing.length > 0) {
+    throw new CliError(`missing service address: ${missing.join(', ')} (or set DPI_BASE_URL / --base-url as the default)`, EXIT.FAILURE);
+  }
+  return out as ServiceEndpoints;
+}
+
+/** Reads the refresh token from --refresh-token-file or DPI_REFRESH_TOKEN (never from a flag value). */
+export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): string {
+  if (flags.refreshToken !== undefined) {
+    throw new CliError('--refresh-token is not accepted: a token on the command line ends up in shell history and process lists. '
+      + `Set ${REFRESH_TOKEN_ENV} or pass --refresh-token-file FILE.`, EXIT.FAILURE);
+  }
+  if (flags.refreshTokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.refreshTokenFile, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'read error';
+      throw new CliError(`--refresh-token-file: cannot read ${flags.refreshTokenFile} (${code})`, EXIT.FAILURE);
+    }
+    const token = text.trim();
+    if (token === '') throw new CliError(`--refresh-token-file: ${flags.refreshTokenFile} is empty`, EXIT.FAILURE);
+    return token;
+  }
+  const token = env[REFRESH_TOKEN_ENV]?.trim();
+  if (!token) {
+    throw new CliError(`no refresh token: set ${REFRESH_TOKEN_ENV} or pass --refresh-token-file FILE `
+      + '(for `dpi emulator`, the token it prints on start)', EXIT.FAILURE);
+  }
+  return token;
+}
+
+/** Builds the client of a service command. */
+export function connect(flags: ConnectionFlags, io: CliIo): Connection {
+  const endpoints = resolveEndpoints(flags, io.env);
+  const refreshToken = resolveRefreshToken(flags, io.env);
+  const client = new DpiClient({ endpoints, refreshToken, maxAttempts: 3, requestTimeoutMs: 30_000 });
+  return { client, endpoints, secrets: [refreshToken], origins: Object.values(endpoints).map(safeOrigin) };
+}

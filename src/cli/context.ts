@@ -1,0 +1,29 @@
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command } from 'commander';
+import { Connection, ConnectionFlags, connect } from './connection';
+import { CliIo } from './io';
+
+/** State shared by the commands of one `dpi` run. */
+export interface RunContext {
+  readonly io: CliIo;
+  /** Secrets to remove from anything printed (the refresh token once known). */
+  readonly secrets: Set<string>;
+}
+
+/** Connects with a command's flags and remembers the secret for redaction. */
+export function connectFor(ctx: RunContext, flags: ConnectionFlags): Connection {
+  const c = connect(flags, ctx.io);
+  for (const s of c.secrets) ctx.secrets.add(s);
+  return c;
+}
+
+/** Writes a value as pretty JSON. */
+export function printJson(ctx: RunContext, value: unknown): void {
+  ctx.io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Adds `--json`. */
+export function addJsonOption(cmd: Command): Command {
+  return cmd.option('--json', 'print JSON for scripts instead of a table');
+}

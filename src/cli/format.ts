@@ -1,0 +1,83 @@
+/** Text formatting helpers of `dpi`: tables, colours, times. */
+
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/** Display width of a text (ANSI colour codes do not count). */
+export function visibleLength(s: string): number {
+  return [...s.replace(ANSI, '')].length;
+}
+
+/** Colour names used by `dpi`. */
+export type Colour = 'red' | 'green' | 'yellow' | 'blue' | 'magenta' | 'cyan' | 'dim' | 'bold';
+
+const CODES: Record<Colour, [number, number]> = {
+  red: [31, 39], green: [32, 39], yellow: [33, 39], blue: [34, 39], magenta: [35, 39], cyan: [36, 39], dim: [2, 22], bold: [1, 22],
+};
+
+/** Paints text with a colour when `enabled`. */
+export type Painter = (colour: Colour | undefined, text: string) => string;
+
+/** A painter: ANSI colours when enabled, identity otherwise. */
+export function painter(enabled: boolean): Painter {
+  return (colour, text) => {
+    if (!enabled || !colour || text === '') return text;
+    const [on, off] = CODES[colour];
+    return `\x1b[${on}m${text}\x1b[${off}m`;
+  };
+}
+
+/** Shortens a text to `max` characters (with an ellipsis). */
+export function truncate(s: string, max: number): string {
+  const chars = [...s];
+  return chars.length <= max ? s : `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
+}
+
+/**
+ * Renders rows as a left-aligned table with a header, columns separated by two spaces,
+ * no trailing spaces. Cells may contain ANSI colours.
+ */
+export function renderTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ''))));
+  const line = (cells: string[]): string => cells
+    .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i] - visibleLength(c))))
+    .join('  ')
+    .replace(/\s+$/, '');
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** Unix seconds -> `YYYY-MM-DDTHH:MM:SSZ` (empty for absent). */
+export function isoSeconds(ts: number | undefined): string {
+  if (ts === undefined || ts === null || !Number.isFinite(ts)) return '';
+  return new Date(ts * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Parses a time flag: Unix seconds (digits) or an ISO 8601 date / date-time
+ * (a date alone or a time without zone is taken as UTC). Returns Unix seconds.
+ */
+export function parseTimeFlag(flag: string, value: string): number {
+  const v = value.trim();
+  if (/^\d+$/.test(v)) {
+    const n = Number(v);
+    if (Number.isSafeInteger(n)) return n;
+  }
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(v);
+  if (m) {
+    const zone = m[8] ?? 'Z';
+    const iso = `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${m[7] ?? ''}${zone === 'Z' ? 'Z' : zone.replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')}`;
+    const t = Date.parse(iso);
+    if (!Number.isNaN(t)) return Math.floor(t / 1000);
+  }
+  throw new Error(`${flag}: expected Unix seconds or an ISO time (e.g. 2026-11-20 or 2026-11-20T08:00:00Z), got '${value}'`);
+}
+
+/** Parses a positive integer flag within bounds. */
+export function parseIntFlag(flag: string, value: string, min: number, max: number = Number.MAX_SAFE_INTEGER): number {
+  const v = value.trim();
+  if (!/^-?\d+$/.test(v)) throw new Error(`${flag}: expected an integer, got '${value}'`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new Error(`${flag}: must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, got ${v}`);
+  }
+  return n;
+}

@@ -1,0 +1,99 @@
+/**
+ * The `dpi` command line (commander). `dpi.ts` is the bundled entry point; tests build the program
+ * here with their own IO and run commands in-process (`runDpi`).
+ */
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command, CommanderError } from 'commander';
+import * as pkg from '../../package.json';
+import { localDeployCommand } from '../local';
+import { emulatorCommand } from './commands/emulator';
+import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
+import { statusCommand } from './commands/status';
+import { txCommand } from './commands/tx';
+import { REFRESH_TOKEN_ENV } from './connection';
+import { RunContext } from './context';
+import { EXIT, redact, toCliError } from './errors';
+import { CliIo, CliIoInit, resolveIo } from './io';
+
+/** Version of the package `dpi` belongs to. */
+export const DPI_VERSION: string = (pkg as { version?: string }).version ?? '0.0.0';
+
+const HELP_FOOTER = `
+Connection (every service command): --base-url / DPI_BASE_URL is the default of every address;
+--subscriptions-url, --account-url, --user-url, --remote-identity-url, --auth-url (or DPI_SUBSCRIPTIONS_URL, ...)
+override it. The refresh token comes from ${REFRESH_TOKEN_ENV} or --refresh-token-file FILE, never from a flag value.
+
+Exit codes: 0 success; 1 dpi status found a record in ERROR; 2 usage, configuration, connection or service error.
+
+Try it locally:  dpi emulator   (prints the URL and token to export), then  dpi products
+`;
+
+/** Runs a secret-scrubbing writer over a sink. */
+function scrubbing(sink: CliIo['stdout'], secrets: Set<string>): CliIo['stdout'] {
+  return { write: (text: string) => sink.write(redact(text, secrets)) };
+}
+
+/** The run context (IO with scrubbing writers) of one run. */
+function contextOf(init: CliIoInit | undefined): RunContext {
+  const raw = resolveIo(init);
+  const secrets = new Set<string>();
+  const envToken = raw.env[REFRESH_TOKEN_ENV]?.trim();
+  if (envToken) secrets.add(envToken);
+  const io: CliIo = { ...raw, stdout: scrubbing(raw.stdout, secrets), stderr: scrubbing(raw.stderr, secrets) };
+  return { io, secrets };
+}
+
+function build(ctx: RunContext): Command {
+  const io = ctx.io;
+  const program = new Command('dpi')
+    .description('Data Pipeline Integration: run the emulator, deploy locally, watch data movement, look up IDs')
+    .version(DPI_VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .addHelpText('after', HELP_FOOTER);
+  const add = (cmd: Command): void => {
+    cmd.copyInheritedSettings(program);
+    program.addCommand(cmd);
+  };
+  add(emulatorCommand(ctx));
+  add(localDeployCommand());
+  add(txCommand(ctx));
+  add(statusCommand(ctx));
+  add(productsCommand(ctx));
+  add(stagesCommand(ctx));
+  add(identitiesCommand(ctx));
+  add(storagesCommand(ctx));
+  return program;
+}
+
+/** Builds the `dpi` program (commander) with the given IO (default: the process's). */
+export function buildProgram(io?: CliIoInit): Command {
+  return build(contextOf(io));
+}
+
+/**
+ * Runs `dpi` with `argv` (the arguments after `dpi`) and returns the exit code; messages go to the
+ * IO's stderr (secrets removed). Never calls process.exit.
+ */
+export async function runDpi(argv: string[], init?: CliIoInit): Promise<number> {
+  const ctx = contextOf(init);
+  const program = build(ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.OK;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version exit 0; every parse error (already printed by commander) is a usage error.
+      return e.exitCode === 0 ? EXIT.OK : EXIT.FAILURE;
+    }
+    const err = toCliError(e);
+    if (err.message) ctx.io.stderr.write(`dpi: ${redact(err.message, ctx.secrets)}\n`);
+    return err.exitCode;
+  }
+}
