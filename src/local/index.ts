@@ -1,46 +1,57 @@
 /**
  * `dpi local-deploy`: drives the custom resources of a synthesized CDK app
- * through the real bundled handler against the (embedded) emulator.
+ * through the real bundled handler against the (embedded) emulator, the way
+ * CloudFormation would (see docs/local-deploy.md).
  */
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE, runLocalDeploy } from './runner';
 
-/** Options of a local deployment run. */
-export interface LocalDeployOptions {
-  /** Cloud assembly directory (default `./cdk.out`). */
-  readonly app?: string;
-  /** URL of a running emulator; default: start an embedded one for the run. */
-  readonly emulatorUrl?: string;
-  /** State file (default `.dpi/local-state.json`). */
-  readonly stateFile?: string;
-  /** Delete everything in the state instead of deploying. */
-  readonly destroy?: boolean;
-  /** Name of the environment variable holding the refresh token (default `DPI_REFRESH_TOKEN`). */
-  readonly refreshTokenEnv?: string;
+export { runLocalDeploy, withEmulatorUrl, roleTrustsService, DEFAULT_STATE_FILE, DEFAULT_REFRESH_TOKEN_ENV } from './runner';
+export type { LocalDeployOptions, LocalDeployResult } from './runner';
+export type { ProgressEvent, SummaryRow } from './output';
+export { readAssembly } from './assembly';
+export type { AssemblyStack } from './assembly';
+export { resolveValue, referencedResources, stringifyScalars, generatedName, ResolveError } from './intrinsics';
+export type { ResolveContext, StackEnvironment } from './intrinsics';
+export { dependencyOrder, selectedDependencies } from './graph';
+export { readState } from './state';
+export type { LocalState, ResourceState, StackState } from './state';
+export { defaultHandlerPath, findPackageRoot } from './handler';
+
+interface LocalDeployFlags {
+  app: string;
+  emulator?: string;
+  state: string;
+  destroy?: boolean;
+  refreshTokenEnv: string;
+  handlerLogs?: boolean;
+  json?: boolean;
 }
 
-/** Result of a local deployment run. */
-export interface LocalDeployResult {
-  readonly success: boolean;
-}
-
-/** Runs a local deployment (placeholder until the runner lands). */
-export async function runLocalDeploy(_options: LocalDeployOptions): Promise<LocalDeployResult> {
-  throw new Error('local-deploy: not implemented yet');
-}
-
-/** The `local-deploy` command for the `dpi` program. */
+/** The `local-deploy` command for the `dpi` program. Sets `process.exitCode = 1` when anything failed. */
 export function localDeployCommand(): Command {
   return new Command('local-deploy')
-    .description('Drive the custom resources of a synthesized CDK app through the real handler against the emulator')
-    .option('--app <dir>', 'cloud assembly directory', './cdk.out')
-    .option('--emulator <url>', 'URL of a running emulator (default: start an embedded one)')
-    .option('--state <file>', 'state file', '.dpi/local-state.json')
-    .option('--destroy', 'delete every resource in the state')
-    .option('--refresh-token-env <name>', 'environment variable holding the refresh token', 'DPI_REFRESH_TOKEN')
-    .action(async (opts: { app: string; emulator?: string; state: string; destroy?: boolean; refreshTokenEnv: string }) => {
+    .description('Deploy (or destroy) the Custom::Dpi* resources of a synthesized CDK app through the real handler against the emulator, like CloudFormation would')
+    .option('--app <dir>', 'cloud assembly directory (cdk synth output)', './cdk.out')
+    .option('--emulator <url>', 'URL of a running emulator (default: start an embedded emulator whose state lives beside the state file)')
+    .option('--state <file>', 'state file (logical ID -> physical ID, properties, attributes; never secrets)', DEFAULT_STATE_FILE)
+    .option('--destroy', 'delete every resource in the state in reverse dependency order and clear the state')
+    .option('--refresh-token-env <name>', 'environment variable holding the refresh token (default token of the embedded emulator otherwise)', DEFAULT_REFRESH_TOKEN_ENV)
+    .option('--handler-logs', 'also print the handler\'s log lines on stderr (always written to handler.log beside the state file)')
+    .option('--json', 'print the result as JSON on stdout instead of the summary table')
+    .action(async (flags: LocalDeployFlags) => {
       const result = await runLocalDeploy({
-        app: opts.app, emulatorUrl: opts.emulator, stateFile: opts.state, destroy: opts.destroy, refreshTokenEnv: opts.refreshTokenEnv,
+        app: flags.app,
+        emulatorUrl: flags.emulator,
+        stateFile: flags.state,
+        destroy: flags.destroy,
+        refreshTokenEnv: flags.refreshTokenEnv,
+        showHandlerLogs: flags.handlerLogs,
+        output: flags.json ? () => undefined : undefined,
       });
+      if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);
       if (!result.success) process.exitCode = 1;
     });
 }

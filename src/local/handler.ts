@@ -1,0 +1,194 @@
+/**
+ * Loads the bundled custom-resource handler and invokes it like Lambda would.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import Module from 'node:module';
+import { dirname, join } from 'node:path';
+import { format } from 'node:util';
+import { HANDLER_ASSET_DIR, HandlerExports } from '../contract';
+
+/** Name of this package (to find its root). */
+export const PACKAGE_NAME = 'data-pipeline-integration-cdk';
+
+/** The CloudFormation custom resource event the provider framework passes to `onEvent`. */
+export interface CustomResourceEvent {
+  RequestType: 'Create' | 'Update' | 'Delete';
+  ServiceToken: string;
+  ResponseURL: string;
+  StackId: string;
+  RequestId: string;
+  LogicalResourceId: string;
+  ResourceType: string;
+  ResourceProperties: Record<string, unknown>;
+  OldResourceProperties?: Record<string, unknown>;
+  PhysicalResourceId?: string;
+}
+
+/** What `onEvent` returns. */
+export interface OnEventResponse {
+  PhysicalResourceId?: string;
+  Data?: Record<string, unknown>;
+  NoEcho?: boolean;
+}
+
+/** What `isComplete` returns. */
+export interface IsCompleteResponse {
+  IsComplete: boolean;
+  Data?: Record<string, unknown>;
+}
+
+/** Local replacements of the handler's AWS calls. */
+export interface LocalRuntime {
+  readSecret?: (arn: string) => Promise<string>;
+  callerAccountId?: () => Promise<string>;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The handler module's exports used by the runner. */
+export interface HandlerModule {
+  onEvent(event: CustomResourceEvent, context: LambdaLikeContext): Promise<OnEventResponse | undefined>;
+  isComplete?(event: CustomResourceEvent & OnEventResponse, context: LambdaLikeContext): Promise<IsCompleteResponse>;
+  configureLocalRuntime?(runtime: LocalRuntime): void;
+}
+
+/** The parts of the Lambda context a handler may use. */
+export interface LambdaLikeContext {
+  callbackWaitsForEmptyEventLoop: boolean;
+  functionName: string;
+  functionVersion: string;
+  invokedFunctionArn: string;
+  memoryLimitInMB: string;
+  awsRequestId: string;
+  logGroupName: string;
+  logStreamName: string;
+  getRemainingTimeInMillis(): number;
+  done(): void;
+  fail(): void;
+  succeed(): void;
+}
+
+/** Finds the package root (the directory of this package's package.json) above `from`. */
+export function findPackageRoot(from: string = __dirname): string {
+  let dir = from;
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        const name = (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name;
+        if (name === PACKAGE_NAME) return dir;
+      } catch {
+        // not a readable package.json: keep looking
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root above ${from}`);
+    dir = parent;
+  }
+}
+
+/** Path of the bundled handler (`assets/handler/index/index.js` under the package root). */
+export function defaultHandlerPath(): string {
+  return join(findPackageRoot(), HANDLER_ASSET_DIR, 'index.js');
+}
+
+interface InternalModule {
+  filename: string;
+  paths: string[];
+  exports: unknown;
+  _compile(code: string, filename: string): void;
+}
+interface ModuleStatics {
+  new (id: string, parent?: unknown): InternalModule;
+  _nodeModulePaths(dir: string): string[];
+}
+
+/**
+ * Loads a fresh instance of the handler bundle (module state such as token caches
+ * is not shared between runs, nor with another copy loaded by `require`).
+ */
+export function loadHandler(file: string): HandlerModule {
+  if (!existsSync(file)) {
+    throw new Error(`the handler bundle ${file} is missing: run 'npx projen bundle' first`);
+  }
+  const M = Module as unknown as ModuleStatics;
+  const m = new M(file);
+  m.filename = file;
+  m.paths = M._nodeModulePaths(dirname(file));
+  m._compile(readFileSync(file, 'utf8'), file);
+  const exp = m.exports as Partial<HandlerModule>;
+  if (typeof exp[HandlerExports.ON_EVENT] !== 'function') {
+    throw new Error(`the handler bundle ${file} does not export ${HandlerExports.ON_EVENT}: rebuild it with 'npx projen bundle'`);
+  }
+  return exp as HandlerModule;
+}
+
+/** Where the handler's console output goes while it runs. */
+export interface HandlerLogSink {
+  /** File the handler's log lines are appended to. */
+  readonly file?: string;
+  /** Also write them to stderr. */
+  readonly echo?: boolean;
+  /** Values replaced by `***` in every captured line (secrets). */
+  readonly redact: readonly string[];
+}
+
+/** Replaces every occurrence of the secrets in `text`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length > 0) out = out.split(s).join('***');
+  return out;
+}
+
+type ConsoleMethod = 'log' | 'info' | 'warn' | 'error' | 'debug' | 'trace';
+const METHODS: ConsoleMethod[] = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
+
+/**
+ * Runs `fn` (a handler invocation) with the console redirected to the sink,
+ * and a Lambda-like context whose remaining time counts down from `budgetMs`.
+ */
+export async function invokeWithContext<T>(
+  functionName: string,
+  functionArn: string,
+  budgetMs: number,
+  sink: HandlerLogSink,
+  fn: (context: LambdaLikeContext) => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  const requestId = randomUUID();
+  const context: LambdaLikeContext = {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: functionArn,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${requestId}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+  if (sink.file) mkdirSync(dirname(sink.file), { recursive: true });
+  const saved = new Map<ConsoleMethod, (...args: unknown[]) => void>();
+  for (const name of METHODS) {
+    saved.set(name, console[name]);
+    console[name] = (...args: unknown[]): void => {
+      const line = redact(format(...args), sink.redact);
+      const stamped = `${new Date().toISOString()}\t${requestId}\t${name.toUpperCase()}\t${line}\n`;
+      if (sink.file) appendFileSync(sink.file, stamped);
+      if (sink.echo) process.stderr.write(stamped);
+    };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Task timed out after ${(budgetMs / 1000).toFixed(2)} seconds`)), budgetMs);
+    });
+    return await Promise.race([fn(context), timeout]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    for (const name of METHODS) console[name] = saved.get(name)!;
+  }
+}

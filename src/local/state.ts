@@ -1,0 +1,90 @@
+/**
+ * The local runner's state file: what it deployed (never a secret).
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** A deployed resource. */
+export interface ResourceState {
+  readonly stack: string;
+  readonly logicalId: string;
+  readonly type: string;
+  readonly physicalId: string;
+  /** Resolved, stringified properties as synthesized (connection URLs before the rewrite to the emulator). */
+  readonly properties: Record<string, unknown>;
+  /** `Data` returned by the handler. */
+  readonly attributes: Record<string, unknown>;
+  /** Logical IDs (same stack) this resource depends on. */
+  readonly dependsOn: string[];
+  readonly deletionPolicy?: string;
+  readonly updateReplacePolicy?: string;
+  /** Whether the resource's provider has an isComplete waiter. */
+  readonly waiter: boolean;
+  /** Construct path (`aws:cdk:path` metadata) when known. */
+  readonly path?: string;
+}
+
+/** A deployed stack. */
+export interface StackState {
+  readonly stackName: string;
+  readonly stackId: string;
+  readonly account: string;
+  readonly region: string;
+  /** Stack names this stack depends on. */
+  readonly dependencies: string[];
+}
+
+/** The whole state file. */
+export interface LocalState {
+  version: 1;
+  /** Stacks in deployment order. */
+  stacks: StackState[];
+  /** Key: `<stack>/<logicalId>`. */
+  resources: Record<string, ResourceState>;
+  /** Physical resources replaced or removed whose deletion failed (retried on the next run). */
+  orphans: ResourceState[];
+}
+
+/** Key of a resource in the state. */
+export function resourceKey(stack: string, logicalId: string): string {
+  return `${stack}/${logicalId}`;
+}
+
+/** An empty state. */
+export function emptyState(): LocalState {
+  return { version: 1, stacks: [], resources: {}, orphans: [] };
+}
+
+/** Reads the state file (an empty state when it does not exist). */
+export function readState(file: string): LocalState {
+  if (!existsSync(file)) return emptyState();
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalState>;
+  if (parsed.version !== 1) throw new Error(`${file}: unsupported state version ${String(parsed.version)}`);
+  return { version: 1, stacks: parsed.stacks ?? [], resources: parsed.resources ?? {}, orphans: parsed.orphans ?? [] };
+}
+
+/**
+ * Writes the state file atomically. `forbidden` values (secrets) must not appear in it:
+ * the write is refused if one does.
+ */
+export function writeState(file: string, state: LocalState, forbidden: readonly string[] = []): void {
+  const text = `${JSON.stringify(state, undefined, 2)}\n`;
+  for (const f of forbidden) {
+    if (f.length > 0 && text.includes(f)) throw new Error(`refusing to write a secret into the state file ${file}`);
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+/** Removes the state file. */
+export function removeState(file: string): void {
+  rmSync(file, { force: true });
+}
+
+/** A stack ID as CloudFormation makes them, stable for the life of the stack in this state. */
+export function newStackId(stackName: string, account: string, region: string): string {
+  return `arn:aws:cloudformation:${region}:${account}:stack/${stackName}/${randomUUID()}`;
+}
