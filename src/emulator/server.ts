@@ -37,6 +37,8 @@ export interface RunningEmulator {
   state(): EmulatorStateSnapshot;
 }
 
+/** The request log keeps the latest entries only. */
+export const MAX_LOG = 100_000;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Starts the emulator on real HTTP. */
@@ -100,6 +102,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (path.startsWith('/_emulator/') || path === '/_emulator') return;
     const entry = { method: req.method, path, query: (req.query ?? {}) as Record<string, string | string[]>, status: 0, time: now() };
     ctx.requests.push(entry);
+    if (ctx.requests.length > MAX_LOG) ctx.requests.splice(0, ctx.requests.length - MAX_LOG);
     req.logEntry = entry;
     // Fault injection.
     const i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));

@@ -34,6 +34,18 @@ function badTx(detail: string): never {
   fail(400, `invalid TX report: ${detail}`);
 }
 
+const indexes = new WeakMap<TxRecord[], Map<string, TxRecord>>();
+
+/** ID index of the current transaction array (rebuilt when the array is replaced: reset, purge, state load). */
+function txIndex(ctx: Ctx): Map<string, TxRecord> {
+  let m = indexes.get(ctx.s.transactions);
+  if (!m || m.size !== ctx.s.transactions.length) {
+    m = new Map(ctx.s.transactions.map((t) => [t.id, t]));
+    indexes.set(ctx.s.transactions, m);
+  }
+  return m;
+}
+
 function purgeExpired(ctx: Ctx): void {
   const now = ctx.now();
   if (ctx.s.transactions.some((t) => now >= t.time_to_live)) ctx.s.transactions = ctx.s.transactions.filter((t) => now < t.time_to_live);
@@ -66,7 +78,8 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
   const now = ctx.now();
   const ts = typeof r.timestamp === 'number' ? r.timestamp : now;
   const modified = typeof r.modified_at === 'string' && r.modified_at !== '' ? r.modified_at : modifiedText(ts);
-  let rec = s.transactions.find((t) => t.id === r.id);
+  const index = txIndex(ctx);
+  let rec = index.get(r.id);
   const sender = r.sender;
   const status = r.status;
   if (!rec) {
@@ -83,6 +96,7 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
       reports: 0,
     };
     s.transactions.push(rec);
+    index.set(rec.id, rec);
   } else {
     const curRank = SENDERS.indexOf(rec.sender);
     const newRank = SENDERS.indexOf(sender);
@@ -106,11 +120,11 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
   for (const c of (r.children as string[] | undefined) ?? []) if (!rec.children.includes(c)) rec.children.push(c);
   // Keep links consistent in both directions.
   if (rec.parent) {
-    const parent = s.transactions.find((t) => t.id === rec!.parent);
+    const parent = index.get(rec.parent);
     if (parent && !parent.children.includes(rec.id)) parent.children.push(rec.id);
   }
   for (const c of rec.children) {
-    const child = s.transactions.find((t) => t.id === c);
+    const child = index.get(c);
     if (child && !child.parent) child.parent = rec.id;
   }
   return rec;
@@ -233,7 +247,7 @@ export function registerTxRoutes(app: FastifyInstance, ctx: Ctx): void {
     const cursor = q.cursor !== undefined ? decodeCursor(q.cursor, fp) : undefined;
 
     purgeExpired(ctx);
-    const byId = new Map(ctx.s.transactions.map((t) => [t.id, t]));
+    const byId = txIndex(ctx);
     const all = ctx.s.transactions
       .map((t) => ({ t, a: effective(byId, t) }))
       .filter((x) => x.a.subscription_id === sid)
