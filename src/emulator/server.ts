@@ -80,7 +80,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(text));
+      done(null, JSON.parse(text, (k, v: unknown) => (k === '__proto__' ? undefined : v)));
     } catch (e) {
       done(new ApiError(400, errorsBody(400, `malformed JSON body: ${(e as Error).message}`)), undefined);
     }

@@ -94,6 +94,9 @@ describe('admin API', () => {
     const txt = await h.raw('POST', '/v2/sub', 'hello', { 'content-type': 'text/plain', 'authorization': `Bearer ${h.token}` });
     expect(txt.status).toBe(400);
     expect((await h.api('POST', '/v2/sub', [1, 2])).status).toBe(400);
+    const proto = await h.admin('POST', '/fixtures', '{"accounts":[{"id":1009,"__proto__":{"polluted":true}}]}');
+    expect(proto.status).toBe(200);
+    expect(({} as any).polluted).toBeUndefined();
   });
 
   test('state includes customer-cloud resources and upstream subscriptions', async () => {

@@ -205,6 +205,22 @@ describe('update and delete', () => {
     expect(st.destinations.find((d: any) => d.id === m0.sqs_destination_id)).toBeUndefined();
   });
 
+  test('update without a queue type recreates the pipeline and re-enables the event-bus subscription at the shared destination', async () => {
+    const { sid, res } = await createPipeline(362, ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED']);
+    const a0 = res.data.attributes;
+    const r = await h.api('PATCH', `${U}/362/${sid}`, body({ notification_types: ['ORDER_CHANGE'] }));
+    expect(r.status).toBe(207);
+    const a1 = r.body.data.attributes;
+    expect(a1.meta.pipeline_id).not.toBe(a0.meta.pipeline_id);
+    expect(a1.meta.sqs_destination_id).toBeUndefined();
+    expect(a1.meta.eventbridge_destination_id).toBe(a0.meta.eventbridge_destination_id);
+    expect(a1.subscriptions.ORDER_CHANGE).toBe(a0.subscriptions.ORDER_CHANGE);
+    const st = await h.state();
+    const ups = st.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
+    expect(ups.map((u: any) => [u.notificationType, u.enabled])).toEqual([['ORDER_CHANGE', true]]);
+    expect(st.cloud.filter((c: any) => c.pipelineId === a0.meta.pipeline_id)).toHaveLength(0);
+  });
+
   test('update disables old upstream subscriptions first; a failing creation leaves them disabled (not atomic)', async () => {
     const { sid } = await createPipeline(362, ['ORDER_CHANGE']);
     await h.admin('POST', '/fixtures', { failingNotificationTypes: ['LISTINGS_ITEM_STATUS_CHANGE'] });

@@ -84,6 +84,15 @@ describe('merge rules', () => {
     });
   });
 
+  test('a child reported before its parent inherits once the parent arrives', async () => {
+    await h.admin('POST', '/tx', { id: 'early', sender: 'supervisor', status: 'PROCESSING', timestamp: T0 + 1, parent: 'late' });
+    expect((await list('')).body.data).toHaveLength(0);
+    await ingest({ id: 'late', sender: 'scheduler', status: 'PROCESSING', timestamp: T0, product_name: 'P' });
+    const rows = (await list('&parent=late')).body.data;
+    expect(rows.map((x: any) => [x.id, x.attributes.product_name])).toEqual([['early', 'P']]);
+    expect((await list('&parent=')).body.data[0].attributes.children).toEqual(['early']);
+  });
+
   test('invalid reports -> 400', async () => {
     expect((await h.admin('POST', '/tx', { id: 'x', sender: 'nobody', status: 'PROCESSING' })).status).toBe(400);
     expect((await h.admin('POST', '/tx', { id: 'x', sender: 'ftpsync', status: 'processed' })).status).toBe(400);

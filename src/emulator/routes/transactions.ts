@@ -97,6 +97,8 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
     };
     s.transactions.push(rec);
     index.set(rec.id, rec);
+    // Children reported before their parent.
+    for (const t of s.transactions) if (t.parent === rec.id) rec.children.push(t.id);
   } else {
     const curRank = SENDERS.indexOf(rec.sender);
     const newRank = SENDERS.indexOf(sender);
