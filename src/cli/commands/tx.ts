@@ -18,7 +18,7 @@ export async function fetchAllTx(client: DpiClient, q: TxQuery, io: CliIo, abort
     for await (const page of client.tx.pages(q)) {
       out.push(...page.records);
       pages++;
-      if (progress) io.stderr.write(`\r\x1b[Kfetched ${out.length} records… (${pages} page${pages === 1 ? '' : 's'})`);
+      if (progress) io.stderr.write(`\r\x1b[Kfetched ${out.length} record${out.length === 1 ? '' : 's'}… (${pages} page${pages === 1 ? '' : 's'})`);
       if (abort?.aborted) break;
     }
   } finally {
