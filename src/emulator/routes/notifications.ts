@@ -57,7 +57,8 @@ function validateUnified(ctx: Ctx, identity: RemoteIdentityFixture, body: unknow
   } else if (attrs.eb_to_fh_role_arn !== undefined && typeof attrs.eb_to_fh_role_arn !== 'string') {
     fail(400, 'eb_to_fh_role_arn must be a string');
   }
-  const legacy = ctx.s.subscriptions.find((x) => x.product === 86 && x.status === 'active' && x.remote_identity === identity.id);
+  const legacy = ctx.s.subscriptions.find((x) => x.product === 86 && x.status === 'active' && x.account === identity.account
+    && (x.remote_identity === identity.id || x.product_parameters.remote_identity_id === String(identity.id)));
   if (legacy) {
     fail(400, `remote identity ${identity.id} has an active legacy queue notification pipeline (product 86, subscription ${legacy.id}); delete it before creating a unified pipeline`);
   }
