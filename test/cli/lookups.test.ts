@@ -1,0 +1,99 @@
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
+import { ALL_OUTPUT, dpi, fault, requests, startCliEmulator } from './helpers';
+
+let emu: RunningEmulator;
+beforeAll(async () => {
+  emu = await startCliEmulator();
+});
+afterAll(async () => {
+  await emu.stop();
+  expect(ALL_OUTPUT.join('\n')).not.toContain(DEFAULT_REFRESH_TOKEN);
+});
+
+describe('lookups', () => {
+  test('dpi products: source products by default, --storage for destinations', async () => {
+    const r = await dpi(['products'], { emu });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe([
+      'ID    NAME                           ACTIVE  REMOTE IDENTITY TYPE  REQUIRED META FIELDS',
+      '86    SP-API Notifications (legacy)  yes     17                    remote_identity_id',
+      '107   SP-API Notifications           yes     17                    remote_identity_id',
+      '3001  Marketplace Orders             yes     17                    remote_identity_id, marketplace_id',
+      '3002  Advertising                    yes     5                     remote_identity_id, profile_id',
+      '3003  Retired Source                 no      -                     -',
+      '',
+    ].join('\n'));
+    const s = await dpi(['products', '--storage', '--json'], { emu });
+    expect(s.code).toBe(0);
+    expect(JSON.parse(s.stdout)).toEqual([{
+      id: '4001', active: 1, name: 'Object Storage Destination', is_storage_product: 1, required_meta_fields: [], remote_identity_type: null,
+    }]);
+    const qs = (await requests(emu, '/v2/product')).map((x) => x.query);
+    expect(qs).toEqual([{ is_storage_product: '0' }, { is_storage_product: '1' }]);
+  });
+
+  test('dpi stages: named stages >= 1000 from the payloads, with history limits from the card', async () => {
+    const r = await dpi(['stages', '3001'], { emu });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe([
+      'product 3001 (Marketplace Orders)',
+      'STAGE ID  NAME         ENABLED  HISTORY DAYS  MAX REQUEST AGE (DAYS)  RESTRICTED TO',
+      '1000      orders       yes      30            730                     -',
+      '1001      order_items  yes      14            365                     -',
+      '1002      order_fees   no       -             -                       -',
+      '',
+    ].join('\n'));
+    expect(r.stdout).not.toContain('orders_legacy'); // stage 10 is a legacy record
+    const j = await dpi(['stages', '3001', '--json'], { emu });
+    const doc = JSON.parse(j.stdout) as { product_id: number; stages: Array<{ stage_id: number; enabled: boolean; history: unknown[] }> };
+    expect(doc.product_id).toBe(3001);
+    expect(doc.stages[0]).toEqual({
+      stage_id: 1000, name: 'orders', enabled: true, restricted_to: null,
+      history: [{ subproduct_id: 'default', days: 30, max_request_time: 730, schedule_offset: null }],
+    });
+    const payloadQueries = (await requests(emu, '/service/products/product/3001/payloads')).map((x) => x.query);
+    expect(payloadQueries).toContainEqual({ stage_id__gte: '1000' });
+    expect(payloadQueries).toContainEqual({ stage_id__gte: '1000', enabled: 'true' });
+  });
+
+  test('dpi stages: unknown product, catalog failure, bad argument', async () => {
+    const unknown = await dpi(['stages', '999'], { emu });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe('dpi: product 999 does not exist (see dpi products)\n');
+    await fault(emu, { pathPrefix: '/service/product-cards/card/3002', status: 500, body: { error: 'catalog down' } });
+    const down = await dpi(['stages', '3002'], { emu });
+    expect(down.code).toBe(2);
+    expect(down.stderr).toContain('500 service failure: GET /service/product-cards/card/3002 (service said: catalog down)');
+    const bad = await dpi(['stages', 'orders'], { emu });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("product ID must be an integer, got 'orders'");
+    const missing = await dpi(['stages'], { emu });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'product-id'");
+  });
+
+  test('dpi identities: id, name, type; seller (17) and vendor (18) marked', async () => {
+    const r = await dpi(['identities'], { emu });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe([
+      'ID   NAME                         TYPE  TYPE NAME               SP ACCOUNT',
+      '362  Seller US                    17    Amazon Selling Partner  seller',
+      '363  Vendor US                    18    Amazon Vendor           vendor',
+      '364  Seller MX (legacy pipeline)  17    Amazon Selling Partner  seller',
+      '365  Advertising                  5     Amazon Advertising      -',
+      '',
+    ].join('\n'));
+    const j = JSON.parse((await dpi(['identities', '--json'], { emu })).stdout) as Array<{ id: string; sp_account_type: string | null }>;
+    expect(j.map((x) => [x.id, x.sp_account_type])).toEqual([['362', 'seller'], ['363', 'vendor'], ['364', 'seller'], ['365', null]]);
+  });
+
+  test('dpi storages: active destinations of the account', async () => {
+    const r = await dpi(['storages'], { emu });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('ID   NAME         STATUS  STORAGE PRODUCT\n501  Main bucket  active  4001\n');
+    expect(JSON.parse((await dpi(['storages', '--json'], { emu })).stdout)).toEqual([
+      { id: '501', name: 'Main bucket', status: 'active', product: 4001 },
+    ]);
+    expect((await requests(emu, '/storages')).every((x) => x.query.status === 'active')).toBe(true);
+  });
+});
