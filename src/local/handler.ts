@@ -104,6 +104,17 @@ interface ModuleStatics {
 }
 
 /**
+ * Makes the module's free `console` the handler console (a module-scoped
+ * variable declared after the 'use strict' directive, if any).
+ */
+function withLocalConsole(code: string): string {
+  const decl = 'var console = module.localConsole;';
+  const m = /^(#![^\n]*\n)?(\s*(['"])use strict\3;?)?/.exec(code);
+  const head = m ? m[0] : '';
+  return `${head}${decl}${code.slice(head.length)}`;
+}
+
+/**
  * Loads a fresh instance of the handler bundle (module state such as token caches
  * is not shared between runs, nor with another copy loaded by `require`).
  */
@@ -112,10 +123,11 @@ export function loadHandler(file: string): HandlerModule {
     throw new Error(`the handler bundle ${file} is missing: run 'npx projen bundle' first`);
   }
   const M = Module as unknown as ModuleStatics;
-  const m = new M(file);
+  const m = new M(file) as InternalModule & { localConsole?: unknown };
   m.filename = file;
   m.paths = M._nodeModulePaths(dirname(file));
-  m._compile(readFileSync(file, 'utf8'), file);
+  m.localConsole = handlerConsole;
+  m._compile(withLocalConsole(readFileSync(file, 'utf8')), file);
   const exp = m.exports as Partial<HandlerModule>;
   if (typeof exp[HandlerExports.ON_EVENT] !== 'function') {
     throw new Error(`the handler bundle ${file} does not export ${HandlerExports.ON_EVENT}: rebuild it with 'npx projen bundle'`);
@@ -142,6 +154,29 @@ export function redact(text: string, secrets: readonly string[]): string {
 
 type ConsoleMethod = 'log' | 'info' | 'warn' | 'error' | 'debug' | 'trace';
 const METHODS: ConsoleMethod[] = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
+
+/** The sink of the invocation in progress (invocations are sequential). */
+let currentSink: { sink: HandlerLogSink; requestId: string } | undefined;
+
+function writeLine(level: ConsoleMethod, args: unknown[]): void {
+  const active = currentSink;
+  if (!active) {
+    // Outside an invocation (e.g. at load time): keep it out of the progress output too.
+    return;
+  }
+  const line = redact(format(...args), active.sink.redact);
+  const stamped = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t${line}\n`;
+  if (active.sink.file) appendFileSync(active.sink.file, stamped);
+  if (active.sink.echo) process.stderr.write(stamped);
+}
+
+/**
+ * The `console` the loaded handler sees: every line goes to the sink of the
+ * invocation in progress (the handler log file), with secrets redacted.
+ */
+export const handlerConsole: Pick<Console, ConsoleMethod> = Object.fromEntries(
+  METHODS.map((m) => [m, (...args: unknown[]) => writeLine(m, args)]),
+) as unknown as Pick<Console, ConsoleMethod>;
 
 /**
  * Runs `fn` (a handler invocation) with the console redirected to the sink,
@@ -171,16 +206,8 @@ export async function invokeWithContext<T>(
     succeed: () => undefined,
   };
   if (sink.file) mkdirSync(dirname(sink.file), { recursive: true });
-  const saved = new Map<ConsoleMethod, (...args: unknown[]) => void>();
-  for (const name of METHODS) {
-    saved.set(name, console[name]);
-    console[name] = (...args: unknown[]): void => {
-      const line = redact(format(...args), sink.redact);
-      const stamped = `${new Date().toISOString()}\t${requestId}\t${name.toUpperCase()}\t${line}\n`;
-      if (sink.file) appendFileSync(sink.file, stamped);
-      if (sink.echo) process.stderr.write(stamped);
-    };
-  }
+  const previous = currentSink;
+  currentSink = { sink, requestId };
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
@@ -189,6 +216,6 @@ export async function invokeWithContext<T>(
     return await Promise.race([fn(context), timeout]);
   } finally {
     if (timer) clearTimeout(timer);
-    for (const name of METHODS) console[name] = saved.get(name)!;
+    currentSink = previous;
   }
 }

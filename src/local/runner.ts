@@ -130,6 +130,13 @@ interface Change {
 
 class RunFailure extends Error {}
 
+/** A handler failure after onEvent succeeded (isComplete failed or timed out): the resource exists under `physicalId`. */
+class WaiterError extends Error {
+  constructor(message: string, readonly physicalId: string, readonly data: Record<string, unknown>) {
+    super(message);
+  }
+}
+
 /** Runs a local deployment (or destroy). Never throws for resource failures: see `success`. */
 export async function runLocalDeploy(options: LocalDeployOptions = {}): Promise<LocalDeployResult> {
   const run = new Runner(options);
@@ -308,15 +315,20 @@ class Runner {
       const isCompleteFn = handler.isComplete.bind(handler);
       const completeName = `${stack.stackName}-DpiProviderIsComplete`;
       const completeArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${completeName}`;
-      for (;;) {
-        const completeEvent = { ...event, PhysicalResourceId: newPhysical, Data: data };
-        const done = await invokeWithContext(completeName, completeArn, budget, this.sink, (c) => isCompleteFn(completeEvent, c));
-        if (done && done.IsComplete) {
-          data = { ...data, ...(done.Data ?? {}) };
-          break;
+      const physical = newPhysical;
+      try {
+        for (;;) {
+          const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
+          const done = await invokeWithContext(completeName, completeArn, budget, this.sink, (c) => isCompleteFn(completeEvent, c));
+          if (done && done.IsComplete) {
+            data = { ...data, ...(done.Data ?? {}) };
+            break;
+          }
+          if (Date.now() >= deadline) throw new Error(`Operation timed out after ${timeoutSeconds} seconds (isComplete never returned true)`);
+          await new Promise((res) => setTimeout(res, this.options.pollIntervalMs ?? 1000));
         }
-        if (Date.now() >= deadline) throw new Error(`Operation timed out after ${timeoutSeconds} seconds (isComplete never returned true)`);
-        await new Promise((res) => setTimeout(res, this.options.pollIntervalMs ?? 1000));
+      } catch (e) {
+        throw new WaiterError((e as Error).message, physical, data);
       }
     }
     if (JSON.stringify({ PhysicalResourceId: newPhysical, Data: data }).length > MAX_DATA_BYTES) {
@@ -539,7 +551,16 @@ class Runner {
         this.save();
       } catch (e) {
         this.emit(stack.stackName, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
-        failure = { p, before, props };
+        if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
+          // onEvent made a resource whose waiter failed: the rollback deletes it (CloudFormation got its physical ID).
+          const after: ResourceState = { ...base, physicalId: e.physicalId, attributes: e.data };
+          this.state.resources[key] = after;
+          changes.push({ kind: before ? 'update' : 'create', before, after });
+          this.save();
+          failure = { p };
+        } else {
+          failure = { p, before, props };
+        }
         break;
       }
     }

@@ -1,0 +1,267 @@
+/**
+ * CloudFormation semantics of the runner, with a scripted handler
+ * (test/local/fixtures/fake-handler.js) against the real emulator.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmulator, RunningEmulator } from '../../src/emulator';
+import { LocalDeployOptions, runLocalDeploy } from '../../src/local';
+import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
+
+const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
+const TOKEN = 'rt-secret-7f3a9c1e-do-not-print';
+
+interface Call {
+  fn: string;
+  event: Record<string, unknown> & { ResourceProperties: Record<string, unknown>; OldResourceProperties?: Record<string, unknown> };
+  account?: string;
+  remaining?: number;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
+const calls = (): Call[] => (existsSync(CALLS_FILE) ? readFileSync(CALLS_FILE, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as Call) : []);
+const resetCalls = (): void => rmSync(CALLS_FILE, { force: true });
+const summary = (c: Call): string => `${c.fn}:${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}${c.event.PhysicalResourceId ? `:${String(c.event.PhysicalResourceId)}` : ''}`;
+
+let emulator: RunningEmulator;
+let tmp: { dir: string; cleanup: () => void };
+let lines: string[];
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+});
+afterAll(async () => {
+  await emulator.stop();
+  resetCalls();
+});
+beforeEach(() => {
+  resetCalls();
+  tmp = tempDir();
+  lines = [];
+});
+afterEach(() => tmp.cleanup());
+
+function deployOpts(appDir: string, extra: Partial<LocalDeployOptions> = {}): LocalDeployOptions {
+  return {
+    app: appDir,
+    emulatorUrl: emulator.url,
+    stateFile: join(tmp.dir, 'state', 'local-state.json'),
+    refreshToken: TOKEN,
+    handlerPath: FAKE,
+    pollIntervalMs: 5,
+    progress: (l) => lines.push(l),
+    output: (l) => lines.push(l),
+    ...extra,
+  };
+}
+
+function assembly(resources: Record<string, unknown>): string {
+  const dir = join(tmp.dir, `out-${Math.random().toString(36).slice(2)}`);
+  writeAssembly(dir, [{ name: 'Demo', template: { Resources: { ...providerResources(), ...resources } } }]);
+  return dir;
+}
+
+const A = (props: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  dpiResource('Custom::DpiSubscription', { Key: 'a', Count: 5, Enabled: true, ...props }, extra);
+const B = (props: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  dpiResource('Custom::DpiProductOrderJobs', { Key: 'b', SubscriptionId: { 'Fn::GetAtt': ['A', 'Key'] }, Parent: { Ref: 'A' }, ...props }, extra);
+
+test('create, no-change rerun, in-place update, destroy: events, stringified properties, order, state', async () => {
+  const v1 = assembly({ B: B(), A: A() });
+  const r1 = await runLocalDeploy(deployOpts(v1));
+  expect(r1.success).toBe(true);
+  // Dependency order despite template order B, A.
+  expect(calls().map(summary)).toEqual(['onEvent:Create:A', 'onEvent:Create:B']);
+  const createA = calls()[0].event;
+  expect(createA.ResourceProperties).toMatchObject({ Key: 'a', Count: '5', Enabled: 'true' });
+  expect(createA.ResponseURL).toBe('local');
+  expect(createA.ResourceType).toBe('Custom::DpiSubscription');
+  expect(String(createA.StackId)).toMatch(/^arn:aws:cloudformation:us-east-1:123456789012:stack\/Demo\/[0-9a-f-]{36}$/);
+  expect(createA.ServiceToken).toBe('arn:aws:lambda:us-east-1:123456789012:function:Demo-ProviderFramework');
+  // Every connection URL is rewritten to the emulator; the secret ARN is resolved.
+  expect(createA.ResourceProperties.Connection).toMatchObject({
+    BaseUrl: emulator.url,
+    AuthUrl: emulator.url,
+    SubscriptionsUrl: emulator.url,
+    RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi/refresh-token',
+  });
+  expect(calls()[0].account).toBe('123456789012');
+  expect(calls()[0].remaining).toBeGreaterThan(590_000);
+  const physA = r1.resources.find((r) => r.logicalId === 'A')!.physicalId;
+  expect(calls()[1].event.ResourceProperties).toMatchObject({ SubscriptionId: 'a', Parent: physA });
+  expect(r1.events.map((e) => `${e.status}:${e.logicalId}`)).toEqual([
+    'CREATE_IN_PROGRESS:Demo', 'CREATE_IN_PROGRESS:A', 'CREATE_COMPLETE:A', 'CREATE_IN_PROGRESS:B', 'CREATE_COMPLETE:B', 'CREATE_COMPLETE:Demo',
+  ]);
+  expect(lines.some((l) => /^Demo \| \d\d:\d\d:\d\d \| CREATE_COMPLETE\s+\| Custom::DpiSubscription \| A$/.test(l))).toBe(true);
+
+  // Second run without changes: no handler call at all.
+  resetCalls();
+  const r2 = await runLocalDeploy(deployOpts(v1));
+  expect(r2.success).toBe(true);
+  expect(calls()).toEqual([]);
+  expect(r2.events).toEqual([]);
+
+  // In-place update of A only: B's resolved properties are unchanged -> no event for B.
+  const v2 = assembly({ B: B(), A: A({ Count: 6 }) });
+  const r3 = await runLocalDeploy(deployOpts(v2));
+  expect(r3.success).toBe(true);
+  expect(calls().map(summary)).toEqual([`onEvent:Update:A:${physA}`]);
+  expect(calls()[0].event.OldResourceProperties).toMatchObject({ Count: '5', Connection: { BaseUrl: emulator.url } });
+  expect(calls()[0].event.ResourceProperties).toMatchObject({ Count: '6' });
+
+  // Destroy: reverse dependency order, state file removed.
+  resetCalls();
+  const physB = r3.resources.find((r) => r.logicalId === 'B')!.physicalId;
+  const r4 = await runLocalDeploy(deployOpts(v2, { destroy: true }));
+  expect(r4.success).toBe(true);
+  expect(calls().map(summary)).toEqual([`onEvent:Delete:B:${physB}`, `onEvent:Delete:A:${physA}`]);
+  expect(r4.resources).toEqual([]);
+  expect(existsSync(join(tmp.dir, 'state', 'local-state.json'))).toBe(false);
+});
+
+test('a changed physical ID on Update deletes the old one in the cleanup phase, after every other change', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), B: B() })));
+  const before = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
+  const oldA = before.resources['Demo/A'].physicalId as string;
+  const oldB = before.resources['Demo/B'].physicalId as string;
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a2' }), B: B() })));
+  expect(r.success).toBe(true);
+  const newA = r.resources.find((x) => x.logicalId === 'A')!.physicalId;
+  expect(newA).not.toBe(oldA);
+  // B references A.Key and Ref A: it is updated with the new values; the old A is deleted last.
+  expect(calls().map(summary)).toEqual([`onEvent:Update:A:${oldA}`, `onEvent:Update:B:${oldB}`, `onEvent:Delete:A:${oldA}`]);
+  expect(calls()[1].event.ResourceProperties).toMatchObject({ SubscriptionId: 'a2', Parent: newA });
+  expect(r.events.map((e) => e.status)).toContain('UPDATE_COMPLETE_CLEANUP_IN_PROGRESS');
+});
+
+test('UpdateReplacePolicy Retain keeps the old physical resource (DELETE_SKIPPED, no Delete call)', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A({}, { UpdateReplacePolicy: 'Retain' }) })));
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a3' }, { UpdateReplacePolicy: 'Retain' }) })));
+  expect(r.success).toBe(true);
+  expect(calls().map((c) => c.event.RequestType)).toEqual(['Update']);
+  expect(r.events.filter((e) => e.status === 'DELETE_SKIPPED').map((e) => e.logicalId)).toEqual(['A']);
+});
+
+test('DeletionPolicy Retain: removal from the app and destroy make no Delete call', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), K: A({ Key: 'k' }, { DeletionPolicy: 'Retain' }) })));
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A() })));
+  expect(r.success).toBe(true);
+  expect(calls()).toEqual([]);
+  expect(r.events.map((e) => `${e.status}:${e.logicalId}`)).toContain('DELETE_SKIPPED:K');
+  expect(r.resources.map((x) => x.logicalId)).toEqual(['A']);
+
+  await runLocalDeploy(deployOpts(assembly({ A: A(), K: A({ Key: 'k' }, { DeletionPolicy: 'Retain' }) })));
+  resetCalls();
+  const d = await runLocalDeploy(deployOpts('', { destroy: true }));
+  expect(d.success).toBe(true);
+  expect(calls().map(summary)).toEqual([expect.stringMatching(/^onEvent:Delete:A:/)]);
+  expect(d.events.map((e) => `${e.status}:${e.logicalId}`)).toContain('DELETE_SKIPPED:K');
+});
+
+test('a resource removed from the app is deleted in the cleanup phase', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), B: B() })));
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Count: 7 }) })));
+  expect(r.success).toBe(true);
+  expect(calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}`)).toEqual(['Update:A', 'Delete:B']);
+});
+
+test('a failure on the second resource rolls back the first (existing stack: swapped Update; created: Delete)', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), B: B() })));
+  const stateFile = join(tmp.dir, 'state', 'local-state.json');
+  const before = JSON.parse(readFileSync(stateFile, 'utf8'));
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Count: 9 }), B: B({ Fail: 'true' }), C: A({ Key: 'c' }, { DependsOn: ['B'] }) })));
+  expect(r.success).toBe(false);
+  const seq = calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}`);
+  // A updated, B failed; rollback: B and A get Updates with old/new swapped (reverse order). C never started.
+  expect(seq).toEqual(['Update:A', 'Update:B', 'Update:B', 'Update:A']);
+  expect(calls()[2].event.ResourceProperties.Fail).toBeUndefined();
+  expect(calls()[2].event.OldResourceProperties!.Fail).toBe('true');
+  expect(calls()[3].event.ResourceProperties.Count).toBe('5');
+  expect(calls()[3].event.OldResourceProperties!.Count).toBe('9');
+  expect(r.events.map((e) => e.status)).toEqual(expect.arrayContaining(['UPDATE_FAILED', 'UPDATE_ROLLBACK_IN_PROGRESS', 'UPDATE_ROLLBACK_COMPLETE']));
+  const failed = r.events.find((e) => e.status === 'UPDATE_FAILED')!;
+  expect(failed.reason).toContain('scripted failure of B');
+  // The state is what it was before the run.
+  const after = JSON.parse(readFileSync(stateFile, 'utf8'));
+  expect(after.resources['Demo/A'].properties).toEqual(before.resources['Demo/A'].properties);
+  expect(Object.keys(after.resources).sort()).toEqual(['Demo/A', 'Demo/B']);
+});
+
+test('a failed first deployment deletes what it created (ROLLBACK_COMPLETE) and leaves no state', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A(), B: B({ Fail: 'true' }) })));
+  expect(r.success).toBe(false);
+  expect(calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}`)).toEqual(['Create:A', 'Create:B', 'Delete:A']);
+  expect(r.events.map((e) => e.status)).toEqual(expect.arrayContaining(['CREATE_FAILED', 'ROLLBACK_IN_PROGRESS', 'ROLLBACK_COMPLETE']));
+  expect(r.resources).toEqual([]);
+  const state = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
+  expect(state.stacks).toEqual([]);
+});
+
+test('resources of a provider with a waiter are polled with isComplete until complete; Data is merged', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 2, TimeoutSeconds: 30 }, {}, true) })));
+  expect(r.success).toBe(true);
+  expect(calls().map((c) => c.fn)).toEqual(['onEvent', 'isComplete', 'isComplete', 'isComplete']);
+  expect(calls()[1].event.PhysicalResourceId).toMatch(/^phys-h-/);
+  expect(r.resources[0].attributes).toMatchObject({ Status: 'active' });
+  const state = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
+  expect(state.resources['Demo/H'].attributes).toMatchObject({ Done: 'yes', Key: 'h' });
+});
+
+test('isComplete that never completes times out after TimeoutSeconds and fails the resource', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 100000, TimeoutSeconds: 1 }, {}, true) }), { pollIntervalMs: 100 }));
+  expect(r.success).toBe(false);
+  expect(r.events.find((e) => e.status === 'CREATE_FAILED')!.reason).toMatch(/timed out after 1 seconds/);
+  // onEvent made the resource: the rollback deletes it (and waits for the Delete to complete).
+  expect(calls().filter((c) => c.event.RequestType === 'Delete').map((c) => c.fn)).toEqual(['onEvent', 'isComplete']);
+  expect(r.events.map((e) => e.status)).toContain('ROLLBACK_COMPLETE');
+});
+
+test('an unknown reference fails before any call, naming the logical ID', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A(), B: B({ Other: { 'Fn::GetAtt': ['Missing', 'Arn'] } }) })));
+  expect(r.success).toBe(false);
+  expect(r.error).toMatch(/Demo\/B: Fn::GetAtt Missing\.Arn: no resource or parameter named 'Missing'/);
+  expect(calls()).toEqual([]);
+});
+
+test('a reference to a resource kind the runner cannot model fails clearly', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ Q: { Type: 'AWS::SQS::Queue' }, A: A({ QueueArn: { 'Fn::GetAtt': ['Q', 'Arn'] } }) })));
+  expect(r.success).toBe(false);
+  expect(r.error).toMatch(/Demo\/A: Fn::GetAtt Q\.Arn: cannot resolve attribute Arn of Q \(AWS::SQS::Queue\) locally/);
+});
+
+test('the refresh token never reaches the state file, the output or the handler log', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A() })));
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Fail: 'true' }) })));
+  expect(r.success).toBe(false);
+  expect(calls().some((c) => (c as unknown as { secretSeen: boolean }).secretSeen)).toBe(true);
+  const stateText = readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8');
+  const log = readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8');
+  expect(log).toContain('"msg":"event"');
+  expect(log).toContain('***');
+  for (const text of [stateText, log, lines.join('\n'), JSON.stringify(r)]) expect(text).not.toContain(TOKEN);
+  expect(r.events.find((e) => e.status === 'UPDATE_FAILED')!.reason).toContain('token=***');
+});
+
+test('IAM roles of the template are registered in the emulated customer account', async () => {
+  const trust = (principal: Record<string, unknown>, condition?: Record<string, unknown>): Record<string, unknown> => ({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: principal, ...(condition ? { Condition: condition } : {}) }],
+  });
+  const r = await runLocalDeploy(deployOpts(assembly({
+    Mgmt: { Type: 'AWS::IAM::Role', Properties: { AssumeRolePolicyDocument: trust({ AWS: 'arn:aws:iam::111122223333:root' }, { StringEquals: { 'sts:ExternalId': 'x' } }) } },
+    Delivery: { Type: 'AWS::IAM::Role', Properties: { RoleName: 'service-spapi-firehose-role', AssumeRolePolicyDocument: trust({ Service: 'firehose.amazonaws.com' }) } },
+    A: A({ RoleArn: { 'Fn::GetAtt': ['Mgmt', 'Arn'] } }),
+  })));
+  expect(r.success).toBe(true);
+  const roles = emulator.state().cloudRoles;
+  expect(roles).toEqual(expect.arrayContaining([
+    { accountId: '123456789012', roleArn: 'arn:aws:iam::123456789012:role/Demo-Mgmt', trustsService: true },
+    { accountId: '123456789012', roleArn: 'arn:aws:iam::123456789012:role/service-spapi-firehose-role', trustsService: false },
+  ]));
+  expect(calls()[0].event.ResourceProperties.RoleArn).toBe('arn:aws:iam::123456789012:role/Demo-Mgmt');
+});
