@@ -59,8 +59,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
   };
   if (opts.stateFile && existsSync(opts.stateFile)) {
-    const loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number };
-    if (!loaded.state) throw new Error(`state file ${opts.stateFile} has no state`);
+    let loaded: { state?: EmulatorState; clockOffset?: number };
+    try {
+      loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number };
+    } catch (e) {
+      throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
+    }
+    if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
     ctx.s = { ...emptyState(), ...loaded.state };
     if (opts.now === undefined && typeof loaded.clockOffset === 'number') offset = loaded.clockOffset;
   } else {

@@ -152,6 +152,19 @@ describe('options', () => {
     }
   });
 
+  test('an unreadable state file fails the start with a clear error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emu-'));
+    try {
+      const file = join(dir, 'state.json');
+      writeFileSync(file, '{broken');
+      await expect(startEmulator({ stateFile: file })).rejects.toThrow(/cannot load emulator state file/);
+      writeFileSync(file, '{}');
+      await expect(startEmulator({ stateFile: file })).rejects.toThrow(/no state object/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('loadFixturesFile reads JSON and reports errors clearly', () => {
     const dir = mkdtempSync(join(tmpdir(), 'emu-'));
     try {
