@@ -1,0 +1,79 @@
+import { ServiceError } from '../client';
+
+/** Maximum length of a failure reason sent to CloudFormation. */
+export const MAX_REASON_LENGTH = 500;
+
+/** A failure with a message meant for the user (one sentence: what happened and what to do). */
+export class HandlerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HandlerError';
+  }
+}
+
+const JWT_PATTERN = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+const URL_CREDENTIALS = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
+const BEARER = /Bearer\s+[^\s,;"]+/gi;
+
+const secrets = new Set<string>();
+
+/** Registers a secret value (refresh token, secret string) to be removed from every message and log line. */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 4) secrets.add(value);
+}
+
+/** Removes registered secrets, JWT-shaped strings, bearer tokens and URL credentials from a text. */
+export function scrub(text: string): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join('***');
+  return out.replace(JWT_PATTERN, '***').replace(BEARER, 'Bearer ***').replace(URL_CREDENTIALS, '$1***@');
+}
+
+/** Cuts a text to `max` characters (keeping a marker). */
+export function truncate(text: string, max: number = MAX_REASON_LENGTH): string {
+  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
+}
+
+/** The service's own message of an error, else the error's message. */
+export function messageOf(err: unknown): string {
+  if (err instanceof ServiceError) return err.serviceMessage ?? err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/** HTTP status of a ServiceError (undefined otherwise). */
+export function statusOf(err: unknown): number | undefined {
+  return err instanceof ServiceError ? err.status : undefined;
+}
+
+/** True for a ServiceError with one of the statuses. */
+export function isStatus(err: unknown, ...statuses: number[]): boolean {
+  const s = statusOf(err);
+  return s !== undefined && statuses.includes(s);
+}
+
+/**
+ * The one-sentence reason CloudFormation shows: the service's message plus a hint on what to do,
+ * scrubbed of secrets and cut to ~500 characters.
+ */
+export function reasonOf(err: unknown): string {
+  let text: string;
+  if (err instanceof HandlerError) {
+    text = err.message;
+  } else if (err instanceof ServiceError) {
+    const msg = err.serviceMessage ?? err.message;
+    const where = `${err.method} ${err.path}`;
+    if (err.status === undefined || err.retryable) {
+      text = `${err.message}; the service did not answer in time: deploy again later`;
+    } else if (err.status === 401) {
+      text = `the service rejected the credentials (${where}: ${msg}); check the refresh token stored in the connection's secret`;
+    } else {
+      text = `${where} failed with ${err.status}: ${msg}`;
+    }
+  } else if (err instanceof Error) {
+    text = err.message;
+  } else {
+    text = String(err);
+  }
+  return truncate(scrub(text.replace(/\s+/g, ' ').trim()));
+}

@@ -1,0 +1,268 @@
+import { Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
+import { NotificationPipelineAttributes as A, PipelineParameterKeys as K } from '../contract';
+import { findByMarker, markerOf, nowIso, readForDelete, readOrUndefined } from './common';
+import { fitData } from './data';
+import { HandlerError, isStatus, messageOf, statusOf } from './errors';
+import { log } from './log';
+import { accountOfArn, isNumericId, Props, sameSet } from './props';
+import { Runtime } from './runtime';
+import { CfnEvent, OnEventResult } from './types';
+
+const PRODUCT = 107;
+
+/** The desired state of a unified notification pipeline, from the resource properties. */
+export interface PipelineDesired {
+  remoteIdentityId: string;
+  accountType: string;
+  types: string[];
+  roleArn: string;
+  ebRoleArn?: string;
+  region: string;
+  storageGroupId?: number;
+  name?: string;
+  partialFailure: 'FAIL' | 'ALLOW';
+}
+
+/** Parses the properties of `Custom::DpiNotificationPipeline`. */
+export function pipelineDesired(raw: Record<string, unknown> | undefined): PipelineDesired {
+  const p = new Props(raw, 'NotificationPipeline');
+  const pf = (p.optString('PartialFailure') ?? 'FAIL').toUpperCase();
+  if (pf !== 'FAIL' && pf !== 'ALLOW') throw new HandlerError(`NotificationPipeline: PartialFailure must be FAIL or ALLOW, got ${pf}`);
+  const types = p.list('NotificationTypes');
+  if (types.length === 0) throw new HandlerError('NotificationPipeline: NotificationTypes must name at least one notification type');
+  return {
+    remoteIdentityId: p.string('RemoteIdentityId'),
+    accountType: p.string('AccountType'),
+    types,
+    roleArn: p.string('RoleArn'),
+    ebRoleArn: p.optString('EbToFhRoleArn'),
+    region: p.string('DeploymentRegion'),
+    storageGroupId: p.optInt('StorageGroupId'),
+    name: p.optString('Name'),
+    partialFailure: pf,
+  };
+}
+
+function body(d: PipelineDesired): UnifiedPipelineRequest {
+  return {
+    notification_types: d.types,
+    role_arn: d.roleArn,
+    ...(d.ebRoleArn ? { eb_to_fh_role_arn: d.ebRoleArn } : {}),
+    aws_region: d.region,
+  };
+}
+
+/** Fails before any service call when a role belongs to another AWS account than the one being deployed to. */
+export async function preflightRoles(rt: Runtime, d: PipelineDesired): Promise<void> {
+  const caller = await rt.callerAccountId();
+  for (const [name, arn] of [['RoleArn', d.roleArn], ['EbToFhRoleArn', d.ebRoleArn]] as const) {
+    if (!arn) continue;
+    const acct = accountOfArn(arn);
+    if (acct === undefined) throw new HandlerError(`${name} ${arn} is not an IAM role ARN; pass the roles of NotificationPipelineRoles`);
+    if (acct !== caller) {
+      throw new HandlerError(`${name} ${arn} belongs to AWS account ${acct} but the stack deploys to account ${caller}; `
+        + `the service provisions the pipeline in the role's account: deploy NotificationPipelineRoles in account ${caller} and use its roles`);
+    }
+  }
+}
+
+/** Turns a unified create/update failure into an actionable sentence. */
+export function pipelineError(e: unknown, d: PipelineDesired, action: 'create' | 'update'): Error {
+  const status = statusOf(e);
+  if (status === undefined || (status !== 400 && status !== 403)) return e as Error;
+  const msg = messageOf(e);
+  if (status === 403) {
+    return new HandlerError(`the service could not ${action} the notification pipeline of identity ${d.remoteIdentityId}: ${msg}; `
+      + `role assumption failed: check that ${d.roleArn} exists and its trust policy allows the service's account with the right sts:ExternalId`);
+  }
+  if (/legacy/i.test(msg)) {
+    return new HandlerError(`identity ${d.remoteIdentityId} has an active legacy (product 86) notification pipeline; retire it first `
+      + 'with LegacyNotificationPipeline retired: true and make the unified pipeline depend on it (service: ' + msg + ')');
+  }
+  if (/different destination/i.test(msg)) {
+    return new HandlerError(`${msg} (identity ${d.remoteIdentityId}); another pipeline of this identity still subscribes that type: `
+      + 'delete or retire it first, then deploy again');
+  }
+  return new HandlerError(`the service rejected the notification pipeline ${action} for identity ${d.remoteIdentityId}: ${msg}`);
+}
+
+function failedReasons(failed: Record<string, unknown>): string {
+  return Object.entries(failed).map(([t, f]) => {
+    const o = f as { message?: unknown; code?: unknown } | string;
+    const m = typeof o === 'string' ? o : typeof o?.message === 'string' ? o.message : JSON.stringify(o);
+    return `${t}: ${m}`;
+  }).join('; ');
+}
+
+function storedParams(d: PipelineDesired, r: UnifiedPipelineResult, marker?: string): Record<string, string> {
+  return {
+    [K.SUBSCRIPTIONS]: JSON.stringify(r.subscriptions ?? {}),
+    [K.META]: JSON.stringify(r.meta ?? {}),
+    [K.NOTIFICATION_TYPES]: JSON.stringify(d.types),
+    [K.ROLE_ARN]: d.roleArn,
+    [K.EB_TO_FH_ROLE_ARN]: d.ebRoleArn ?? '',
+    [K.AWS_REGION]: d.region,
+    [K.ACCOUNT_TYPE]: d.accountType,
+    ...(marker ? { [K.RESOURCE_MARKER]: marker } : {}),
+  };
+}
+
+function parseJson<T>(s: string | undefined, dflt: T): T {
+  if (s === undefined) return dflt;
+  try {
+    return JSON.parse(s) as T;
+  } catch {
+    return dflt;
+  }
+}
+
+/** The attributes of the resource. */
+export function pipelineData(subscriptionId: string, types: string[], subscribed: Record<string, string>,
+  failed: string[], meta: Record<string, unknown>): Record<string, string> {
+  const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+  const subscribedTypes = types.filter((t) => subscribed[t] !== undefined);
+  for (const t of Object.keys(subscribed)) if (!subscribedTypes.includes(t)) subscribedTypes.push(t);
+  return fitData({
+    [A.SUBSCRIPTION_ID]: subscriptionId,
+    [A.BUCKET_NAME]: str(meta.s3_bucket_name),
+    [A.PREFIX]: str(meta.s3_notification_prefix),
+    [A.NOTIFICATION_QUEUE_ARN]: str(meta.s3_notification_queue_arn),
+    [A.DELIVERY_STREAM_ARN]: str(meta.firehose_arn),
+    [A.SHARED_PIPELINE_ID]: str(meta.shared_pipeline_id),
+    [A.SUBSCRIBED_TYPES]: subscribedTypes.join(','),
+    [A.FAILED_TYPES]: failed.join(','),
+  });
+}
+
+function dataFromStored(sub: Subscription, d: PipelineDesired): Record<string, string> {
+  const pp = sub.product_parameters ?? {};
+  const subscribed = parseJson<Record<string, string>>(pp[K.SUBSCRIPTIONS], {});
+  const meta = parseJson<Record<string, unknown>>(pp[K.META], {});
+  return pipelineData(sub.id, d.types, subscribed, d.types.filter((t) => subscribed[t] === undefined), meta);
+}
+
+async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
+  const marker = markerOf(event);
+  // A replacement (new identity) shares the marker with the resource it replaces: match the identity too.
+  const existing = await findByMarker(rt, PRODUCT, marker, (s) => s.id !== event.PhysicalResourceId
+    && String(s.remote_identity ?? s.product_parameters?.remote_identity_id) === d.remoteIdentityId);
+  if (existing) {
+    log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
+    return { PhysicalResourceId: existing.id, Data: dataFromStored(existing, d) };
+  }
+  await preflightRoles(rt, d);
+  let result: UnifiedPipelineResult;
+  try {
+    result = await rt.client.notifications.create(d.remoteIdentityId, body(d));
+  } catch (e) {
+    throw pipelineError(e, d, 'create');
+  }
+  const { accountId, userId } = await rt.ids();
+  let sub: Subscription;
+  try {
+    sub = await rt.client.subscriptions.create({
+      account: accountId,
+      user: userId,
+      product: PRODUCT,
+      status: 'active',
+      date_start: nowIso(),
+      remote_identity: d.remoteIdentityId,
+      ...(d.storageGroupId !== undefined ? { storage_group: d.storageGroupId } : {}),
+      ...(d.name !== undefined ? { name: d.name } : {}),
+      product_parameters: storedParams(d, result, marker),
+    });
+  } catch (e) {
+    throw new HandlerError(`the notification pipeline of identity ${d.remoteIdentityId} was created (prefix ${String(result.meta?.s3_notification_prefix ?? '?')}) `
+      + `but its product-107 subscription could not be stored (${messageOf(e)}); the pipeline cannot be deleted through the service without it: `
+      + 'fix the cause and deploy again, then remove the orphaned pipeline resources by hand');
+  }
+  const failedTypes = Object.keys(result.failed ?? {});
+  if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
+    await undo(rt, sub.id, d.remoteIdentityId);
+    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)}; the pipeline was removed again `
+      + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
+  }
+  return { PhysicalResourceId: sub.id, Data: pipelineData(sub.id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
+}
+
+/** Removes a pipeline and marks its subscription invalid (a Create's undo, and Delete). */
+async function undo(rt: Runtime, subscriptionId: string, remoteIdentityId: string): Promise<void> {
+  try {
+    await rt.client.notifications.delete(remoteIdentityId, subscriptionId);
+  } catch (e) {
+    if (!isStatus(e, 404)) throw e;
+  }
+  await rt.client.subscriptions.update(subscriptionId, { status: 'invalid' });
+}
+
+async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
+  const id = event.PhysicalResourceId;
+  const old = new Props(event.OldResourceProperties, 'NotificationPipeline');
+  if (!isNumericId(id)) return create(event, rt, d);
+  if (old.optString('RemoteIdentityId') !== d.remoteIdentityId || old.optString('AccountType') !== d.accountType) {
+    log({ msg: 'replacement: remote identity or account type changed', old: id });
+    return create(event, rt, d);
+  }
+  const sub = await readOrUndefined(rt, id);
+  if (!sub || sub.status === 'invalid' || Number(sub.product) !== PRODUCT) {
+    log({ msg: 'replacement: the subscription is gone or invalid', old: id });
+    return create(event, rt, d);
+  }
+  const pp = sub.product_parameters ?? {};
+  const storedTypes = parseJson<string[]>(pp[K.NOTIFICATION_TYPES], []);
+  const pipelineChanged = !sameSet(storedTypes, d.types) || pp[K.ROLE_ARN] !== d.roleArn
+    || (pp[K.EB_TO_FH_ROLE_ARN] ?? '') !== (d.ebRoleArn ?? '') || pp[K.AWS_REGION] !== d.region;
+  const changes: { name?: string; storage_group?: number } = {};
+  if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
+  if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
+
+  if (!pipelineChanged) {
+    if (Object.keys(changes).length > 0) await rt.client.subscriptions.update(id, changes);
+    return { PhysicalResourceId: id, Data: dataFromStored(sub, d) };
+  }
+  await preflightRoles(rt, d);
+  const ri = String(sub.remote_identity ?? pp.remote_identity_id ?? d.remoteIdentityId);
+  let result: UnifiedPipelineResult;
+  try {
+    result = await rt.client.notifications.update(ri, id, body(d));
+  } catch (e) {
+    throw pipelineError(e, d, 'update');
+  }
+  // Store what the service now has, even when failing below: later updates and the delete rely on it.
+  await rt.client.subscriptions.update(id, { ...changes, product_parameters: storedParams(d, result) });
+  const failedTypes = Object.keys(result.failed ?? {});
+  if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
+    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)} (PartialFailure FAIL); `
+      + 'the rollback restores the previous types: fix the cause, drop those types, or set partialFailure ALLOW');
+  }
+  return { PhysicalResourceId: id, Data: pipelineData(id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
+}
+
+async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
+  const id = event.PhysicalResourceId ?? '';
+  const sub = await readForDelete(rt, id);
+  if (!sub || sub.status === 'invalid' || Number(sub.product) !== PRODUCT) {
+    log({ msg: 'nothing to delete', physicalResourceId: id, status: sub?.status });
+    return { PhysicalResourceId: id };
+  }
+  const ri = String(sub.remote_identity ?? sub.product_parameters?.remote_identity_id
+    ?? new Props(event.ResourceProperties, 'NotificationPipeline').optString('RemoteIdentityId') ?? '');
+  try {
+    await undo(rt, sub.id, ri);
+  } catch (e) {
+    if (isStatus(e, 400)) {
+      throw new HandlerError(`the service cannot delete the notification pipeline of subscription ${sub.id}: ${messageOf(e)}; `
+        + 'its stored metadata (product_parameters subscriptions/meta) must be intact: restore it or remove the pipeline resources by hand, '
+        + 'then delete again (or keep the resource with removalPolicy RETAIN)');
+    }
+    throw e;
+  }
+  return { PhysicalResourceId: id };
+}
+
+/** Handles `Custom::DpiNotificationPipeline`. */
+export async function notificationPipeline(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
+  if (event.RequestType === 'Delete') return remove(event, rt);
+  const d = pipelineDesired(event.ResourceProperties);
+  return event.RequestType === 'Create' ? create(event, rt, d) : update(event, rt, d);
+}

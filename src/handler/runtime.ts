@@ -1,0 +1,190 @@
+import { DpiClient, ServiceEndpoints } from '../client';
+import { ConnectionProperties } from '../contract';
+import { HandlerError, registerSecret } from './errors';
+import { log } from './log';
+import { LambdaContextLike } from './types';
+
+/** Replacements of the handler's AWS calls, for tests and the local lifecycle runner (`dpi local-deploy`). */
+export interface LocalRuntime {
+  /** Returns the secret string of a Secrets Manager secret (default: GetSecretValue). */
+  readSecret?: (arn: string) => Promise<string>;
+  /** Returns the AWS account ID being deployed to (default: STS GetCallerIdentity). */
+  callerAccountId?: () => Promise<string>;
+  /** Waits (default: setTimeout). Also used by the service client's backoff. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Margin kept before the Lambda's own timeout. */
+export const DEADLINE_MARGIN_MS = 15_000;
+
+let local: LocalRuntime = {};
+const clients = new Map<string, DpiClient>();
+const ids = new Map<string, Promise<{ accountId: string; userId: string }>>();
+let callerAccount: Promise<string> | undefined;
+
+/**
+ * Replaces the AWS calls of the handler (secret read, caller account, sleep) and clears the
+ * module-level caches. Used by tests and by the local lifecycle runner; the Lambda never calls it.
+ */
+export function configureLocalRuntime(runtime: LocalRuntime = {}): void {
+  local = { ...runtime };
+  clients.clear();
+  ids.clear();
+  callerAccount = undefined;
+}
+
+/** The sleep in use. */
+export function sleep(ms: number): Promise<void> {
+  if (local.sleep) return local.sleep(ms);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Extracts the refresh token from a secret string: the raw token, or JSON with `refreshToken` / `refresh_token`. */
+export function refreshTokenFromSecret(secret: string): string {
+  const s = secret.trim();
+  if (s.startsWith('{')) {
+    let o: unknown;
+    try {
+      o = JSON.parse(s);
+    } catch {
+      throw new HandlerError('the refresh token secret looks like JSON but cannot be parsed; store the raw token or {"refreshToken": "..."}');
+    }
+    const v = (o as Record<string, unknown>).refreshToken ?? (o as Record<string, unknown>).refresh_token;
+    if (typeof v !== 'string' || v === '') {
+      throw new HandlerError('the refresh token secret is JSON without a refreshToken (or refresh_token) field; add it or store the raw token');
+    }
+    return v;
+  }
+  if (s === '') throw new HandlerError('the refresh token secret is empty; store the service refresh token in it');
+  return s;
+}
+
+async function readSecretString(arn: string): Promise<string> {
+  if (local.readSecret) return local.readSecret(arn);
+  // Lazily loaded: the bundle loads without the SDK when the runtime is overridden.
+  const sm = await import('@aws-sdk/client-secrets-manager');
+  const c = new sm.SecretsManagerClient({});
+  try {
+    const out = await c.send(new sm.GetSecretValueCommand({ SecretId: arn }));
+    if (typeof out.SecretString !== 'string') throw new HandlerError(`secret ${arn} has no string value; store the refresh token as a string secret`);
+    return out.SecretString;
+  } catch (e) {
+    if (e instanceof HandlerError) throw e;
+    const name = (e as { name?: string }).name ?? 'Error';
+    throw new HandlerError(`cannot read the refresh token secret ${arn} (${name}); check that it exists and the provider role may read it (and its KMS key)`);
+  }
+}
+
+/** The refresh token stored in the connection's secret (registered for scrubbing). */
+export async function readRefreshToken(arn: string): Promise<string> {
+  const raw = await readSecretString(arn);
+  registerSecret(raw);
+  const token = refreshTokenFromSecret(raw);
+  registerSecret(token);
+  return token;
+}
+
+/** The AWS account being deployed to (cached). */
+export function callerAccountId(): Promise<string> {
+  if (!callerAccount) {
+    callerAccount = (async () => {
+      if (local.callerAccountId) return local.callerAccountId();
+      const sts = await import('@aws-sdk/client-sts');
+      const out = await new sts.STSClient({}).send(new sts.GetCallerIdentityCommand({}));
+      if (!out.Account) throw new HandlerError('STS GetCallerIdentity returned no account');
+      return out.Account;
+    })();
+    callerAccount.catch(() => { callerAccount = undefined; });
+  }
+  return callerAccount;
+}
+
+function endpointsOf(c: ConnectionProperties): ServiceEndpoints {
+  const need = (name: keyof ConnectionProperties): string => {
+    const v = c?.[name];
+    if (typeof v !== 'string' || v === '') throw new HandlerError(`Connection.${name} is required`);
+    return v;
+  };
+  return {
+    baseUrl: need('BaseUrl'),
+    subscriptionsUrl: need('SubscriptionsUrl'),
+    accountUrl: need('AccountUrl'),
+    userUrl: need('UserUrl'),
+    remoteIdentityUrl: need('RemoteIdentityUrl'),
+    authUrl: need('AuthUrl'),
+  };
+}
+
+function pathOfUrl(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '?';
+  }
+}
+
+/** A fetch that logs one line per HTTP call (method, path, status, duration; never headers or bodies). */
+const loggingFetch: typeof fetch = async (input, init) => {
+  const started = Date.now();
+  const method = init?.method ?? 'GET';
+  const path = pathOfUrl(String(input instanceof Request ? input.url : input));
+  try {
+    const res = await fetch(input, init);
+    log({ msg: 'service call', method, path, status: res.status, ms: Date.now() - started });
+    return res;
+  } catch (e) {
+    log({ msg: 'service call', method, path, error: (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name, ms: Date.now() - started });
+    throw e;
+  }
+};
+
+/** Everything a resource handler needs for one invocation. */
+export interface Runtime {
+  /** Client bound to this invocation's deadline. */
+  readonly client: DpiClient;
+  /** Epoch ms by which the work must be done. */
+  readonly deadline: number;
+  /** Account and user IDs (from the connection, or looked up once and cached). */
+  ids(): Promise<{ accountId: string; userId: string }>;
+  sleep(ms: number): Promise<void>;
+  callerAccountId(): Promise<string>;
+}
+
+/** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
+export function runtimeFor(connection: ConnectionProperties, context: LambdaContextLike | undefined): Runtime {
+  if (!connection || typeof connection !== 'object') throw new HandlerError('the Connection property is missing');
+  const endpoints = endpointsOf(connection);
+  const arn = connection.RefreshTokenSecretArn;
+  if (typeof arn !== 'string' || arn === '') throw new HandlerError('Connection.RefreshTokenSecretArn is required');
+  const key = JSON.stringify([endpoints, arn]);
+  let base = clients.get(key);
+  if (!base) {
+    base = new DpiClient({
+      endpoints,
+      refreshToken: () => readRefreshToken(arn),
+      fetch: loggingFetch,
+      logger: (line) => log({ msg: 'retry', detail: line }),
+      sleep: (ms) => sleep(ms),
+    });
+    clients.set(key, base);
+  }
+  const remaining = context?.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 15 * 60_000;
+  const deadline = Date.now() + remaining - DEADLINE_MARGIN_MS;
+  const client = base.withDeadline(deadline);
+  const idsFn = (): Promise<{ accountId: string; userId: string }> => {
+    if (connection.AccountId && connection.UserId) {
+      return Promise.resolve({ accountId: String(connection.AccountId), userId: String(connection.UserId) });
+    }
+    let p = ids.get(key);
+    if (!p) {
+      p = (async () => ({
+        accountId: connection.AccountId ? String(connection.AccountId) : (await client.account.get()).id,
+        userId: connection.UserId ? String(connection.UserId) : (await client.user.get()).id,
+      }))();
+      p.catch(() => ids.delete(key));
+      ids.set(key, p);
+    }
+    return p;
+  };
+  return { client, deadline, ids: idsFn, sleep, callerAccountId };
+}
