@@ -1,6 +1,6 @@
+import { CASES } from './expected';
 import { CLASS_ORDER, classifyTx, latestById, summarise } from '../../src/cli/classify';
 import { TxRecord } from '../../src/client';
-import { CASES } from './expected';
 
 describe('classifyTx: every TX status x sender of the spec', () => {
   test('the table covers 9 statuses x 4 senders', () => {

@@ -1,6 +1,6 @@
+import type { CliIoInit, InterruptSignal } from '../../src/cli/io';
 import { runDpi } from '../../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RunningEmulator, startEmulator } from '../../src/emulator';
-import type { CliIoInit, InterruptSignal } from '../../src/cli/io';
 
 /** The subscription of account 1001 used by the CLI tests. */
 export const SUB = 9001;
@@ -8,8 +8,15 @@ export const SUB = 9001;
 /** Fixtures: a product-3001 subscription of the default account (1001). */
 export const CLI_FIXTURES: EmulatorFixtures = {
   subscriptions: [{
-    id: SUB, account: 1001, user: 2001, product: 3001, name: 'CLI orders', status: 'active',
-    date_start: '2026-01-01T00:00:00Z', remote_identity: 362, storage_group: 501,
+    id: SUB,
+    account: 1001,
+    user: 2001,
+    product: 3001,
+    name: 'CLI orders',
+    status: 'active',
+    date_start: '2026-01-01T00:00:00Z',
+    remote_identity: 362,
+    storage_group: 501,
     product_parameters: { remote_identity_id: '362', marketplace_id: 'ATVPDKIKX0DER' },
   }],
 };

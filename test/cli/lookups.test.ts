@@ -1,5 +1,5 @@
-import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 import { ALL_OUTPUT, dpi, fault, requests, startCliEmulator } from './helpers';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 let emu: RunningEmulator;
 beforeAll(async () => {
@@ -48,7 +48,10 @@ describe('lookups', () => {
     const doc = JSON.parse(j.stdout) as { product_id: number; stages: Array<{ stage_id: number; enabled: boolean; history: unknown[] }> };
     expect(doc.product_id).toBe(3001);
     expect(doc.stages[0]).toEqual({
-      stage_id: 1000, name: 'orders', enabled: true, restricted_to: null,
+      stage_id: 1000,
+      name: 'orders',
+      enabled: true,
+      restricted_to: null,
       history: [{ subproduct_id: 'default', days: 30, max_request_time: 730, schedule_offset: null }],
     });
     const payloadQueries = (await requests(emu, '/service/products/product/3001/payloads')).map((x) => x.query);

@@ -1,9 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dpi, FakeSignals } from './helpers';
 import { buildProgram, DPI_VERSION, runDpi } from '../../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
-import { dpi, FakeSignals } from './helpers';
 
 describe('dpi program', () => {
   test('--help lists every command and the connection settings; --version prints the version', async () => {
@@ -75,7 +75,8 @@ describe('dpi emulator', () => {
     expect((JSON.parse(s.stdout) as Array<{ id: string }>).map((x) => x.id)).toEqual(['501', '777']);
     // --token-ttl reaches the emulator.
     const auth = await fetch(`${url}/auth/api/ref`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
     });
     expect(((await auth.json()) as { data: { attributes: { expires_in: number } } }).data.attributes.expires_in).toBe(120);

@@ -1,6 +1,6 @@
-import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 import { CASES } from './expected';
 import { ALL_OUTPUT, dpi, fault, FakeSignals, ingest, plain, requests, reset, startCliEmulator, SUB, TxReport } from './helpers';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 const NOW = 1763800000; // 2025-11-22T08:26:40Z
 const now = (): number => NOW * 1000;

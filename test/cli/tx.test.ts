@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 import { ALL_OUTPUT, clearRequests, dpi, fault, ingest, requests, reset, startCliEmulator, SUB } from './helpers';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 const T0 = 1763712000; // 2025-11-21T08:00:00Z
 const TX_PATH = '/service/transactions/tx';
@@ -49,8 +49,14 @@ describe('dpi tx', () => {
     for (let i = 0; i < 30; i++) {
       const err = i % 10 === 3; // 3 errors among 30 records
       reports.push({
-        id: `tx-${String(i).padStart(2, '0')}`, sender: 'zeroadmin', status: err ? 'ERROR' : 'PROCESSED', subscription_id: SUB,
-        payload_name: 'orders', attribution_date: '2025-11-20', timestamp: T0 + i, ...(err ? { error_code: 'E', error_message: `failed ${i}` } : {}),
+        id: `tx-${String(i).padStart(2, '0')}`,
+        sender: 'zeroadmin',
+        status: err ? 'ERROR' : 'PROCESSED',
+        subscription_id: SUB,
+        payload_name: 'orders',
+        attribution_date: '2025-11-20',
+        timestamp: T0 + i,
+        ...(err ? { error_code: 'E', error_message: `failed ${i}` } : {}),
       });
     }
     await ingest(emu, ...reports);
@@ -84,8 +90,13 @@ describe('dpi tx', () => {
     expect((JSON.parse(r.stdout) as Array<{ id: string }>).map((x) => x.id)).toEqual(['in']);
     const [q] = (await requests(emu, TX_PATH)).map((x) => x.query);
     expect(q).toEqual({
-      subscription_id: String(SUB), timestamp_from: String(T0 - 1800), timestamp_to: String(T0 + 60),
-      sender: 'zeroadmin', job_id: 'j-1', payload_name: 'orders', attribution_date: '2025-11-19',
+      subscription_id: String(SUB),
+      timestamp_from: String(T0 - 1800),
+      timestamp_to: String(T0 + 60),
+      sender: 'zeroadmin',
+      job_id: 'j-1',
+      payload_name: 'orders',
+      attribution_date: '2025-11-19',
     });
   });
 
@@ -186,7 +197,7 @@ describe('dpi tx errors', () => {
       [['tx', '--subscription', String(SUB), '--limit', '0'], '--limit: must be between 1 and 200, got 0'],
       [['tx', '--subscription', String(SUB), '--limit', '201'], '--limit: must be between 1 and 200, got 201'],
       [['tx', '--subscription', String(SUB), '--depth', '2'], '--depth is allowed only with --tree'],
-      [['tx', '--subscription', String(SUB), '--from', 'yesterday'], "--from: expected Unix seconds or an ISO time"],
+      [['tx', '--subscription', String(SUB), '--from', 'yesterday'], '--from: expected Unix seconds or an ISO time'],
       [['tx', '--subscription', String(SUB), '--from', '2025-11-21', '--to', '2025-11-20'], '--from (2025-11-21T00:00:00Z) must not be after --to'],
       [['tx', '--subscription', 'abc'], "--subscription: expected an integer subscription ID, got 'abc'"],
       [['tx', '--subscription', String(SUB), '--bogus'], "unknown option '--bogus'"],
@@ -212,8 +223,12 @@ describe('dpi tx errors', () => {
 
     // Every address given separately (the auth address by flag, the rest from the environment): works.
     const env = {
-      DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN, DPI_SUBSCRIPTIONS_URL: emu.url, DPI_ACCOUNT_URL: emu.url,
-      DPI_USER_URL: emu.url, DPI_REMOTE_IDENTITY_URL: emu.url, DPI_BASE_URL: 'http://127.0.0.1:9',
+      DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN,
+      DPI_SUBSCRIPTIONS_URL: emu.url,
+      DPI_ACCOUNT_URL: emu.url,
+      DPI_USER_URL: emu.url,
+      DPI_REMOTE_IDENTITY_URL: emu.url,
+      DPI_BASE_URL: 'http://127.0.0.1:9',
     };
     const ok = await dpi(['storages', '--auth-url', emu.url, '--json'], { env });
     expect(ok.stderr).toBe('');
