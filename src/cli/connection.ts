@@ -104,10 +104,10 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
       text = readFileSync(flags.refreshTokenFile, 'utf8');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? 'read error';
-      throw new CliError(`--refresh-token-file: cannot read ${flags.refreshTokenFile} (${code})`, EXIT.FAILURE);
+      throw new CliError(`--refresh-token-file: cannot read the file (${code})`, EXIT.FAILURE);
     }
     const token = text.trim();
-    if (token === '') throw new CliError(`--refresh-token-file: ${flags.refreshTokenFile} is empty`, EXIT.FAILURE);
+    if (token === '') throw new CliError('--refresh-token-file: the file is empty', EXIT.FAILURE);
     return token;
   }
   const token = env[REFRESH_TOKEN_ENV]?.trim();

@@ -90,6 +90,45 @@ describe('dpi emulator', () => {
     expect(signals.listening).toBe(0);
   });
 
+  test('--state-file keeps the state across runs', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'dpi-emu-')), 'state.json');
+    const runOnce = async (fn: (url: string) => Promise<void>): Promise<void> => {
+      const signals = new FakeSignals();
+      let out = '';
+      let ready: (u: string) => void = () => undefined;
+      const listening = new Promise<string>((resolve) => {
+        ready = resolve;
+      });
+      const run = runDpi(['emulator', '--state-file', file], {
+        env: {},
+        stdout: {
+          write: (s: string) => {
+            out += s;
+            const m = /^listening on (\S+)\n/.exec(out);
+            if (m) ready(m[1]);
+          },
+        },
+        stderr: { write: () => true },
+        onInterrupt: signals.onInterrupt,
+      });
+      await fn(await listening);
+      signals.fire();
+      expect(await run).toBe(0);
+    };
+    await runOnce(async (url) => {
+      const res = await fetch(`${url}/_emulator/fixtures`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ storages: [{ id: 778, account: 1001, name: 'Kept', status: 'active', product: 4001 }] }),
+      });
+      expect(res.status).toBe(200);
+    });
+    await runOnce(async (url) => {
+      const s = await dpi(['storages', '--json'], { env: { DPI_BASE_URL: url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+      expect((JSON.parse(s.stdout) as Array<{ id: string }>).map((x) => x.id)).toEqual(['501', '778']);
+    });
+  });
+
   test('bad flags and fixtures are usage errors', async () => {
     const port = await dpi(['emulator', '--port', '70000']);
     expect(port.code).toBe(2);

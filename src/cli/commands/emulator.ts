@@ -12,6 +12,7 @@ interface EmulatorFlags {
   port: string;
   fixtures?: string;
   tokenTtl?: string;
+  stateFile?: string;
 }
 
 /** `dpi emulator` */
@@ -21,7 +22,8 @@ export function emulatorCommand(ctx: RunContext): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '0')
     .option('--fixtures <file>', 'JSON file of fixtures merged over the defaults (see docs/emulator.md)')
-    .option('--token-ttl <seconds>', 'lifetime of issued access tokens')
+    .option('--token-ttl <seconds>', 'lifetime of issued access tokens (default 3600)')
+    .option('--state-file <file>', 'keep the state in this JSON file (loaded at start when present, saved on every change and on stop)')
     .action(async (opts: EmulatorFlags) => {
       const io = ctx.io;
       let port: number;
@@ -38,7 +40,7 @@ export function emulatorCommand(ctx: RunContext): Command {
       const intr = interruption(io);
       let emu;
       try {
-        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl });
+        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile });
       } catch (e) {
         intr.dispose();
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
