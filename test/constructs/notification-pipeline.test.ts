@@ -1,0 +1,166 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { fixture, roles, SECRET_ARN, sellerPipeline } from './helpers';
+import {
+  AccountType,
+  LegacyNotificationPipeline,
+  NotificationPipeline,
+  NotificationType,
+  PartialFailure,
+} from '../../src';
+
+describe('NotificationPipeline', () => {
+  test('writes Custom::DpiNotificationPipeline with the contract properties', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    sellerPipeline(f, r, 'Orders', { storageGroupId: 501, name: 'orders', partialFailure: PartialFailure.ALLOW });
+    const t = Template.fromStack(f.stack);
+    t.hasResourceProperties('Custom::DpiNotificationPipeline', {
+      ServiceToken: Match.anyValue(),
+      Connection: Match.objectLike({ BaseUrl: 'https://api.example-dpi.com', RefreshTokenSecretArn: SECRET_ARN }),
+      RemoteIdentityId: '362',
+      AccountType: 'seller',
+      NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'],
+      RoleArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RolesManagementRole'), 'Arn'] },
+      EbToFhRoleArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RolesEventBusRole'), 'Arn'] },
+      DeploymentRegion: 'us-east-1',
+      StorageGroupId: '501',
+      Name: 'orders',
+      PartialFailure: 'ALLOW',
+    });
+    // defaults: Delete policy, depends on the roles
+    const res = Object.values(t.findResources('Custom::DpiNotificationPipeline'))[0];
+    expect(res.DeletionPolicy).toBe('Delete');
+    expect(res.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^RolesManagementRole/), expect.stringMatching(/^RolesDeliveryRole/)]));
+  });
+
+  test('queue-only pipelines omit EbToFhRoleArn; defaults FAIL and no name/storage', () => {
+    const f = fixture();
+    new NotificationPipeline(f.stack, 'Feeds', {
+      connection: f.connection, remoteIdentityId: 362, accountType: AccountType.SELLER, roles: roles(f.stack),
+      notificationTypes: [NotificationType.FEED_PROCESSING_FINISHED], deploymentRegion: 'us-west-2',
+    });
+    Template.fromStack(f.stack).hasResourceProperties('Custom::DpiNotificationPipeline', {
+      EbToFhRoleArn: Match.absent(), PartialFailure: 'FAIL', Name: Match.absent(), StorageGroupId: Match.absent(), DeploymentRegion: 'us-west-2',
+    });
+  });
+
+  test('removalPolicy RETAIN keeps the pipeline on stack delete', () => {
+    const f = fixture();
+    sellerPipeline(f, roles(f.stack), 'Kept', { removalPolicy: RemovalPolicy.RETAIN });
+    Template.fromStack(f.stack).hasResource('Custom::DpiNotificationPipeline', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  test('attributes are GetAtt tokens of the contract names', () => {
+    const f = fixture();
+    const p = sellerPipeline(f, roles(f.stack), 'Orders');
+    const att = (v: string) => f.stack.resolve(v)['Fn::GetAtt'][1];
+    expect([p.subscriptionId, p.subscribedTypes, p.bucketName, p.prefix, p.notificationQueueArn, p.deliveryStreamArn, p.failedTypes].map(att))
+      .toEqual(['SubscriptionId', 'SubscribedTypes', 'BucketName', 'Prefix', 'NotificationQueueArn', 'DeliveryStreamArn', 'FailedTypes']);
+    expect(f.stack.resolve(p.bucket.bucketName)).toEqual(f.stack.resolve(p.bucketName));
+  });
+
+  test('grantReadNotifications: objects under the prefix, ListBucket with s3:prefix, queue consume', () => {
+    const f = fixture();
+    const p = sellerPipeline(f, roles(f.stack), 'Orders');
+    const role = new iam.Role(f.stack, 'Reader', { assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com') });
+    p.grantReadNotifications(role);
+    const t = Template.fromStack(f.stack);
+    const id = Object.keys(t.findResources('Custom::DpiNotificationPipeline'))[0];
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^Reader') }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: 's3:GetObject', Effect: 'Allow',
+            Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { 'Fn::GetAtt': [id, 'BucketName'] }, '/', { 'Fn::GetAtt': [id, 'Prefix'] }, '*']] },
+          },
+          {
+            Action: 's3:ListBucket', Effect: 'Allow',
+            Condition: { StringLike: { 's3:prefix': [{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Prefix'] }, '*']] }] } },
+            Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { 'Fn::GetAtt': [id, 'BucketName'] }]] },
+          },
+          Match.objectLike({
+            Action: Match.arrayWith(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
+            Resource: { 'Fn::GetAtt': [id, 'NotificationQueueArn'] },
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('addConsumer: SQS event source mapping on the notification queue, with read grants', () => {
+    const f = fixture();
+    const p = sellerPipeline(f, roles(f.stack), 'Orders');
+    const fn = new lambda.Function(f.stack, 'Consumer', {
+      runtime: lambda.Runtime.NODEJS_22_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => {}'),
+    });
+    p.addConsumer(fn, { batchSize: 5 });
+    const t = Template.fromStack(f.stack);
+    const id = Object.keys(t.findResources('Custom::DpiNotificationPipeline'))[0];
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [id, 'NotificationQueueArn'] },
+      FunctionName: { Ref: Match.stringLikeRegexp('^Consumer') },
+      BatchSize: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^ConsumerServiceRole') }],
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 's3:GetObject' })]) },
+    });
+  });
+});
+
+describe('LegacyNotificationPipeline', () => {
+  const queueArn = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
+
+  test('adopts by subscription ID with Retired false by default', () => {
+    const f = fixture();
+    const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
+      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn,
+      notificationTypes: [NotificationType.ORDER_CHANGE],
+    });
+    const t = Template.fromStack(f.stack);
+    t.hasResource('Custom::DpiLegacyNotificationPipeline', {
+      DeletionPolicy: 'Delete',
+      Properties: {
+        ServiceToken: Match.anyValue(),
+        Connection: Match.objectLike({ RefreshTokenSecretArn: SECRET_ARN }),
+        SubscriptionId: '9001', RemoteIdentityId: '362', QueueArn: queueArn, NotificationTypes: ['ORDER_CHANGE'], Retired: 'false',
+      },
+    });
+    expect(legacy.retired).toBe(false);
+    expect(f.stack.resolve(legacy.subscriptionId)).toEqual({ Ref: expect.stringMatching(/^Legacy/) });
+  });
+
+  test('migrateFrom: retired legacy, the unified pipeline depends on it', () => {
+    const f = fixture();
+    const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
+      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn,
+      notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
+    });
+    const unified = sellerPipeline(f, roles(f.stack), 'Unified');
+    unified.migrateFrom(legacy);
+    const t = Template.fromStack(f.stack);
+    t.hasResourceProperties('Custom::DpiLegacyNotificationPipeline', { Retired: 'true' });
+    const legacyId = Object.keys(t.findResources('Custom::DpiLegacyNotificationPipeline'))[0];
+    const res = Object.values(t.findResources('Custom::DpiNotificationPipeline'))[0];
+    expect(res.DependsOn).toContain(legacyId);
+  });
+
+  test('migrateFrom refuses an active legacy pipeline or another identity', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    const active = new LegacyNotificationPipeline(f.stack, 'Active', {
+      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE],
+    });
+    const other = new LegacyNotificationPipeline(f.stack, 'Other', {
+      connection: f.connection, subscriptionId: 9002, remoteIdentityId: 400, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
+    });
+    const unified = sellerPipeline(f, r, 'Unified');
+    expect(() => unified.migrateFrom(active)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Active' is a legacy pipeline that is not retired; set retired: true");
+    expect(() => unified.migrateFrom(other)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Other' belongs to remote identity 400, not 362");
+  });
+});
