@@ -4,9 +4,9 @@
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
 import { LocalDeployOptions, runLocalDeploy } from '../../src/local';
-import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 
 const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
 const TOKEN = 'rt-secret-7f3a9c1e-do-not-print';
