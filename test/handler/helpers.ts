@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RunningEmulator, startEmulator } from '../../src/emulator';
+import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
+
+export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
+export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi-refresh-token-AbCdEf';
+export const ROLE = `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-management`;
+export const EB_ROLE = `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-eventbus-to-firehose`;
+
+export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
+
+/** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
+export class HandlerHarness {
+  static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string } = {}): Promise<HandlerHarness> {
+    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures });
+    const h = new HandlerHarness(emu);
+    h.callerAccount = opts.callerAccount ?? DEFAULT_CLOUD_ACCOUNT;
+    h.secretString = opts.secretString ?? JSON.stringify({ refreshToken: DEFAULT_REFRESH_TOKEN });
+    h.configure();
+    h.logSpy = jest.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+      h.logs.push(args.map(String).join(' '));
+    });
+    return h;
+  }
+
+  callerAccount = DEFAULT_CLOUD_ACCOUNT;
+  secretString = '';
+  readonly logs: string[] = [];
+  readonly failures: string[] = [];
+  readonly slept: number[] = [];
+  secretReads = 0;
+  /** Called by the fake sleep (e.g. to move the emulator clock). */
+  onSleep: ((ms: number) => Promise<void>) | undefined;
+  logSpy: jest.SpyInstance | undefined;
+
+  private constructor(public readonly emu: RunningEmulator) {}
+
+  configure(): void {
+    configureLocalRuntime({
+      readSecret: async (arn) => {
+        if (arn !== SECRET_ARN) throw new Error(`unexpected secret ${arn}`);
+        this.secretReads++;
+        return this.secretString;
+      },
+      callerAccountId: async () => this.callerAccount,
+      sleep: async (ms) => {
+        this.slept.push(ms);
+        if (this.onSleep) await this.onSleep(ms);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.logSpy?.mockRestore();
+    await this.emu.stop();
+  }
+
+  get connection(): Record<string, string> {
+    const u = this.emu.url;
+    return {
+      BaseUrl: u, SubscriptionsUrl: u, AccountUrl: u, UserUrl: u, RemoteIdentityUrl: u, AuthUrl: u,
+      RefreshTokenSecretArn: SECRET_ARN,
+    };
+  }
+
+  event(resourceType: string, requestType: CfnEvent['RequestType'], props: Record<string, unknown>,
+    extra: Partial<CfnEvent> = {}): CfnEvent {
+    return {
+      RequestType: requestType,
+      ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider',
+      ResponseURL: 'https://cloudformation-custom-resource-response.example/abc',
+      StackId: STACK_ID,
+      RequestId: randomUUID(),
+      LogicalResourceId: 'Resource',
+      ResourceType: resourceType,
+      ResourceProperties: { ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider', Connection: this.connection, ...props },
+      ...extra,
+    };
+  }
+
+  /** Calls onEvent; a failure is recorded (for the secret check) and rethrown. */
+  async onEvent(event: CfnEvent, remainingMs = 600_000): Promise<OnEventResult> {
+    try {
+      return await onEvent(event, { getRemainingTimeInMillis: () => remainingMs });
+    } catch (e) {
+      this.failures.push((e as Error).message);
+      throw e;
+    }
+  }
+
+  async isComplete(event: CfnEvent): Promise<IsCompleteResult> {
+    try {
+      return await isComplete(event, { getRemainingTimeInMillis: () => 600_000 });
+    } catch (e) {
+      this.failures.push((e as Error).message);
+      throw e;
+    }
+  }
+
+  /** Calls onEvent expecting a failure; returns the reason. */
+  async fails(event: CfnEvent): Promise<string> {
+    let reason: string | undefined;
+    try {
+      await this.onEvent(event);
+    } catch (e) {
+      reason = (e as Error).message;
+    }
+    if (reason === undefined) throw new Error('expected onEvent to fail');
+    return reason;
+  }
+
+  async admin(method: string, path: string, body?: unknown): Promise<any> {
+    const res = await fetch(`${this.emu.url}/_emulator${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`admin ${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  /** Calls the service directly as account 1001 (test setup only). */
+  async api(method: string, path: string, body?: unknown): Promise<any> {
+    const auth = await fetch(`${this.emu.url}/auth/api/ref`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
+    });
+    const token = ((await auth.json()) as any).data.attributes.token as string;
+    const res = await fetch(`${this.emu.url}${path}`, {
+      method,
+      headers: { 'authorization': `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  state(): any {
+    return this.emu.state();
+  }
+
+  async requests(): Promise<RequestLogEntry[]> {
+    return (await this.admin('GET', '/requests')) as RequestLogEntry[];
+  }
+
+  async clearRequests(): Promise<void> {
+    await this.admin('DELETE', '/requests');
+  }
+
+  /** Requests other than the token exchange and GETs. */
+  async changingRequests(): Promise<string[]> {
+    return (await this.requests()).filter((r) => r.method !== 'GET' && r.path !== '/auth/api/ref').map((r) => `${r.method} ${r.path} ${r.status}`);
+  }
+
+  /** Asserts that no captured log line or failure contains the refresh token, the secret string or a JWT. */
+  assertNoSecrets(): void {
+    const all = [...this.logs, ...this.failures].join('\n');
+    expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
+    expect(all).not.toContain(this.secretString);
+    expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
+    expect(all.toLowerCase()).not.toContain('authorization');
+  }
+}
+
+/** `YYYY-MM-DD` of `days` days before now (UTC). */
+export function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+}

@@ -1,0 +1,253 @@
+import { ResourceTypes } from '../../src/contract';
+import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
+import { EB_ROLE, HandlerHarness, ROLE, STACK_ID } from './helpers';
+
+const T = ResourceTypes.NOTIFICATION_PIPELINE;
+const BASE = {
+  RemoteIdentityId: '362',
+  AccountType: 'seller',
+  NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'],
+  RoleArn: ROLE,
+  EbToFhRoleArn: EB_ROLE,
+  DeploymentRegion: 'us-east-1',
+  StorageGroupId: '501',
+  Name: 'Seller notifications',
+  PartialFailure: 'FAIL',
+};
+
+let h: HandlerHarness;
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+});
+afterAll(async () => {
+  h.assertNoSecrets();
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.admin('POST', '/reset');
+  h.configure();
+  h.callerAccount = DEFAULT_CLOUD_ACCOUNT;
+});
+
+function pipelineResources(state: any): any[] {
+  return state.cloud.filter((r: any) => !r.shared);
+}
+
+function subOf(state: any, id: string): any {
+  return state.subscriptions.find((s: any) => String(s.id) === id);
+}
+
+describe('Custom::DpiNotificationPipeline', () => {
+  test('create, update, delete: stored metadata, PATCH with the full body, nothing pipeline-specific left', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    expect(id).toMatch(/^\d+$/);
+    let state = h.state();
+    const sub = subOf(state, id);
+    expect(sub.product).toBe(107);
+    expect(sub.status).toBe('active');
+    expect(sub.storage_group).toBe(501);
+    expect(sub.name).toBe('Seller notifications');
+    expect(sub.product_parameters.cdk_resource).toBe(`${STACK_ID}/Resource`);
+    expect(JSON.parse(sub.product_parameters.notification_types)).toEqual(BASE.NotificationTypes);
+    expect(Object.keys(JSON.parse(sub.product_parameters.subscriptions)).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    const meta = JSON.parse(sub.product_parameters.meta);
+    expect(sub.product_parameters.role_arn).toBe(ROLE);
+    expect(sub.product_parameters.aws_region).toBe('us-east-1');
+    expect(created.Data).toMatchObject({
+      SubscriptionId: id,
+      SubscribedTypes: 'ORDER_CHANGE,FEED_PROCESSING_FINISHED',
+      FailedTypes: '',
+      BucketName: meta.s3_bucket_name,
+      Prefix: meta.s3_notification_prefix,
+      NotificationQueueArn: meta.s3_notification_queue_arn,
+      DeliveryStreamArn: meta.firehose_arn,
+      SharedPipelineId: meta.shared_pipeline_id,
+    });
+    expect(state.pipelines).toHaveLength(1);
+    expect(pipelineResources(state).length).toBeGreaterThan(0);
+
+    // Update: add a type -> PATCH unified, then the stored metadata.
+    await h.clearRequests();
+    const types2 = ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED', 'LISTINGS_ITEM_STATUS_CHANGE'];
+    const updated = await h.onEvent(h.event(T, 'Update', { ...BASE, NotificationTypes: types2 },
+      { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
+    expect(updated.PhysicalResourceId).toBe(id);
+    expect(updated.Data!.SubscribedTypes.split(',').sort()).toEqual([...types2].sort());
+    expect(await h.changingRequests()).toEqual([
+      `PATCH /service/sp/notifications-unified/362/${id} 207`,
+      `PATCH /v2/sub/${id} 200`,
+    ]);
+    state = h.state();
+    expect(JSON.parse(subOf(state, id).product_parameters.notification_types)).toEqual(types2);
+    expect(state.pipelines[0].notificationTypes.sort()).toEqual([...types2].sort());
+    // The queue path was kept (same prefix).
+    expect(updated.Data!.Prefix).toBe(created.Data!.Prefix);
+
+    // An Update that changes nothing relevant (PartialFailure only) makes no changing call.
+    await h.clearRequests();
+    const same = await h.onEvent(h.event(T, 'Update', { ...BASE, NotificationTypes: types2, PartialFailure: 'ALLOW' },
+      { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE, NotificationTypes: types2 } }));
+    expect(same.PhysicalResourceId).toBe(id);
+    expect(same.Data!.Prefix).toBe(created.Data!.Prefix);
+    expect(await h.changingRequests()).toEqual([]);
+
+    // Delete.
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Delete', { ...BASE, NotificationTypes: types2 }, { PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([
+      `DELETE /service/sp/notifications-unified/362/${id} 204`,
+      `PATCH /v2/sub/${id} 200`,
+    ]);
+    state = h.state();
+    expect(subOf(state, id).status).toBe('invalid');
+    expect(pipelineResources(state)).toEqual([]);
+    expect(state.pipelines).toEqual([]);
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
+    // The shared bucket is retained.
+    expect(state.cloud.some((r: any) => r.kind === 's3-bucket')).toBe(true);
+
+    // A second Delete (or a Delete after the resource is gone) succeeds without a changing call.
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('a duplicate Create (same StackId and LogicalResourceId) finds the first pipeline', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', BASE));
+    const b = await h.onEvent(h.event(T, 'Create', BASE));
+    expect(b.PhysicalResourceId).toBe(a.PhysicalResourceId);
+    expect(b.Data).toEqual(a.Data);
+    const state = h.state();
+    expect(state.pipelines).toHaveLength(1);
+    expect(state.subscriptions.filter((s: any) => s.product === 107)).toHaveLength(1);
+    const posts = (await h.requests()).filter((r) => r.method === 'POST' && r.path.startsWith('/service/sp/notifications-unified'));
+    expect(posts).toHaveLength(1);
+  });
+
+  test('Delete of a placeholder physical ID (a cancelled or failed Create) succeeds without a call', async () => {
+    await h.clearRequests();
+    for (const id of ['HandlerTest-Resource-1A2B3C4D', 'arn:aws:cloudformation:placeholder', '0', '99999']) {
+      await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    }
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('PartialFailure FAIL: a 207 with failed types undoes everything and names each reason', async () => {
+    await h.admin('POST', '/fixtures', { failingNotificationTypes: ['LISTINGS_ITEM_ISSUES_CHANGE'] });
+    const reason = await h.fails(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ORDER_CHANGE', 'LISTINGS_ITEM_ISSUES_CHANGE'] }));
+    expect(reason).toContain('LISTINGS_ITEM_ISSUES_CHANGE: upstream subscription for LISTINGS_ITEM_ISSUES_CHANGE failed');
+    expect(reason).toContain('partialFailure ALLOW');
+    const state = h.state();
+    expect(state.pipelines).toEqual([]);
+    expect(pipelineResources(state)).toEqual([]);
+    expect(state.subscriptions.filter((s: any) => s.product === 107).map((s: any) => s.status)).toEqual(['invalid']);
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
+  });
+
+  test('PartialFailure ALLOW: the pipeline stays and FailedTypes lists the failures', async () => {
+    await h.admin('POST', '/fixtures', { failingNotificationTypes: ['LISTINGS_ITEM_ISSUES_CHANGE'] });
+    const r = await h.onEvent(h.event(T, 'Create', {
+      ...BASE, PartialFailure: 'ALLOW', NotificationTypes: ['ORDER_CHANGE', 'LISTINGS_ITEM_ISSUES_CHANGE'],
+    }));
+    expect(r.Data).toMatchObject({ SubscribedTypes: 'ORDER_CHANGE', FailedTypes: 'LISTINGS_ITEM_ISSUES_CHANGE' });
+    expect(subOf(h.state(), r.PhysicalResourceId).status).toBe('active');
+  });
+
+  test('a failed Update is undone by the rollback Update (old and new swapped)', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    await h.admin('POST', '/fixtures', { failingNotificationTypes: ['LISTINGS_ITEM_ISSUES_CHANGE'] });
+    const bad = { ...BASE, NotificationTypes: ['ORDER_CHANGE', 'LISTINGS_ITEM_ISSUES_CHANGE'] };
+    const reason = await h.fails(h.event(T, 'Update', bad, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
+    expect(reason).toContain('LISTINGS_ITEM_ISSUES_CHANGE');
+    expect(reason).toContain('rollback restores');
+    // FEED_PROCESSING_FINISHED was dropped by the failed update.
+    let state = h.state();
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362 && u.enabled).map((u: any) => u.notificationType))
+      .toEqual(['ORDER_CHANGE']);
+    // Rollback.
+    const rolled = await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...bad } }));
+    expect(rolled.PhysicalResourceId).toBe(id);
+    state = h.state();
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362 && u.enabled).map((u: any) => u.notificationType).sort())
+      .toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    expect(JSON.parse(subOf(state, id).product_parameters.notification_types)).toEqual(BASE.NotificationTypes);
+    // And the restored pipeline can still be deleted cleanly (the stored metadata follows every PATCH).
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    expect(pipelineResources(h.state())).toEqual([]);
+  });
+
+  test('429 with Retry-After is retried (honouring the wait)', async () => {
+    await h.admin('POST', '/faults', { pathPrefix: '/service/sp/notifications-unified/362', method: 'POST', status: 429, retryAfter: 2, count: 1 });
+    h.slept.length = 0;
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    expect(r.PhysicalResourceId).toMatch(/^\d+$/);
+    const posts = (await h.requests()).filter((x) => x.method === 'POST' && x.path === '/service/sp/notifications-unified/362');
+    expect(posts.map((p) => p.status)).toEqual([429, 207]);
+    expect(h.slept).toContain(2000);
+    expect(h.logs.some((l) => l.includes('"msg":"retry"') && l.includes('429'))).toBe(true);
+  });
+
+  test('403 role assumption: actionable reason, nothing made', async () => {
+    const reason = await h.fails(h.event(T, 'Create', { ...BASE, RoleArn: `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/missing` }));
+    expect(reason).toMatch(/role assumption failed/);
+    expect(reason).toContain('ExternalId');
+    expect(reason).toContain('role/missing');
+    expect(h.state().subscriptions.filter((s: any) => s.product === 107)).toEqual([]);
+  });
+
+  test('an active legacy pipeline blocks the unified create: the reason says to retire it', async () => {
+    const reason = await h.fails(h.event(T, 'Create', { ...BASE, RemoteIdentityId: '364' }));
+    expect(reason).toContain('identity 364 has an active legacy (product 86) notification pipeline; retire it first with LegacyNotificationPipeline retired: true');
+    expect(reason).toContain('depend on it');
+    expect(reason.length).toBeLessThanOrEqual(500);
+  });
+
+  test('STS preflight: a role of another AWS account fails before any service call', async () => {
+    h.callerAccount = '210987654321';
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Create', BASE));
+    expect(reason).toContain('123456789012');
+    expect(reason).toContain('210987654321');
+    expect((await h.requests()).filter((r) => r.path.startsWith('/service/sp/notifications-unified'))).toEqual([]);
+  });
+
+  test('Delete with missing stored metadata: the service answers 400, the reason explains it', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    const res = await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { product_parameters: { meta: null } } } });
+    expect(res.status).toBe(200);
+    const reason = await h.fails(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    expect(reason).toContain(`subscription ${id}`);
+    expect(reason).toContain('stored metadata');
+    expect(reason).toContain('RETAIN');
+    expect(subOf(h.state(), id).status).toBe('active');
+  });
+
+  test('changing the remote identity replaces the pipeline (new physical ID; CloudFormation deletes the old)', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const vendor = { ...BASE, RemoteIdentityId: '363', AccountType: 'vendor', NotificationTypes: ['REPORT_PROCESSING_FINISHED', 'ITEM_SALES_EVENT_CHANGE'] };
+    const replaced = await h.onEvent(h.event(T, 'Update', vendor, {
+      PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...BASE },
+    }));
+    expect(replaced.PhysicalResourceId).not.toBe(created.PhysicalResourceId);
+    expect(h.state().pipelines).toHaveLength(2);
+    // CloudFormation's cleanup Delete of the old physical ID (with the old properties).
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: created.PhysicalResourceId }));
+    const state = h.state();
+    expect(subOf(state, created.PhysicalResourceId).status).toBe('invalid');
+    expect(subOf(state, replaced.PhysicalResourceId).status).toBe('active');
+    expect(state.pipelines.map((p: any) => p.remoteIdentityId)).toEqual([363]);
+  });
+
+  test('the secret is read once per warm container and the token is cached across invocations', async () => {
+    h.configure();
+    const before = h.secretReads;
+    await h.clearRequests();
+    const a = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: a.PhysicalResourceId }));
+    expect(h.secretReads - before).toBe(1);
+    expect((await h.requests()).filter((r) => r.path === '/auth/api/ref')).toHaveLength(1);
+  });
+});
