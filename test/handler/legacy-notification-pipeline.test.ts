@@ -1,0 +1,110 @@
+import { ResourceTypes } from '../../src/contract';
+import { EB_ROLE, HandlerHarness, ROLE } from './helpers';
+
+const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
+const QUEUE2 = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications-2';
+const BASE = { SubscriptionId: '8601', RemoteIdentityId: '364', QueueArn: QUEUE, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'], Retired: 'false' };
+
+let h: HandlerHarness;
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+});
+afterAll(async () => {
+  h.assertNoSecrets();
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.admin('POST', '/reset');
+});
+
+const legacyOf = (state: any): any => state.legacyPipelines.find((p: any) => p.subscriptionId === 8601);
+const sub8601 = (state: any): any => state.subscriptions.find((s: any) => s.id === 8601);
+const old = (props: Record<string, unknown>): Record<string, unknown> => ({ Connection: h.connection, ...props });
+
+describe('Custom::DpiLegacyNotificationPipeline', () => {
+  test('adopt (Create PATCHes), unchanged Update makes no call, changed Update PATCHes', async () => {
+    const c = await h.onEvent(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] }));
+    expect(c.PhysicalResourceId).toBe('8601');
+    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200']);
+    expect(Object.keys(legacyOf(h.state()).subscriptions)).toEqual(['ORDER_CHANGE']);
+
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Update', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] },
+      { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, NotificationTypes: ['ORDER_CHANGE'] }) }));
+    expect(await h.changingRequests()).toEqual([]);
+
+    await h.onEvent(h.event(T, 'Update', { ...BASE, QueueArn: QUEUE2 },
+      { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, NotificationTypes: ['ORDER_CHANGE'] }) }));
+    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200']);
+    const l = legacyOf(h.state());
+    expect(l.queueArn).toBe(QUEUE2);
+    expect(Object.keys(l.subscriptions).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+  });
+
+  test('retire: DELETE legacy + subscription invalid, which unblocks a unified pipeline; rollback restores it', async () => {
+    await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(T, 'Update', { ...BASE, Retired: 'true' }, { PhysicalResourceId: '8601', OldResourceProperties: old(BASE) }));
+    expect(r.PhysicalResourceId).toBe('8601');
+    expect(await h.changingRequests()).toEqual(['DELETE /service/sp/notifications/364/8601 204', 'PATCH /v2/sub/8601 200']);
+    let state = h.state();
+    expect(legacyOf(state)).toBeUndefined();
+    expect(sub8601(state).status).toBe('invalid');
+
+    // The unified pipeline of the same identity can now be created.
+    const unified = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', {
+      RemoteIdentityId: '364', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE'], RoleArn: ROLE, EbToFhRoleArn: EB_ROLE,
+      DeploymentRegion: 'us-east-1', PartialFailure: 'FAIL',
+    }, { LogicalResourceId: 'Unified' }));
+    expect(unified.PhysicalResourceId).toMatch(/^\d+$/);
+    await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', {}, { LogicalResourceId: 'Unified', PhysicalResourceId: unified.PhysicalResourceId }));
+
+    // Retiring again and deleting a retired resource make no call.
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Update', { ...BASE, Retired: 'true' }, { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, Retired: 'true' }) }));
+    await h.onEvent(h.event(T, 'Delete', { ...BASE, Retired: 'true' }, { PhysicalResourceId: '8601' }));
+    expect(await h.changingRequests()).toEqual([]);
+
+    // Rollback of the retirement (old Retired true, new false) restores the pipeline.
+    await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, Retired: 'true' }) }));
+    state = h.state();
+    expect(sub8601(state).status).toBe('active');
+    expect(Object.keys(legacyOf(state).subscriptions).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+  });
+
+  test('Create with Retired true retires at once', async () => {
+    await h.onEvent(h.event(T, 'Create', { ...BASE, Retired: 'true' }));
+    expect(legacyOf(h.state())).toBeUndefined();
+    expect(sub8601(h.state()).status).toBe('invalid');
+  });
+
+  test('Delete removes the legacy pipeline; unknown and placeholder IDs succeed', async () => {
+    await h.onEvent(h.event(T, 'Create', BASE));
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8601' }));
+    expect(legacyOf(h.state())).toBeUndefined();
+    expect(sub8601(h.state()).status).toBe('invalid');
+    await h.clearRequests();
+    for (const id of ['424242', 'placeholder-id', '8701']) await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('it never creates: unknown, foreign or non-legacy subscriptions fail clearly', async () => {
+    expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: '424242' })))
+      .toContain('legacy subscription 424242 does not exist; a LegacyNotificationPipeline can only adopt');
+    expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: '8701' }))).toContain('belongs to another account');
+    const sub = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
+      account: 1001, user: 2001, product: 3002, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 365,
+      product_parameters: { profile_id: '1' },
+    } } });
+    expect(sub.status).toBe(201);
+    expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: sub.body.data.id })))
+      .toContain('not a legacy notification pipeline (product 86)');
+    expect(await h.changingRequests()).toEqual(['POST /v2/sub 201']);
+  });
+
+  test('an invalid type is reported with the service message', async () => {
+    const reason = await h.fails(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ITEM_SALES_EVENT_CHANGE'] }));
+    expect(reason).toContain("notification type 'ITEM_SALES_EVENT_CHANGE' is not supported for seller accounts");
+  });
+});
