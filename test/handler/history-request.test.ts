@@ -1,0 +1,120 @@
+import { ResourceTypes } from '../../src/contract';
+import { daysAgo, HandlerHarness } from './helpers';
+
+const T = ResourceTypes.HISTORY_REQUEST;
+
+let h: HandlerHarness;
+let subId: string;
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+});
+afterAll(async () => {
+  h.assertNoSecrets();
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.admin('POST', '/reset');
+  h.onSleep = undefined;
+  const r = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
+    account: 1001, user: 2001, product: 3001, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 362,
+    product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
+  } } });
+  subId = r.body.data.id;
+});
+
+function props(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { SubscriptionId: subId, StartDate: daysAgo(10), EndDate: daysAgo(5), StageId: '1000', WaitForCompletion: 'false', TimeoutSeconds: '600', ...extra };
+}
+const hist = (id: string): any => h.state().history.find((x: any) => x.id === id);
+
+describe('Custom::DpiHistoryRequest', () => {
+  test('create returns the history transaction ID; WaitForCompletion false completes at once', async () => {
+    const r = await h.onEvent(h.event(T, 'Create', props()));
+    expect(r.PhysicalResourceId).toMatch(/^h-/);
+    expect(r.Data).toMatchObject({ HistoryTransactionId: r.PhysicalResourceId, Status: 'pending' });
+    expect(hist(r.PhysicalResourceId)).toMatchObject({ subscription_id: Number(subId), start_date: daysAgo(10), end_date: daysAgo(5), stage_id: 1000 });
+    await h.clearRequests();
+    expect(await h.isComplete({ ...h.event(T, 'Create', props()), PhysicalResourceId: r.PhysicalResourceId, Data: r.Data })).toEqual({ IsComplete: true });
+    expect(await h.requests()).toEqual([]);
+    // A repeated delivery of the same Create finds the pending request.
+    const again = await h.onEvent(h.event(T, 'Create', props()));
+    expect(again.PhysicalResourceId).toBe(r.PhysicalResourceId);
+    expect(h.state().history).toHaveLength(1);
+  });
+
+  test('validation against the product card fails listing the problems, before any create', async () => {
+    const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1) })));
+    expect(reason).toContain('at most 30 day(s)');
+    expect((await h.changingRequests()).filter((x) => x.includes('/history'))).toEqual([]);
+  });
+
+  test('WaitForCompletion: isComplete polls until completed', async () => {
+    const ev = h.event(T, 'Create', props({ WaitForCompletion: 'true' }));
+    const r = await h.onEvent(ev);
+    const complete = { ...ev, PhysicalResourceId: r.PhysicalResourceId, Data: r.Data };
+    expect(await h.isComplete(complete)).toEqual({ IsComplete: false });
+    await h.admin('POST', '/clock', { advance: 400 });
+    expect(await h.isComplete(complete)).toEqual({ IsComplete: true, Data: { HistoryTransactionId: r.PhysicalResourceId, Status: 'completed' } });
+  });
+
+  test('WaitForCompletion: a failed request fails the deploy with the reason; a timeout fails too', async () => {
+    await h.admin('POST', '/fixtures', { failingHistorySubscriptions: [Number(subId)] });
+    const ev = h.event(T, 'Create', props({ WaitForCompletion: 'true' }));
+    const r = await h.onEvent(ev);
+    const complete = { ...ev, PhysicalResourceId: r.PhysicalResourceId, Data: r.Data };
+    await h.admin('POST', '/clock', { advance: 400 });
+    await expect(h.isComplete(complete)).rejects.toThrow(`history request ${r.PhysicalResourceId} failed: history retrieval failed (emulated)`);
+
+    const ev2 = h.event(T, 'Create', props({ WaitForCompletion: 'true', TimeoutSeconds: '60', StartDate: daysAgo(4), EndDate: daysAgo(3) }));
+    const r2 = await h.onEvent(ev2);
+    const old = { ...r2.Data, StartedAt: new Date(Date.now() - 120_000).toISOString() };
+    await expect(h.isComplete({ ...ev2, PhysicalResourceId: r2.PhysicalResourceId, Data: old })).rejects.toThrow('still pending after 60 s');
+  });
+
+  test('ceiling reached: onEvent waits (polling) until capacity is free, then creates', async () => {
+    await h.admin('POST', '/fixtures', { historyMaxRequests: 1 });
+    const first = await h.onEvent(h.event(T, 'Create', props(), { LogicalResourceId: 'First' }));
+    h.slept.length = 0;
+    // While onEvent polls, the emulator clock moves on: the first request completes.
+    h.onSleep = async (ms) => {
+      await h.admin('POST', '/clock', { advance: ms / 1000 * 10 });
+    };
+    const second = await h.onEvent(h.event(T, 'Create', props({ StartDate: daysAgo(3), EndDate: daysAgo(2) }), { LogicalResourceId: 'Second' }));
+    expect(second.PhysicalResourceId).not.toBe(first.PhysicalResourceId);
+    expect(h.slept.filter((x) => x === 20_000).length).toBeGreaterThanOrEqual(1);
+    const posts = (await h.requests()).filter((r) => r.method === 'POST' && r.path === `/service/history/production/history/${subId}`);
+    expect(posts.map((p) => p.status)).toEqual([201, ...h.slept.filter((x) => x === 20_000).map(() => 409), 201]);
+    expect(hist(first.PhysicalResourceId).status).toBe('completed');
+  });
+
+  test('ceiling still reached after the timeout: a clear failure', async () => {
+    await h.admin('POST', '/fixtures', { historyMaxRequests: 1 });
+    await h.onEvent(h.event(T, 'Create', props(), { LogicalResourceId: 'First' }));
+    const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(3), EndDate: daysAgo(2), TimeoutSeconds: '60' }), { LogicalResourceId: 'Second' }));
+    expect(reason).toMatch(/^history request ceiling \(1\) still reached after \d+ s; raise timeout or cancel other requests$/);
+    expect(h.state().history).toHaveLength(1);
+  });
+
+  test('Update: dates change -> new request; WaitForCompletion/TimeoutSeconds change -> no changing call', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', props()));
+    await h.clearRequests();
+    const same = await h.onEvent(h.event(T, 'Update', props({ WaitForCompletion: 'true', TimeoutSeconds: '900' }),
+      { PhysicalResourceId: a.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...props() } }));
+    expect(same).toEqual({ PhysicalResourceId: a.PhysicalResourceId, Data: { HistoryTransactionId: a.PhysicalResourceId, Status: 'pending' } });
+    expect(await h.changingRequests()).toEqual([]);
+    const b = await h.onEvent(h.event(T, 'Update', props({ StartDate: daysAgo(8) }),
+      { PhysicalResourceId: a.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...props() } }));
+    expect(b.PhysicalResourceId).not.toBe(a.PhysicalResourceId);
+  });
+
+  test('Delete cancels a pending request; finished, unknown and placeholder IDs succeed', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', props()));
+    await h.onEvent(h.event(T, 'Delete', props(), { PhysicalResourceId: a.PhysicalResourceId }));
+    expect(hist(a.PhysicalResourceId).status).toBe('cancelled');
+    await h.clearRequests();
+    for (const id of [a.PhysicalResourceId, 'h-9999', 'pending:abc:Resource', '']) {
+      await h.onEvent(h.event(T, 'Delete', props(), { PhysicalResourceId: id }));
+    }
+    expect(await h.changingRequests()).toEqual([]);
+  });
+});
