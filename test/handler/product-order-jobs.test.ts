@@ -1,0 +1,87 @@
+import { ResourceTypes } from '../../src/contract';
+import { HandlerHarness } from './helpers';
+
+const T = ResourceTypes.PRODUCT_ORDER_JOBS;
+
+let h: HandlerHarness;
+let subId: string;
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+});
+afterAll(async () => {
+  h.assertNoSecrets();
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.admin('POST', '/reset');
+  subId = await subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+});
+
+async function subscribe(product: number, ri: number, params: Record<string, string>): Promise<string> {
+  const r = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
+    account: 1001, user: 2001, product, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: ri, product_parameters: params,
+  } } });
+  return r.body.data.id;
+}
+
+function orderIds(n: number, from = 0): string[] {
+  return Array.from({ length: n }, (_, i) => `123-${String(1000000 + from + i)}-${String(7000000 + from + i)}`);
+}
+
+const secondaries = (): any[] => h.state().jobs.filter((j: any) => !j.is_primary && String(j.subscription_id) === subId);
+
+function minuteOfCron(cron: string): number {
+  const [m, hh, d, mon] = cron.split(' ').map(Number);
+  return Date.UTC(new Date().getUTCFullYear(), mon - 1, d, hh, m) / 60_000;
+}
+
+describe('Custom::DpiProductOrderJobs', () => {
+  test('250 order IDs -> 3 batches of <= 100, 15 minutes apart, valid_date_start == valid_date_end', async () => {
+    h.slept.length = 0;
+    const r = await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: orderIds(250) }));
+    const primary = h.state().jobs.find((j: any) => j.is_primary && String(j.subscription_id) === subId);
+    expect(r.PhysicalResourceId).toBe(primary.id);
+    const jobs = secondaries();
+    expect(jobs.map((j) => JSON.parse(j.extra_context).order_ids.length)).toEqual([100, 100, 50]);
+    expect(jobs.every((j) => j.parent_job_id === primary.id && j.stage_id === 1000 && j.valid_date_start === j.valid_date_end)).toBe(true);
+    const minutes = jobs.map((j) => minuteOfCron(j.schedule));
+    expect([minutes[1] - minutes[0], minutes[2] - minutes[1]]).toEqual([15, 15]);
+    expect(r.Data).toEqual({ PrimaryJobId: primary.id, JobIds: jobs.map((j) => j.id).join(','), BatchCount: '3' });
+    // A short pause between requests (fake sleep here).
+    expect(h.slept.filter((x) => x === 1000)).toHaveLength(2);
+  });
+
+  test('Update submits only the new order IDs; a repeated delivery submits nothing twice; Delete makes no call', async () => {
+    const first = orderIds(120);
+    const r = await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: first, StageId: '1001' }));
+    await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: first, StageId: '1001' }));
+    expect(secondaries()).toHaveLength(2);
+    await h.clearRequests();
+    const next = [...first.slice(10), ...orderIds(5, 500)];
+    const u = await h.onEvent(h.event(T, 'Update', { SubscriptionId: subId, OrderIds: next, StageId: '1001' }, {
+      PhysicalResourceId: r.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, SubscriptionId: subId, OrderIds: first, StageId: '1001' },
+    }));
+    expect(u.PhysicalResourceId).toBe(r.PhysicalResourceId);
+    expect(u.Data!.BatchCount).toBe('1');
+    expect(await h.changingRequests()).toEqual([`POST /service/jobs/jobs/${r.PhysicalResourceId} 201`]);
+    const jobs = secondaries();
+    expect(JSON.parse(jobs[2].extra_context).order_ids).toEqual(orderIds(5, 500));
+    expect(jobs[2].stage_id).toBe(1001);
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Delete', { SubscriptionId: subId, OrderIds: next }, { PhysicalResourceId: r.PhysicalResourceId }));
+    expect(await h.requests()).toEqual([]);
+  });
+
+  test('a product without a primary job fails clearly', async () => {
+    const ads = await subscribe(3002, 365, { profile_id: '1' });
+    const reason = await h.fails(h.event(T, 'Create', { SubscriptionId: ads, OrderIds: orderIds(3) }));
+    expect(reason).toContain(`subscription ${ads} has no primary job: the product does not initialize jobs`);
+  });
+
+  test('9,000 order IDs -> 90 batches; Data stays under 4 KB', async () => {
+    const r = await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: orderIds(9000) }));
+    expect(Buffer.byteLength(JSON.stringify(r.Data))).toBeLessThan(4096);
+    expect(r.Data!.BatchCount).toBe('90');
+    expect(r.Data!.JobIds.split(',')).toHaveLength(90);
+  });
+});
