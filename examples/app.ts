@@ -14,6 +14,7 @@ import {
   ServiceConnection,
   Subscription,
 } from '../src';
+import { NagPlugin } from './nag';
 
 /** Options of the example app (tests and the local runner pass them; `cdk -c key=value` too). */
 export interface ExampleAppOptions {
@@ -21,6 +22,8 @@ export interface ExampleAppOptions {
   readonly context?: Record<string, string>;
   /** Output directory of the cloud assembly. */
   readonly outdir?: string;
+  /** Run cdk-nag's AwsSolutions checks at synth (also with `-c nag=true`). */
+  readonly nag?: boolean;
 }
 
 /** The default base URL of the service. */
@@ -154,5 +157,8 @@ export function buildExampleApp(options: ExampleAppOptions = {}): App {
   new MarketplaceDataStack(app, 'MarketplaceData', {
     env: { account: '123456789012', region: 'us-east-1' },
   });
+  if (options.nag ?? String(app.node.tryGetContext('nag')) === 'true') {
+    Validations.of(app).addPlugins(new NagPlugin(app));
+  }
   return app;
 }

@@ -34,7 +34,9 @@ export function roles(stack: Stack, id = 'Roles'): NotificationPipelineRoles {
   return new NotificationPipelineRoles(stack, id, { serviceAccountId: '111122223333', externalId: 'ext-123' });
 }
 
-export function sellerPipeline(f: Fixture, r: NotificationPipelineRoles, id: string, extra: Partial<NotificationPipelineProps> = {}): NotificationPipeline {
+export function sellerPipeline(
+  f: Fixture, r: NotificationPipelineRoles, id: string, extra: Partial<NotificationPipelineProps> = {},
+): NotificationPipeline {
   return new NotificationPipeline(f.stack, id, {
     connection: f.connection,
     remoteIdentityId: 362,

@@ -136,11 +136,17 @@ describe('NotificationPipelineRoles', () => {
 
     const queueOnly = NotificationPipelineRoles.fromRoleArns(f.stack, 'QueueOnly', { managementRoleArn: 'arn:aws:iam::123456789012:role/dpi-management' });
     expect(() => new NotificationPipeline(f.stack, 'Vendor', {
-      connection: f.connection, remoteIdentityId: 363, accountType: AccountType.VENDOR, roles: queueOnly,
+      connection: f.connection,
+      remoteIdentityId: 363,
+      accountType: AccountType.VENDOR,
+      roles: queueOnly,
       notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE],
     })).toThrow("MyStack/Vendor: notificationTypes 'ITEM_SALES_EVENT_CHANGE' use the event-bus path but roles.eventBusRoleArn is not set");
     expect(() => new NotificationPipeline(f.stack, 'VendorQ', {
-      connection: f.connection, remoteIdentityId: 363, accountType: AccountType.VENDOR, roles: queueOnly,
+      connection: f.connection,
+      remoteIdentityId: 363,
+      accountType: AccountType.VENDOR,
+      roles: queueOnly,
       notificationTypes: [NotificationType.REPORT_PROCESSING_FINISHED],
     })).not.toThrow();
     expect(() => NotificationPipelineRoles.fromRoleArns(f.stack, 'Bad', { managementRoleArn: 'dpi-management' }))

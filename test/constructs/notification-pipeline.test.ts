@@ -39,8 +39,12 @@ describe('NotificationPipeline', () => {
   test('queue-only pipelines omit EbToFhRoleArn; defaults FAIL and no name/storage', () => {
     const f = fixture();
     new NotificationPipeline(f.stack, 'Feeds', {
-      connection: f.connection, remoteIdentityId: 362, accountType: AccountType.SELLER, roles: roles(f.stack),
-      notificationTypes: [NotificationType.FEED_PROCESSING_FINISHED], deploymentRegion: 'us-west-2',
+      connection: f.connection,
+      remoteIdentityId: 362,
+      accountType: AccountType.SELLER,
+      roles: roles(f.stack),
+      notificationTypes: [NotificationType.FEED_PROCESSING_FINISHED],
+      deploymentRegion: 'us-west-2',
     });
     Template.fromStack(f.stack).hasResourceProperties('Custom::DpiNotificationPipeline', {
       EbToFhRoleArn: Match.absent(), PartialFailure: 'FAIL', Name: Match.absent(), StorageGroupId: Match.absent(), DeploymentRegion: 'us-west-2',
@@ -74,11 +78,13 @@ describe('NotificationPipeline', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           {
-            Action: 's3:GetObject', Effect: 'Allow',
+            Action: 's3:GetObject',
+            Effect: 'Allow',
             Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { 'Fn::GetAtt': [id, 'BucketName'] }, '/', { 'Fn::GetAtt': [id, 'Prefix'] }, '*']] },
           },
           {
-            Action: 's3:ListBucket', Effect: 'Allow',
+            Action: 's3:ListBucket',
+            Effect: 'Allow',
             Condition: { StringLike: { 's3:prefix': [{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Prefix'] }, '*']] }] } },
             Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::', { 'Fn::GetAtt': [id, 'BucketName'] }]] },
           },
@@ -119,7 +125,10 @@ describe('LegacyNotificationPipeline', () => {
   test('adopts by subscription ID with Retired false by default', () => {
     const f = fixture();
     const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
-      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn,
+      connection: f.connection,
+      subscriptionId: 9001,
+      remoteIdentityId: 362,
+      queueArn,
       notificationTypes: [NotificationType.ORDER_CHANGE],
     });
     const t = Template.fromStack(f.stack);
@@ -128,7 +137,11 @@ describe('LegacyNotificationPipeline', () => {
       Properties: {
         ServiceToken: Match.anyValue(),
         Connection: Match.objectLike({ RefreshTokenSecretArn: SECRET_ARN }),
-        SubscriptionId: '9001', RemoteIdentityId: '362', QueueArn: queueArn, NotificationTypes: ['ORDER_CHANGE'], Retired: 'false',
+        SubscriptionId: '9001',
+        RemoteIdentityId: '362',
+        QueueArn: queueArn,
+        NotificationTypes: ['ORDER_CHANGE'],
+        Retired: 'false',
       },
     });
     expect(legacy.retired).toBe(false);
@@ -138,8 +151,12 @@ describe('LegacyNotificationPipeline', () => {
   test('migrateFrom: retired legacy, the unified pipeline depends on it', () => {
     const f = fixture();
     const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
-      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn,
-      notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
+      connection: f.connection,
+      subscriptionId: 9001,
+      remoteIdentityId: 362,
+      queueArn,
+      notificationTypes: [NotificationType.ORDER_CHANGE],
+      retired: true,
     });
     const unified = sellerPipeline(f, roles(f.stack), 'Unified');
     unified.migrateFrom(legacy);
@@ -157,7 +174,8 @@ describe('LegacyNotificationPipeline', () => {
       connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE],
     });
     const other = new LegacyNotificationPipeline(f.stack, 'Other', {
-      connection: f.connection, subscriptionId: 9002, remoteIdentityId: 400, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
+      connection: f.connection, subscriptionId: 9002, remoteIdentityId: 400, queueArn,
+      notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
     });
     const unified = sellerPipeline(f, r, 'Unified');
     expect(() => unified.migrateFrom(active)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Active' is a legacy pipeline that is not retired; set retired: true");

@@ -7,8 +7,13 @@ describe('Subscription', () => {
   test('writes Custom::DpiSubscription with defaults', () => {
     const f = fixture();
     const sub = new Subscription(f.stack, 'Orders', {
-      connection: f.connection, productId: 3001, storageGroupId: 501, remoteIdentityId: 362,
-      productParameters: { marketplace_id: 'ATVPDKIKX0DER' }, stageIds: [1001, 1002], name: 'orders-us',
+      connection: f.connection,
+      productId: 3001,
+      storageGroupId: 501,
+      remoteIdentityId: 362,
+      productParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+      stageIds: [1001, 1002],
+      name: 'orders-us',
     });
     const t = Template.fromStack(f.stack);
     t.hasResource('Custom::DpiSubscription', {
@@ -16,9 +21,15 @@ describe('Subscription', () => {
       Properties: {
         ServiceToken: Match.anyValue(),
         Connection: Match.objectLike({ RefreshTokenSecretArn: SECRET_ARN }),
-        ProductId: '3001', StorageGroupId: '501', RemoteIdentityId: '362',
-        ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, StageIds: ['1001', '1002'],
-        Status: 'active', Name: 'orders-us', OnDelete: 'invalid', DateStart: Match.absent(),
+        ProductId: '3001',
+        StorageGroupId: '501',
+        RemoteIdentityId: '362',
+        ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+        StageIds: ['1001', '1002'],
+        Status: 'active',
+        Name: 'orders-us',
+        OnDelete: 'invalid',
+        DateStart: Match.absent(),
       },
     });
     const id = Object.keys(t.findResources('Custom::DpiSubscription'))[0];
@@ -29,8 +40,12 @@ describe('Subscription', () => {
   test('paused, cancelled on delete, retained, dateStart', () => {
     const f = fixture();
     new Subscription(f.stack, 'S', {
-      connection: f.connection, productId: 3002, status: SubscriptionStatus.PAUSED, onDelete: SubscriptionStatus.CANCELLED,
-      removalPolicy: RemovalPolicy.RETAIN, dateStart: '2026-11-01T00:00:00Z',
+      connection: f.connection,
+      productId: 3002,
+      status: SubscriptionStatus.PAUSED,
+      onDelete: SubscriptionStatus.CANCELLED,
+      removalPolicy: RemovalPolicy.RETAIN,
+      dateStart: '2026-11-01T00:00:00Z',
     });
     Template.fromStack(f.stack).hasResource('Custom::DpiSubscription', {
       DeletionPolicy: 'Retain',
@@ -53,16 +68,29 @@ describe('HistoryRequest', () => {
     const f = fixture();
     const sub = new Subscription(f.stack, 'Orders', { connection: f.connection, productId: 3001 });
     const h = new HistoryRequest(f.stack, 'Backfill', {
-      connection: f.connection, subscription: sub, startDate: '2026-11-15', endDate: '2026-11-17', stageId: 1001, productId: 3001,
-      startTime: '2026-11-20 02:00:00', waitForCompletion: true, timeout: Duration.hours(2),
+      connection: f.connection,
+      subscription: sub,
+      startDate: '2026-11-15',
+      endDate: '2026-11-17',
+      stageId: 1001,
+      productId: 3001,
+      startTime: '2026-11-20 02:00:00',
+      waitForCompletion: true,
+      timeout: Duration.hours(2),
     });
     const t = Template.fromStack(f.stack);
     const subId = Object.keys(t.findResources('Custom::DpiSubscription'))[0];
     t.hasResourceProperties('Custom::DpiHistoryRequest', {
       ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('WaiterProvider'), 'Arn'] },
       SubscriptionId: { 'Fn::GetAtt': [subId, 'SubscriptionId'] },
-      StartDate: '2026-11-15', EndDate: '2026-11-17', Dates: Match.absent(), StageId: '1001', ProductId: '3001',
-      StartTime: '2026-11-20 02:00:00', WaitForCompletion: 'true', TimeoutSeconds: '7200',
+      StartDate: '2026-11-15',
+      EndDate: '2026-11-17',
+      Dates: Match.absent(),
+      StageId: '1001',
+      ProductId: '3001',
+      StartTime: '2026-11-20 02:00:00',
+      WaitForCompletion: 'true',
+      TimeoutSeconds: '7200',
     });
     expect(f.stack.resolve(h.historyTransactionId)['Fn::GetAtt'][1]).toBe('HistoryTransactionId');
     expect(f.stack.resolve(h.status)['Fn::GetAtt'][1]).toBe('Status');

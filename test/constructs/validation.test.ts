@@ -23,8 +23,12 @@ import {
 type Build = (f: Fixture) => unknown;
 
 const pipeline = (extra: Partial<NotificationPipelineProps>): Build => (f) => new NotificationPipeline(f.stack, 'Orders', {
-  connection: f.connection, remoteIdentityId: 362, accountType: AccountType.SELLER,
-  notificationTypes: [NotificationType.ORDER_CHANGE], roles: roles(f.stack), ...extra,
+  connection: f.connection,
+  remoteIdentityId: 362,
+  accountType: AccountType.SELLER,
+  notificationTypes: [NotificationType.ORDER_CHANGE],
+  roles: roles(f.stack),
+  ...extra,
 });
 const subscription = (extra: Partial<SubscriptionProps>): Build => (f) => new Subscription(f.stack, 'Sub', {
   connection: f.connection, productId: 3001, ...extra,
@@ -36,8 +40,12 @@ const jobs = (extra: Partial<ProductOrderJobsProps>): Build => (f) => new Produc
   connection: f.connection, subscription: Subscription.fromSubscriptionId(f.stack, 'S', '77'), orderIds: ['111-1234567-1234567'], ...extra,
 });
 const legacy = (extra: Partial<LegacyNotificationPipelineProps>): Build => (f) => new LegacyNotificationPipeline(f.stack, 'Legacy', {
-  connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn: 'arn:aws:sqs:us-east-1:123456789012:q',
-  notificationTypes: [NotificationType.ORDER_CHANGE], ...extra,
+  connection: f.connection,
+  subscriptionId: 9001,
+  remoteIdentityId: 362,
+  queueArn: 'arn:aws:sqs:us-east-1:123456789012:q',
+  notificationTypes: [NotificationType.ORDER_CHANGE],
+  ...extra,
 });
 const connection = (baseUrl: string, extra: Record<string, string> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
   baseUrl, refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN), ...extra,
@@ -60,7 +68,10 @@ const cases: Array<[string, Build, string[], { region?: string | null }?]> = [
   ['vendor type for a seller', pipeline({ notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.ITEM_SALES_EVENT_CHANGE] }), ['MyStack/Orders: notificationTypes \'ITEM_SALES_EVENT_CHANGE\' is not valid for account type seller', 'ORDER_CHANGE']],
   ['seller type for a vendor', pipeline({ accountType: AccountType.VENDOR, notificationTypes: [NotificationType.FEED_PROCESSING_FINISHED] }), ['MyStack/Orders: notificationTypes \'FEED_PROCESSING_FINISHED\' is not valid for account type vendor']],
   ['event-bus type without event-bus role', (f) => new NotificationPipeline(f.stack, 'Orders', {
-    connection: f.connection, remoteIdentityId: 362, accountType: AccountType.SELLER, notificationTypes: [NotificationType.ORDER_CHANGE],
+    connection: f.connection,
+    remoteIdentityId: 362,
+    accountType: AccountType.SELLER,
+    notificationTypes: [NotificationType.ORDER_CHANGE],
     roles: NotificationPipelineRoles.fromRoleArns(f.stack, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' }),
   }), ['MyStack/Orders: notificationTypes \'ORDER_CHANGE\' use the event-bus path', 'eventBusRoleArn']],
   ['remote identity not an integer', pipeline({ remoteIdentityId: 36.2 }), ['MyStack/Orders: remoteIdentityId \'36.2\' is not a positive integer ID']],

@@ -1,0 +1,100 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { assetHashSerializer, countOf } from './helpers';
+import { buildExampleApp, DEFAULT_BASE_URL, exampleOrderIds } from '../../examples/app';
+
+expect.addSnapshotSerializer(assetHashSerializer);
+
+function exampleStack(context?: Record<string, string>): { stack: Stack; template: Template } {
+  const app = buildExampleApp({ context });
+  const stack = app.node.findChild('MarketplaceData') as Stack;
+  return { stack, template: Template.fromStack(stack) };
+}
+
+describe('example app', () => {
+  const { stack, template } = exampleStack();
+
+  test('cdk-nag AwsSolutions: zero unacknowledged findings', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack.node.root);
+    const findings = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    expect(findings).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  test('cdk-nag is not vacuous: an unacknowledged wildcard is reported', () => {
+    const app = buildExampleApp({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'dpi-example-')) });
+    app.synth(); // the library's acknowledgements are recorded by aspects during synth
+    const s = app.node.findChild('MarketplaceData') as Stack;
+    const consumerRole = s.node.findChild('OrderNotificationConsumerRole');
+    // drop the example's one acknowledgement: the finding must come back
+    (consumerRole.node as unknown as { _metadata: unknown[] })._metadata = [];
+    const report = new AwsSolutionsChecks().validateScope(app);
+    fs.rmSync(app.outdir, { recursive: true, force: true });
+    expect(report.violations.map((v) => v.ruleName)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:s3:::<SellerNotifications[0-9A-F]+\.BucketName>\/<SellerNotifications[0-9A-F]+\.Prefix>\*\]$/)]);
+  });
+
+  test('the nag plugin runs at synth and passes', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'dpi-example-'));
+    try {
+      const app = buildExampleApp({ outdir, nag: true });
+      const assembly = app.synth();
+      expect(assembly.getStackByName('MarketplaceData').template.Resources).toBeDefined();
+      const reportFile = path.join(outdir, 'policy-validation-report.json');
+      if (fs.existsSync(reportFile)) {
+        const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+        expect(JSON.stringify(report)).not.toContain('"status":"failure"');
+      }
+    } finally {
+      fs.rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+
+  test('resources: two pipelines, one subscription, one backfill, one order-jobs resource', () => {
+    expect(countOf(template, 'Custom::DpiNotificationPipeline')).toBe(2);
+    expect(countOf(template, 'Custom::DpiSubscription')).toBe(1);
+    expect(countOf(template, 'Custom::DpiHistoryRequest')).toBe(1);
+    expect(countOf(template, 'Custom::DpiProductOrderJobs')).toBe(1);
+    // handler + isComplete + framework (x4 with the waiter) + the consumer
+    expect(countOf(template, 'AWS::Lambda::Function')).toBe(7);
+    template.hasResourceProperties('AWS::IAM::Role', { RoleName: 'service-spapi-firehose-role' });
+    template.hasResourceProperties('Custom::DpiNotificationPipeline', {
+      RemoteIdentityId: '362', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE', 'LISTINGS_ITEM_STATUS_CHANGE', 'REPORT_PROCESSING_FINISHED'],
+    });
+    template.hasResourceProperties('Custom::DpiNotificationPipeline', {
+      RemoteIdentityId: '363', AccountType: 'vendor', NotificationTypes: ['ITEM_SALES_EVENT_CHANGE', 'DETAIL_PAGE_TRAFFIC_EVENT'],
+    });
+    template.hasResourceProperties('Custom::DpiSubscription', {
+      ProductId: '3001', StorageGroupId: '501', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, StageIds: ['1001', '1002'],
+    });
+    template.hasResourceProperties('Custom::DpiHistoryRequest', { StartDate: '2026-11-15', EndDate: '2026-11-17' });
+    template.hasResourceProperties('Custom::DpiProductOrderJobs', { OrderIds: exampleOrderIds(250) });
+    expect(new Set(exampleOrderIds(250)).size).toBe(250);
+    template.hasResourceProperties('Custom::DpiSubscription', { Connection: { BaseUrl: DEFAULT_BASE_URL } });
+  });
+
+  test('context overrides: seller types and base URL', () => {
+    const { template: t } = exampleStack({ sellerTypes: 'ORDER_CHANGE,REPORT_PROCESSING_FINISHED', baseUrl: 'http://127.0.0.1:4010' });
+    t.hasResourceProperties('Custom::DpiNotificationPipeline', {
+      RemoteIdentityId: '362', NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'],
+    });
+    t.hasResourceProperties('Custom::DpiSubscription', {
+      Connection: {
+        BaseUrl: 'http://127.0.0.1:4010',
+        SubscriptionsUrl: 'http://127.0.0.1:4010',
+        AccountUrl: 'http://127.0.0.1:4010',
+        UserUrl: 'http://127.0.0.1:4010',
+        RemoteIdentityUrl: 'http://127.0.0.1:4010',
+        AuthUrl: 'http://127.0.0.1:4010',
+        RefreshTokenSecretArn: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':secretsmanager:us-east-1:123456789012:secret:dpi/refresh-token']] },
+      },
+    });
+  });
+
+  test('full template snapshot (asset hashes stripped)', () => {
+    expect(template.toJSON()).toMatchSnapshot();
+  });
+});
