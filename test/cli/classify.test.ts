@@ -1,5 +1,6 @@
 import { CASES } from './expected';
 import { CLASS_ORDER, classifyTx, latestById, summarise } from '../../src/cli/classify';
+import { redact } from '../../src/cli/errors';
 import { TxRecord } from '../../src/client';
 
 describe('classifyTx: every TX status x sender of the spec', () => {
@@ -103,5 +104,12 @@ describe('summarise', () => {
     expect(s.cells[0].state).toBe('loaded');
     expect(s.hasError).toBe(false);
     expect(latestById([rec('x', 'a', 'B', { timestamp: 5 }), rec('x', 'a', 'C', { timestamp: 7 })])[0].status).toBe('C');
+  });
+});
+
+describe('redact', () => {
+  test('removes known secrets and JWT-shaped text', () => {
+    expect(redact('a s3cr3t-token b eyJx.eyJy.zzz c', ['s3cr3t-token'])).toBe('a *** b *** c');
+    expect(redact('short ab stays', ['ab'])).toBe('short ab stays');
   });
 });

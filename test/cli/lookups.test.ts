@@ -7,7 +7,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emu.stop();
-  expect(ALL_OUTPUT.join('\n')).not.toContain(DEFAULT_REFRESH_TOKEN);
 });
 
 describe('lookups', () => {
@@ -99,4 +98,24 @@ describe('lookups', () => {
     ]);
     expect((await requests(emu, '/storages')).every((x) => x.query.status === 'active')).toBe(true);
   });
+});
+
+test('a service message echoing the token or a JWT is scrubbed', async () => {
+  await fault(emu, {
+    pathPrefix: '/storages',
+    status: 500,
+    body: { error: `token ${DEFAULT_REFRESH_TOKEN} and Bearer eyJhbGciOiJIUzI1NiJ9.eyJhY2NvdW50IjoxMDAxfQ.c2lnbmF0dXJl rejected` },
+  });
+  const r = await dpi(['storages'], { emu });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('500 service failure: GET /storages');
+  expect(r.stderr).toContain('token *** and Bearer *** rejected');
+});
+
+// Runs last (tests run in file order): secrets are never printed, error paths included.
+test('no output of this file contains the refresh token or a JWT', () => {
+  expect(ALL_OUTPUT.length).toBeGreaterThan(10);
+  const all = ALL_OUTPUT.join('\n');
+  expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
+  expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
 });

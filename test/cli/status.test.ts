@@ -12,9 +12,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emu.stop();
-  const all = ALL_OUTPUT.join('\n');
-  expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
-  expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
 });
 beforeEach(async () => {
   await reset(emu);
@@ -180,4 +177,12 @@ describe('dpi status --watch', () => {
     expect(r.stderr).toContain('not your subscription');
     expect(signals.listening).toBe(0);
   });
+});
+
+// Runs last (tests run in file order): secrets are never printed, error paths included.
+test('no output of this file contains the refresh token or a JWT', () => {
+  expect(ALL_OUTPUT.length).toBeGreaterThan(10);
+  const all = ALL_OUTPUT.join('\n');
+  expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
+  expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
 });
