@@ -174,8 +174,12 @@ describe('LegacyNotificationPipeline', () => {
       connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE],
     });
     const other = new LegacyNotificationPipeline(f.stack, 'Other', {
-      connection: f.connection, subscriptionId: 9002, remoteIdentityId: 400, queueArn,
-      notificationTypes: [NotificationType.ORDER_CHANGE], retired: true,
+      connection: f.connection,
+      subscriptionId: 9002,
+      remoteIdentityId: 400,
+      queueArn,
+      notificationTypes: [NotificationType.ORDER_CHANGE],
+      retired: true,
     });
     const unified = sellerPipeline(f, r, 'Unified');
     expect(() => unified.migrateFrom(active)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Active' is a legacy pipeline that is not retired; set retired: true");
