@@ -7,6 +7,14 @@ export function visibleLength(s: string): number {
   return [...s.replace(ANSI, '')].length;
 }
 
+/**
+ * Makes a service-provided text safe for one table cell or line: control characters (newlines, tabs,
+ * terminal escape sequences other than plain colour codes) become spaces.
+ */
+export function sanitize(s: string): string {
+  return s.replace(/\x1b\[[0-9;]*m|[\x00-\x1f\x7f-\x9f]+/g, (m) => (/^\x1b\[[0-9;]*m$/.test(m) ? m : ' '));
+}
+
 /** Colour names used by `dpi`. */
 export type Colour = 'red' | 'green' | 'yellow' | 'blue' | 'magenta' | 'cyan' | 'dim' | 'bold';
 
@@ -36,7 +44,8 @@ export function truncate(s: string, max: number): string {
  * Renders rows as a left-aligned table with a header, columns separated by two spaces,
  * no trailing spaces. Cells may contain ANSI colours.
  */
-export function renderTable(header: string[], rows: string[][]): string {
+export function renderTable(header: string[], rawRows: string[][]): string {
+  const rows = rawRows.map((r) => r.map(sanitize));
   const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ''))));
   const line = (cells: string[]): string => cells
     .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i] - visibleLength(c))))

@@ -3,6 +3,7 @@
  * `children` links: IDs are never parsed, and the service's tree=true merging is not used.
  */
 import { TxRecord } from '../client';
+import { sanitize } from './format';
 
 /** A node of the tree: a record, or a child reference whose record is not in the listing. */
 export interface TxTreeNode {
@@ -87,7 +88,7 @@ export function renderTxForest(forest: TxTreeNode[], label: (r: TxRecord) => str
   const walk = (node: TxTreeNode, prefix: string, connector: string, childPrefix: string): void => {
     let text = node.record ? `${node.id}  ${label(node.record)}` : `${node.id}  (not in this listing: filtered out, outside the time range, or expired)`;
     if (node.hiddenBelow > 0) text += `  [+${node.hiddenBelow} below --depth]`;
-    lines.push(`${prefix}${connector}${text}`);
+    lines.push(`${prefix}${connector}${sanitize(text)}`);
     node.children.forEach((c, i) => {
       const last = i === node.children.length - 1;
       walk(c, prefix + childPrefix, last ? '└─ ' : '├─ ', last ? '   ' : '│  ');

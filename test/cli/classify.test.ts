@@ -1,6 +1,7 @@
 import { CASES } from './expected';
 import { CLASS_ORDER, classifyTx, latestById, summarise } from '../../src/cli/classify';
 import { redact } from '../../src/cli/errors';
+import { renderTable, sanitize } from '../../src/cli/format';
 import { TxRecord } from '../../src/client';
 
 describe('classifyTx: every TX status x sender of the spec', () => {
@@ -111,5 +112,13 @@ describe('redact', () => {
   test('removes known secrets and JWT-shaped text', () => {
     expect(redact('a s3cr3t-token b eyJx.eyJy.zzz c', ['s3cr3t-token'])).toBe('a *** b *** c');
     expect(redact('short ab stays', ['ab'])).toBe('short ab stays');
+  });
+});
+
+describe('sanitize', () => {
+  test('control characters of service data become spaces; colour codes stay', () => {
+    expect(sanitize('line1\nline2\tx\x1b]0;title\x07y')).toBe('line1 line2 x ]0;title y');
+    expect(sanitize('\x1b[31merror\x1b[39m')).toBe('\x1b[31merror\x1b[39m');
+    expect(renderTable(['A', 'B'], [['x\ny', 'z']])).toBe('A    B\nx y  z\n');
   });
 });

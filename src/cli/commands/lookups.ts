@@ -5,7 +5,7 @@ import { HistoryInfo, ProductDefinition, ServiceError } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
-import { renderTable } from '../format';
+import { renderTable, sanitize } from '../format';
 
 interface JsonFlag { json?: boolean }
 
@@ -89,13 +89,13 @@ export function stagesCommand(ctx: RunContext): Command {
     }
     if (opts.json) return printJson(ctx, { product_id: Number(productId), product_name: card.name, stages: rows });
     if (rows.length === 0) {
-      ctx.io.stdout.write(`product ${productId} (${card.name}) has no named stages (stage_id >= 1000)\n`);
+      ctx.io.stdout.write(`product ${productId} (${sanitize(card.name)}) has no named stages (stage_id >= 1000)\n`);
       return;
     }
     const multi = rows.some((r) => r.history.length > 1);
     const hist = (r: StageRow, f: (h: StageRow['history'][number]) => number | null): string =>
       r.history.length === 0 ? '-' : r.history.map((h) => (multi ? `${h.subproduct_id}: ${dash(f(h))}` : dash(f(h)))).join(', ');
-    ctx.io.stdout.write(`product ${productId} (${card.name})\n`);
+    ctx.io.stdout.write(`product ${productId} (${sanitize(card.name)})\n`);
     ctx.io.stdout.write(renderTable(
       ['STAGE ID', 'NAME', 'ENABLED', 'HISTORY DAYS', 'MAX REQUEST AGE (DAYS)', 'RESTRICTED TO'],
       rows.map((r) => [
