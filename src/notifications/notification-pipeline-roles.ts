@@ -110,8 +110,8 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
 
   public readonly managementRoleArn: string;
   public readonly managementRole: iam.IRole;
-  public readonly eventBusRoleArn: string;
-  public readonly eventBusRole: iam.IRole;
+  public readonly eventBusRoleArn?: string;
+  public readonly eventBusRole?: iam.IRole;
   /** ARN of the delivery role `service-spapi-firehose-role`. */
   public readonly deliveryRoleArn: string;
   /** The delivery role `service-spapi-firehose-role`. */
