@@ -58,7 +58,12 @@ export class HandlerHarness {
   get connection(): Record<string, string> {
     const u = this.emu.url;
     return {
-      BaseUrl: u, SubscriptionsUrl: u, AccountUrl: u, UserUrl: u, RemoteIdentityUrl: u, AuthUrl: u,
+      BaseUrl: u,
+      SubscriptionsUrl: u,
+      AccountUrl: u,
+      UserUrl: u,
+      RemoteIdentityUrl: u,
+      AuthUrl: u,
       RefreshTokenSecretArn: SECRET_ARN,
     };
   }
@@ -123,13 +128,14 @@ export class HandlerHarness {
   /** Calls the service directly as account 1001 (test setup only). */
   async api(method: string, path: string, body?: unknown): Promise<any> {
     const auth = await fetch(`${this.emu.url}/auth/api/ref`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
     });
     const token = ((await auth.json()) as any).data.attributes.token as string;
     const res = await fetch(`${this.emu.url}${path}`, {
       method,
-      headers: { 'authorization': `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

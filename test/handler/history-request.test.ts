@@ -1,5 +1,5 @@
-import { ResourceTypes } from '../../src/contract';
 import { daysAgo, HandlerHarness } from './helpers';
+import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.HISTORY_REQUEST;
 
@@ -15,10 +15,20 @@ afterAll(async () => {
 beforeEach(async () => {
   await h.admin('POST', '/reset');
   h.onSleep = undefined;
-  const r = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
-    account: 1001, user: 2001, product: 3001, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 362,
-    product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
-  } } });
+  const r = await h.api('POST', '/v2/sub', {
+    data: {
+      type: 'Subscription',
+      attributes: {
+        account: 1001,
+        user: 2001,
+        product: 3001,
+        status: 'active',
+        date_start: '2026-01-01T00:00:00Z',
+        remote_identity: 362,
+        product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
+      },
+    },
+  });
   subId = r.body.data.id;
 });
 
@@ -32,7 +42,9 @@ describe('Custom::DpiHistoryRequest', () => {
     const r = await h.onEvent(h.event(T, 'Create', props()));
     expect(r.PhysicalResourceId).toMatch(/^h-/);
     expect(r.Data).toMatchObject({ HistoryTransactionId: r.PhysicalResourceId, Status: 'pending' });
-    expect(hist(r.PhysicalResourceId)).toMatchObject({ subscription_id: Number(subId), start_date: daysAgo(10), end_date: daysAgo(5), stage_id: 1000 });
+    expect(hist(r.PhysicalResourceId)).toMatchObject({
+      subscription_id: Number(subId), start_date: daysAgo(10), end_date: daysAgo(5), stage_id: 1000,
+    });
     await h.clearRequests();
     expect(await h.isComplete({ ...h.event(T, 'Create', props()), PhysicalResourceId: r.PhysicalResourceId, Data: r.Data })).toEqual({ IsComplete: true });
     expect(await h.requests()).toEqual([]);

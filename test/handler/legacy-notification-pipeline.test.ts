@@ -1,5 +1,5 @@
-import { ResourceTypes } from '../../src/contract';
 import { EB_ROLE, HandlerHarness, ROLE } from './helpers';
+import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
@@ -54,8 +54,13 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
 
     // The unified pipeline of the same identity can now be created.
     const unified = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', {
-      RemoteIdentityId: '364', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE'], RoleArn: ROLE, EbToFhRoleArn: EB_ROLE,
-      DeploymentRegion: 'us-east-1', PartialFailure: 'FAIL',
+      RemoteIdentityId: '364',
+      AccountType: 'seller',
+      NotificationTypes: ['ORDER_CHANGE'],
+      RoleArn: ROLE,
+      EbToFhRoleArn: EB_ROLE,
+      DeploymentRegion: 'us-east-1',
+      PartialFailure: 'FAIL',
     }, { LogicalResourceId: 'Unified' }));
     expect(unified.PhysicalResourceId).toMatch(/^\d+$/);
     await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', {}, { LogicalResourceId: 'Unified', PhysicalResourceId: unified.PhysicalResourceId }));
@@ -93,10 +98,20 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: '424242' })))
       .toContain('legacy subscription 424242 does not exist; a LegacyNotificationPipeline can only adopt');
     expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: '8701' }))).toContain('belongs to another account');
-    const sub = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
-      account: 1001, user: 2001, product: 3002, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 365,
-      product_parameters: { profile_id: '1' },
-    } } });
+    const sub = await h.api('POST', '/v2/sub', {
+      data: {
+        type: 'Subscription',
+        attributes: {
+          account: 1001,
+          user: 2001,
+          product: 3002,
+          status: 'active',
+          date_start: '2026-01-01T00:00:00Z',
+          remote_identity: 365,
+          product_parameters: { profile_id: '1' },
+        },
+      },
+    });
     expect(sub.status).toBe(201);
     expect(await h.fails(h.event(T, 'Create', { ...BASE, SubscriptionId: sub.body.data.id })))
       .toContain('not a legacy notification pipeline (product 86)');

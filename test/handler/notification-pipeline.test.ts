@@ -1,6 +1,6 @@
+import { EB_ROLE, HandlerHarness, ROLE, STACK_ID } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
-import { EB_ROLE, HandlerHarness, ROLE, STACK_ID } from './helpers';
 
 const T = ResourceTypes.NOTIFICATION_PIPELINE;
 const BASE = {

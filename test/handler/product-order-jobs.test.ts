@@ -1,5 +1,5 @@
-import { ResourceTypes } from '../../src/contract';
 import { HandlerHarness } from './helpers';
+import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.PRODUCT_ORDER_JOBS;
 
@@ -18,9 +18,14 @@ beforeEach(async () => {
 });
 
 async function subscribe(product: number, ri: number, params: Record<string, string>): Promise<string> {
-  const r = await h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: {
-    account: 1001, user: 2001, product, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: ri, product_parameters: params,
-  } } });
+  const r = await h.api('POST', '/v2/sub', {
+    data: {
+      type: 'Subscription',
+      attributes: {
+        account: 1001, user: 2001, product, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: ri, product_parameters: params,
+      },
+    },
+  });
   return r.body.data.id;
 }
 

@@ -1,5 +1,5 @@
-import { ResourceTypes } from '../../src/contract';
 import { HandlerHarness, STACK_ID } from './helpers';
+import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.SUBSCRIPTION;
 const BASE = {
@@ -35,7 +35,10 @@ describe('Custom::DpiSubscription', () => {
     const s = subOf(r.PhysicalResourceId);
     expect(s).toMatchObject({ product: 3001, remote_identity: 362, storage_group: 501, name: 'Orders', status: 'active' });
     expect(s.product_parameters).toEqual({
-      marketplace_id: 'ATVPDKIKX0DER', report_window: '7', stage_ids: '[1000,1001]', remote_identity_id: '362',
+      marketplace_id: 'ATVPDKIKX0DER',
+      report_window: '7',
+      stage_ids: '[1000,1001]',
+      remote_identity_id: '362',
       cdk_resource: `${STACK_ID}/Resource`,
     });
     const again = await h.onEvent(h.event(T, 'Create', BASE));

@@ -1,0 +1,147 @@
+import { daysAgo, EB_ROLE, HandlerHarness, ROLE } from './helpers';
+import { ResourceTypes } from '../../src/contract';
+import { CfnEvent } from '../../src/handler';
+
+/**
+ * Counts the service calls the handler makes per lifecycle event (from the emulator's request log) and
+ * prints them as a table (docs/handler.md reports these numbers). The Connection carries AccountId/UserId;
+ * the token exchange (one per warm container) is counted separately.
+ */
+let h: HandlerHarness;
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+});
+afterAll(async () => {
+  h.assertNoSecrets();
+  await h.stop();
+});
+
+interface Row { resource: string; event: string; reads: number; writes: number; calls: string[] }
+
+describe('service calls per lifecycle event', () => {
+  test('table', async () => {
+    const rows: Row[] = [];
+    let auth = 0;
+    const conn = (): Record<string, string> => ({ ...h.connection, AccountId: '1001', UserId: '2001' });
+    const ev = (type: string, rt: CfnEvent['RequestType'], props: Record<string, unknown>, extra: Partial<CfnEvent> = {}): CfnEvent => {
+      const e = h.event(type, rt, props, extra);
+      e.ResourceProperties.Connection = conn();
+      if (e.OldResourceProperties) e.OldResourceProperties.Connection = conn();
+      return e;
+    };
+    const measure = async (resource: string, event: string, e: CfnEvent, complete = false): Promise<string> => {
+      await h.clearRequests();
+      const r = await h.onEvent(e);
+      if (complete) await h.isComplete({ ...e, PhysicalResourceId: r.PhysicalResourceId, Data: r.Data });
+      const reqs = await h.requests();
+      auth += reqs.filter((x) => x.path === '/auth/api/ref').length;
+      const calls = reqs.filter((x) => x.path !== '/auth/api/ref');
+      rows.push({
+        resource,
+        event,
+        reads: calls.filter((x) => x.method === 'GET').length,
+        writes: calls.filter((x) => x.method !== 'GET').length,
+        calls: calls.map((x) => `${x.method} ${x.path.replace(/\/\d{4,}|\/h-\d+|\/j-\d+/g, '/{id}')}`),
+      });
+      return r.PhysicalResourceId;
+    };
+
+    // Notification pipeline.
+    const NP = ResourceTypes.NOTIFICATION_PIPELINE;
+    const np = { RemoteIdentityId: '362', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE'], RoleArn: ROLE, EbToFhRoleArn: EB_ROLE, DeploymentRegion: 'us-east-1', PartialFailure: 'FAIL' };
+    const np2 = { ...np, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'] };
+    const npId = await measure('NotificationPipeline', 'Create', ev(NP, 'Create', np));
+    await measure('NotificationPipeline', 'Update (no change)', ev(NP, 'Update', np, { PhysicalResourceId: npId, OldResourceProperties: np }));
+    await measure('NotificationPipeline', 'Update (types)', ev(NP, 'Update', np2, { PhysicalResourceId: npId, OldResourceProperties: np }));
+    await measure('NotificationPipeline', 'Delete', ev(NP, 'Delete', np2, { PhysicalResourceId: npId }));
+
+    // Legacy pipeline.
+    const LP = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+    const lp = { SubscriptionId: '8601', RemoteIdentityId: '364', QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications', NotificationTypes: ['ORDER_CHANGE'], Retired: 'false' };
+    await measure('LegacyNotificationPipeline', 'Create (adopt)', ev(LP, 'Create', lp));
+    await measure('LegacyNotificationPipeline', 'Update (no change)', ev(LP, 'Update', lp, { PhysicalResourceId: '8601', OldResourceProperties: lp }));
+    await measure('LegacyNotificationPipeline', 'Update (retire)', ev(LP, 'Update', { ...lp, Retired: 'true' }, { PhysicalResourceId: '8601', OldResourceProperties: lp }));
+    await measure('LegacyNotificationPipeline', 'Delete (retired)', ev(LP, 'Delete', { ...lp, Retired: 'true' }, { PhysicalResourceId: '8601' }));
+
+    // Subscription.
+    const S = ResourceTypes.SUBSCRIPTION;
+    const sp = { ProductId: '3001', RemoteIdentityId: '362', StorageGroupId: '501', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, StageIds: ['1000'], Status: 'active', OnDelete: 'invalid' };
+    const subId = await measure('Subscription', 'Create', ev(S, 'Create', sp));
+    await measure('Subscription', 'Update (no change)', ev(S, 'Update', sp, { PhysicalResourceId: subId, OldResourceProperties: sp }));
+    await measure('Subscription', 'Update (pause)', ev(S, 'Update', { ...sp, Status: 'paused' }, { PhysicalResourceId: subId, OldResourceProperties: sp }));
+    await measure('Subscription', 'Update (parameters)', ev(S, 'Update', { ...sp, Status: 'paused', StageIds: ['1001'] },
+      { PhysicalResourceId: subId, OldResourceProperties: { ...sp, Status: 'paused' } }));
+    await h.onEvent(ev(S, 'Update', sp, { PhysicalResourceId: subId, OldResourceProperties: { ...sp, Status: 'paused' } }));
+
+    // History request (waits for completion: one isComplete poll after the clock moved on).
+    const H = ResourceTypes.HISTORY_REQUEST;
+    const hp = { SubscriptionId: subId, StartDate: daysAgo(6), EndDate: daysAgo(5), WaitForCompletion: 'false', TimeoutSeconds: '600' };
+    const hId = await measure('HistoryRequest', 'Create (no wait)', ev(H, 'Create', hp), true);
+    await measure('HistoryRequest', 'Update (no change)', ev(H, 'Update', { ...hp, TimeoutSeconds: '900' }, { PhysicalResourceId: hId, OldResourceProperties: hp }));
+    await measure('HistoryRequest', 'Delete (pending)', ev(H, 'Delete', hp, { PhysicalResourceId: hId }));
+    const hw = { ...hp, StartDate: daysAgo(4), EndDate: daysAgo(4), WaitForCompletion: 'true' };
+    const e = ev(H, 'Create', hw, { LogicalResourceId: 'Waiting' });
+    await h.clearRequests();
+    const r = await h.onEvent(e);
+    await h.admin('POST', '/clock', { advance: 400 });
+    await h.clearRequests();
+    expect(await h.isComplete({ ...e, PhysicalResourceId: r.PhysicalResourceId, Data: r.Data })).toMatchObject({ IsComplete: true });
+    const polls = (await h.requests()).filter((x) => x.path !== '/auth/api/ref');
+    rows.push({ resource: 'HistoryRequest', event: 'isComplete (one poll)', reads: polls.length, writes: 0, calls: polls.map((x) => `${x.method} ${x.path.replace(/\/h-\d+/, '/{id}')}`) });
+
+    // Order jobs.
+    const O = ResourceTypes.PRODUCT_ORDER_JOBS;
+    const ids = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `123-${1000000 + from + i}-${7000000 + from + i}`);
+    const op = { SubscriptionId: subId, OrderIds: ids(250) };
+    const jobId = await measure('ProductOrderJobs', 'Create (250 IDs)', ev(O, 'Create', op));
+    await measure('ProductOrderJobs', 'Update (+10 IDs)', ev(O, 'Update', { ...op, OrderIds: [...op.OrderIds, ...ids(10, 900)] }, { PhysicalResourceId: jobId, OldResourceProperties: op }));
+    await measure('ProductOrderJobs', 'Delete', ev(O, 'Delete', op, { PhysicalResourceId: jobId }));
+    await measure('Subscription', 'Delete', ev(S, 'Delete', sp, { PhysicalResourceId: subId }));
+
+    const lines = [
+      '| Resource | Event | Reads | Writes | Calls |',
+      '|---|---|---|---|---|',
+      ...rows.map((x) => `| ${x.resource} | ${x.event} | ${x.reads} | ${x.writes} | ${summarize(x.calls)} |`),
+    ];
+    // eslint-disable-next-line no-console
+    console.info(`${lines.join('\n')}\n\nToken exchanges over all ${rows.length} events (one warm container): ${auth}`);
+
+    const counts = Object.fromEntries(rows.map((x) => [`${x.resource} ${x.event}`, [x.reads, x.writes]]));
+    expect(counts).toEqual(EXPECTED);
+    expect(auth).toBe(1);
+  });
+});
+
+function summarize(calls: string[]): string {
+  const out: string[] = [];
+  for (const c of calls) {
+    const last = out[out.length - 1];
+    const m = last ? /^(.*?)(?: x(\d+))?$/.exec(last)! : undefined;
+    if (m && m[1] === c) out[out.length - 1] = `${c} x${Number(m[2] ?? 1) + 1}`;
+    else out.push(c);
+  }
+  return out.join(', ');
+}
+
+const EXPECTED: Record<string, [number, number]> = {
+  'NotificationPipeline Create': [1, 2],
+  'NotificationPipeline Update (no change)': [1, 0],
+  'NotificationPipeline Update (types)': [1, 2],
+  'NotificationPipeline Delete': [1, 2],
+  'LegacyNotificationPipeline Create (adopt)': [1, 1],
+  'LegacyNotificationPipeline Update (no change)': [1, 0],
+  'LegacyNotificationPipeline Update (retire)': [1, 2],
+  'LegacyNotificationPipeline Delete (retired)': [1, 0],
+  'Subscription Create': [3, 1],
+  'Subscription Update (no change)': [1, 0],
+  'Subscription Update (pause)': [1, 1],
+  'Subscription Update (parameters)': [3, 1],
+  'HistoryRequest Create (no wait)': [3, 1],
+  'HistoryRequest Update (no change)': [1, 0],
+  'HistoryRequest Delete (pending)': [1, 1],
+  'HistoryRequest isComplete (one poll)': [1, 0],
+  'ProductOrderJobs Create (250 IDs)': [1, 3],
+  'ProductOrderJobs Update (+10 IDs)': [1, 1],
+  'ProductOrderJobs Delete': [0, 0],
+  'Subscription Delete': [1, 1],
+};
