@@ -17,10 +17,10 @@ export interface ProgressEvent {
 }
 
 /** Formats a progress event: `<Stack> | <time> | <STATUS> | <Type> | <LogicalId> [reason]`. */
-export function formatEvent(e: ProgressEvent, statusWidth = 36): string {
+export function formatEvent(e: ProgressEvent, statusWidth = 28, typeWidth = 31): string {
   const time = e.time.slice(11, 19);
   const reason = e.reason ? ` ${e.reason}` : '';
-  return `${e.stack} | ${time} | ${e.status.padEnd(statusWidth)} | ${e.type} | ${e.logicalId}${reason}`;
+  return `${e.stack} | ${time} | ${e.status.padEnd(statusWidth)} | ${e.type.padEnd(typeWidth)} | ${e.logicalId}${reason}`;
 }
 
 /** Attributes shown in the summary table, in this order, when a resource has them. */

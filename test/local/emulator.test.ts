@@ -238,7 +238,7 @@ test('without --emulator an embedded emulator keeps its state beside the state f
     // The second run starts a new embedded emulator from the saved service state: an in-place update succeeds.
     expect(await run(['--app', v2, '--state', stateFile()])).toBe(0);
     const text = written.join('');
-    expect(text).toMatch(/Tiny \| \d\d:\d\d:\d\d \| UPDATE_COMPLETE\s+\| Custom::DpiNotificationPipeline \| Pipeline/);
+    expect(text).toMatch(/Tiny \| \d\d:\d\d:\d\d \| UPDATE_COMPLETE\s+\| Custom::DpiNotificationPipeline\s*\| Pipeline/);
     expect(text).toMatch(/SubscribedTypes=ORDER_CHANGE,FEED_PROCESSING_FINISHED/);
     expect(await run(['--state', stateFile(), '--destroy'])).toBe(0);
     expect(existsSync(stateFile())).toBe(false);

@@ -92,7 +92,7 @@ test('create, no-change rerun, in-place update, destroy: events, stringified pro
   expect(r1.events.map((e) => `${e.status}:${e.logicalId}`)).toEqual([
     'CREATE_IN_PROGRESS:Demo', 'CREATE_IN_PROGRESS:A', 'CREATE_COMPLETE:A', 'CREATE_IN_PROGRESS:B', 'CREATE_COMPLETE:B', 'CREATE_COMPLETE:Demo',
   ]);
-  expect(lines.some((l) => /^Demo \| \d\d:\d\d:\d\d \| CREATE_COMPLETE\s+\| Custom::DpiSubscription \| A$/.test(l))).toBe(true);
+  expect(lines.some((l) => /^Demo \| \d\d:\d\d:\d\d \| CREATE_COMPLETE\s+\| Custom::DpiSubscription\s+\| A$/.test(l))).toBe(true);
 
   // Second run without changes: no handler call at all.
   resetCalls();
