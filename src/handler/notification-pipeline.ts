@@ -142,6 +142,7 @@ function dataFromStored(sub: Subscription, d: PipelineDesired): Record<string, s
 }
 
 async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
+  await preflightRoles(rt, d);
   const marker = markerOf(event);
   // A replacement (new identity) shares the marker with the resource it replaces: match the identity too.
   const existing = await findByMarker(rt, PRODUCT, marker, (s) => s.id !== event.PhysicalResourceId
@@ -150,7 +151,6 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
     return { PhysicalResourceId: existing.id, Data: dataFromStored(existing, d) };
   }
-  await preflightRoles(rt, d);
   let result: UnifiedPipelineResult;
   try {
     result = await rt.client.notifications.create(d.remoteIdentityId, body(d));

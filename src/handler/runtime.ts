@@ -62,9 +62,10 @@ export function refreshTokenFromSecret(secret: string): string {
 async function readSecretString(arn: string): Promise<string> {
   if (local.readSecret) return local.readSecret(arn);
   // Lazily loaded: the bundle loads without the SDK when the runtime is overridden.
-  // The Lambda runtime provides the SDK (external in the bundle), so a devDependency is enough.
-  // eslint-disable-next-line import/no-extraneous-dependencies
-  const sm = await import('@aws-sdk/client-secrets-manager');
+  // Loaded lazily (the bundle loads without the SDK when overridden); the Lambda runtime provides it
+  // (external in the bundle), so a devDependency is enough. require, not import(): also works under jest.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  const sm = require('@aws-sdk/client-secrets-manager') as typeof import('@aws-sdk/client-secrets-manager');
   const c = new sm.SecretsManagerClient({});
   try {
     const out = await c.send(new sm.GetSecretValueCommand({ SecretId: arn }));
@@ -91,8 +92,8 @@ export function callerAccountId(): Promise<string> {
   if (!callerAccount) {
     callerAccount = (async () => {
       if (local.callerAccountId) return local.callerAccountId();
-      // eslint-disable-next-line import/no-extraneous-dependencies
-      const sts = await import('@aws-sdk/client-sts');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+      const sts = require('@aws-sdk/client-sts') as typeof import('@aws-sdk/client-sts');
       const out = await new sts.STSClient({}).send(new sts.GetCallerIdentityCommand({}));
       if (!out.Account) throw new HandlerError('STS GetCallerIdentity returned no account');
       return out.Account;
