@@ -1,4 +1,5 @@
-import { App, Stack } from 'aws-cdk-lib';
+import * as path from 'path';
+import { App, FileSystem, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { countOf, fixture, roles, SECRET_ARN, sellerPipeline, template } from './helpers';
@@ -191,5 +192,20 @@ describe('ServiceConnection and the stack provider', () => {
     expect(custom.validForSeller).toBe(true);
     expect(custom.validForVendor).toBe(false);
     expect(() => NotificationType.of('order_change')).toThrow("name 'order_change'");
+  });
+});
+
+describe('handler code', () => {
+  test('the handler functions run the esbuild bundle in assets/handler/index', () => {
+    const f = fixture();
+    const sub = new Subscription(f.stack, 'Sub', { connection: f.connection, productId: 3001 });
+    new HistoryRequest(f.stack, 'H', { connection: f.connection, subscription: sub, dates: ['2026-11-10'] });
+    const t = template(f.stack);
+    const hash = FileSystem.fingerprint(path.join(__dirname, '..', '..', 'assets', 'handler', 'index'));
+    for (const handler of ['index.onEvent', 'index.isComplete']) {
+      const fn = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: handler } }));
+      expect(fn).toHaveLength(1);
+      expect(fn[0].Properties.Code.S3Key).toBe(`${hash}.zip`);
+    }
   });
 });
