@@ -199,9 +199,15 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   const id = event.PhysicalResourceId;
   const old = new Props(event.OldResourceProperties, 'NotificationPipeline');
   if (!isNumericId(id)) return create(event, rt, d);
-  if (old.optString('RemoteIdentityId') !== d.remoteIdentityId || old.optString('AccountType') !== d.accountType) {
-    log({ msg: 'replacement: remote identity or account type changed', old: id });
+  if (old.optString('RemoteIdentityId') !== d.remoteIdentityId) {
+    log({ msg: 'replacement: remote identity changed', old: id });
     return create(event, rt, d);
+  }
+  if (old.optString('AccountType') !== d.accountType) {
+    // A second pipeline of the same identity would take over (and later lose) the first one's upstream
+    // subscriptions, so an account-type change of the same identity is refused instead of replaced.
+    throw new HandlerError(`AccountType changed from ${old.optString('AccountType')} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
+      + 'the account type follows the identity (type 17 seller, 18 vendor): change it back, or use another identity');
   }
   const sub = await readOrUndefined(rt, id);
   if (!sub || sub.status === 'invalid' || Number(sub.product) !== PRODUCT) {

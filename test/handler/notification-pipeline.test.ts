@@ -241,6 +241,16 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(state.pipelines.map((p: any) => p.remoteIdentityId)).toEqual([363]);
   });
 
+  test('an account type change of the same identity is refused (it would share upstream subscriptions)', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Update', { ...BASE, AccountType: 'vendor' }, {
+      PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...BASE },
+    }));
+    expect(reason).toContain('AccountType changed from seller to vendor for the same identity 362');
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
   test('the secret is read once per warm container and the token is cached across invocations', async () => {
     h.configure();
     const before = h.secretReads;
