@@ -40,9 +40,17 @@ describe('example app', () => {
   test('the nag plugin runs at synth and passes', () => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'dpi-example-'));
     try {
+      const printed: string[] = [];
+      const spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+        printed.push(args.map(String).join(' '));
+      });
       const app = buildExampleApp({ outdir, nag: true });
       const assembly = app.synth();
+      spy.mockRestore();
       expect(assembly.getStackByName('MarketplaceData').template.Resources).toBeDefined();
+      // the plugin ran, and CDK printed no failure report
+      expect(printed.join('\n')).toContain('Performing Policy Validations');
+      expect(printed.join('\n')).not.toMatch(/Validation failed|failure/);
       const reportFile = path.join(outdir, 'policy-validation-report.json');
       if (fs.existsSync(reportFile)) {
         const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
