@@ -2,7 +2,7 @@
  * CloudFormation semantics of the runner, with a scripted handler
  * (test/local/fixtures/fake-handler.js) against the real emulator.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
@@ -264,4 +264,80 @@ test('IAM roles of the template are registered in the emulated customer account'
     { accountId: '123456789012', roleArn: 'arn:aws:iam::123456789012:role/service-spapi-firehose-role', trustsService: false },
   ]));
   expect(calls()[0].event.ResourceProperties.RoleArn).toBe('arn:aws:iam::123456789012:role/Demo-Mgmt');
+});
+
+test('with --emulator and no refresh token the run stops before any change, naming the variable', async () => {
+  const saved = process.env.DPI_REFRESH_TOKEN;
+  delete process.env.DPI_REFRESH_TOKEN;
+  try {
+    const r = await runLocalDeploy(deployOpts(assembly({ A: A() }), { refreshToken: undefined, refreshTokenEnv: 'MY_DPI_TOKEN' }));
+    expect(r.success).toBe(false);
+    expect(r.error).toMatch(/set the environment variable MY_DPI_TOKEN/);
+    expect(calls()).toEqual([]);
+  } finally {
+    if (saved !== undefined) process.env.DPI_REFRESH_TOKEN = saved;
+  }
+});
+
+test('a failed delete on destroy is reported, keeps the resource (and what it depends on) in the state and exits non-zero', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), B: B({ FailOn: 'Delete' }) })));
+  resetCalls();
+  const d = await runLocalDeploy(deployOpts('', { destroy: true }));
+  expect(d.success).toBe(false);
+  expect(calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}`)).toEqual(['Delete:B']);
+  expect(d.events.map((e) => `${e.status}:${e.logicalId}`)).toEqual([
+    'DELETE_IN_PROGRESS:Demo', 'DELETE_IN_PROGRESS:B', 'DELETE_FAILED:B', 'DELETE_SKIPPED:A', 'DELETE_FAILED:Demo',
+  ]);
+  expect(d.resources.map((r) => r.logicalId).sort()).toEqual(['A', 'B']);
+  expect(existsSync(join(tmp.dir, 'state', 'local-state.json'))).toBe(true);
+});
+
+test('a failed clean-up delete keeps the old physical resource as an orphan and retries it on the next run', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A({ FailOn: 'Delete' }) })));
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a9' }) })));
+  expect(r.success).toBe(false);
+  expect(r.events.map((e) => e.status)).toEqual(expect.arrayContaining(['UPDATE_COMPLETE', 'DELETE_FAILED', 'UPDATE_COMPLETE']));
+  const state = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
+  expect(state.orphans.map((o: { properties: { Key: string } }) => o.properties.Key)).toEqual(['a']);
+  // The orphan still carries FailOn=Delete, so it fails again; destroy reports it.
+  resetCalls();
+  const d = await runLocalDeploy(deployOpts('', { destroy: true }));
+  expect(d.success).toBe(false);
+  expect(calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.ResourceProperties.Key)}`)).toEqual(['Delete:a', 'Delete:a9']);
+});
+
+test('stacks deploy in dependency order (nested assemblies included) and Fn::ImportValue reads exports of earlier stacks', async () => {
+  const dir = join(tmp.dir, 'multi');
+  writeAssembly(join(dir, 'assembly-Stage'), [{
+    name: 'Consumer',
+    dependencies: ['Producer'],
+    template: { Resources: { ...providerResources(), C: A({ Key: 'c', Imported: { 'Fn::ImportValue': 'producer-key' } }) } },
+  }, {
+    name: 'Producer',
+    template: {
+      Resources: { ...providerResources(), P: A({ Key: 'p' }) },
+      Outputs: { Out: { Value: { 'Fn::GetAtt': ['P', 'Key'] }, Export: { Name: 'producer-key' } } },
+    },
+  }]);
+  writeAssembly(dir, []);
+  // Point the top-level manifest at the nested one, as CDK stages do.
+  const manifest = { version: '53.0.0', artifacts: { Stage: { type: 'cdk:cloud-assembly', properties: { directoryName: 'assembly-Stage' } } } };
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+  const r = await runLocalDeploy(deployOpts(dir));
+  expect(r.success).toBe(true);
+  expect(calls().map((c) => String(c.event.LogicalResourceId))).toEqual(['P', 'C']);
+  expect(calls()[1].event.ResourceProperties.Imported).toBe('p');
+  resetCalls();
+  const d = await runLocalDeploy(deployOpts('', { destroy: true }));
+  expect(d.success).toBe(true);
+  expect(calls().map((c) => String(c.event.LogicalResourceId))).toEqual(['C', 'P']);
+});
+
+test('a change of resource type is refused before anything changes', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A() })));
+  resetCalls();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: dpiResource('Custom::DpiProductOrderJobs', { Key: 'a' }) })));
+  expect(r.success).toBe(false);
+  expect(r.error).toMatch(/Demo\/A: Update of resource type is not permitted/);
+  expect(calls()).toEqual([]);
 });
