@@ -16,6 +16,19 @@ import {
 } from '../src';
 import { NagPlugin } from './nag';
 
+/*
+ * Context keys (`cdk synth -c key=value`, or `buildExampleApp({ context })`):
+ *   baseUrl                 service endpoints (default https://api.example-dpi.com; http only for loopback)
+ *   refreshTokenSecretName  Secrets Manager secret holding the refresh token (default dpi/refresh-token)
+ *   serviceAccountId        the service's AWS account allowed to assume the management role (default 111122223333)
+ *   externalId              sts:ExternalId of the management role (default dpi-external-id-example)
+ *   sellerTypes             comma-separated seller notification types
+ *                           (default ORDER_CHANGE,LISTINGS_ITEM_STATUS_CHANGE,REPORT_PROCESSING_FINISHED)
+ *   historyStart/historyEnd backfill range (default 2026-11-15..2026-11-17)
+ *   orderCount              number of generated order IDs (default 250)
+ *   nag                     'true' runs cdk-nag AwsSolutions checks at synth
+ */
+
 /** Options of the example app (tests and the local runner pass them; `cdk -c key=value` too). */
 export interface ExampleAppOptions {
   /** Context values (same keys as `cdk -c`). */
