@@ -15,7 +15,7 @@ import {
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
 import { formatEvent, ProgressEvent, renderSummary, SummaryRow, summaryRows } from './output';
 import {
-  emptyState, LocalState, newStackId, readState, removeState, resourceKey, ResourceState, StackState, writeState,
+  emptyState, LocalState, lockState, newStackId, readState, removeState, resourceKey, ResourceState, StackState, writeState,
 } from './state';
 import { isDpiType, isPlainObject, TemplateResource } from './template';
 
@@ -173,7 +173,9 @@ class Runner {
 
   async run(): Promise<LocalDeployResult> {
     let error: string | undefined;
+    let unlock: (() => void) | undefined;
     try {
+      unlock = lockState(this.stateFile);
       this.state = readState(this.stateFile);
       if (this.options.destroy) await this.destroy();
       else await this.deploy();
@@ -185,6 +187,7 @@ class Runner {
       }
     } finally {
       if (this.emulator) await this.emulator.stop();
+      unlock?.();
     }
     const rows = summaryRows(Object.values(this.state.resources));
     const elapsedMs = Date.now() - this.started;

@@ -2,7 +2,7 @@
  * The local runner's state file: what it deployed (never a secret).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** A deployed resource. */
@@ -87,4 +87,42 @@ export function removeState(file: string): void {
 /** A stack ID as CloudFormation makes them, stable for the life of the stack in this state. */
 export function newStackId(stackName: string, account: string, region: string): string {
   return `arn:aws:cloudformation:${region}:${account}:stack/${stackName}/${randomUUID()}`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the lock of a state file (`<file>.lock`, holding the owner's PID) so that two runs
+ * cannot change the same local state at once. A lock left by a process that no longer
+ * exists is taken over. Returns the release function.
+ */
+export function lockState(file: string): () => void {
+  const lock = `${file}.lock`;
+  mkdirSync(dirname(lock), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const owner = Number(readFileSync(lock, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+        throw new Error(`another local-deploy (pid ${owner}) is using ${file}; wait for it to finish (or remove ${lock} if it is gone)`);
+      }
+      if (owner === process.pid) {
+        throw new Error(`${file} is already in use by a local-deploy run of this process`);
+      }
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new Error(`cannot lock ${file}`);
 }

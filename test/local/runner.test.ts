@@ -341,3 +341,16 @@ test('a change of resource type is refused before anything changes', async () =>
   expect(r.error).toMatch(/Demo\/A: Update of resource type is not permitted/);
   expect(calls()).toEqual([]);
 });
+
+test('two runs cannot use the same state at once', async () => {
+  const first = runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 3, TimeoutSeconds: 30 }, {}, true) }), { pollIntervalMs: 50 }));
+  await new Promise((r) => setTimeout(r, 20));
+  const second = await runLocalDeploy(deployOpts(assembly({ A: A() })));
+  expect(second.success).toBe(false);
+  expect(second.error).toMatch(/already in use by a local-deploy run of this process/);
+  expect((await first).success).toBe(true);
+  expect(existsSync(join(tmp.dir, 'state', 'local-state.json.lock'))).toBe(false);
+  // A lock left by a process that is gone is taken over.
+  writeFileSync(join(tmp.dir, 'state', 'local-state.json.lock'), '999999999');
+  expect((await runLocalDeploy(deployOpts('', { destroy: true }))).success).toBe(true);
+});
