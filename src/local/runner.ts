@@ -226,7 +226,12 @@ class Runner {
     }
   }
 
+  private configuredAccount?: string;
+
+  /** Points the handler's local runtime at the stack's account (clears its caches only when the account changes). */
   private configureFor(account: string): void {
+    if (this.configuredAccount === account) return;
+    this.configuredAccount = account;
     const token = this.token;
     this.handler!.configureLocalRuntime!({
       readSecret: async () => token,

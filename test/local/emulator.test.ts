@@ -116,6 +116,9 @@ test('create -> update -> destroy leaves no active product-107 subscription and 
 
 test('a second local-deploy without changes makes no service call that changes anything', async () => {
   expect((await deploy({ subscriptionName: 'orders' })).success).toBe(true);
+  // One handler runtime per run: the refresh token is exchanged once for both resources.
+  const first = (await admin('GET', '/_emulator/requests')) as Array<{ method: string; path: string }>;
+  expect(first.filter((r) => r.path === '/auth/api/ref')).toHaveLength(1);
   await admin('DELETE', '/_emulator/requests');
   const again = await deploy({ subscriptionName: 'orders' });
   expect(again.success).toBe(true);
