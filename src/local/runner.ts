@@ -158,6 +158,7 @@ class Runner {
   private failed = false;
   private tokenValue?: string;
   private exports = new Map<string, string>();
+  private configuredAccount?: string;
 
   constructor(private readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -225,8 +226,6 @@ class Runner {
       throw new Error('the handler bundle does not export configureLocalRuntime: rebuild it with \'npx projen bundle\'');
     }
   }
-
-  private configuredAccount?: string;
 
   /** Points the handler's local runtime at the stack's account (clears its caches only when the account changes). */
   private configureFor(account: string): void {
