@@ -18,6 +18,8 @@ export interface AssemblyStack {
   readonly templateFile: string;
   /** Artifact IDs of the stacks this one depends on. */
   readonly dependencies: string[];
+  /** Stack names of the stacks this one depends on. */
+  readonly dependencyStackNames: string[];
 }
 
 /** Account and region used for environment-agnostic stacks. */
@@ -59,7 +61,10 @@ export function readAssembly(dir: string, defaults: DefaultEnvironment = default
     names.set(s.stackName, s.artifactId);
   }
   const order = dependencyOrder(stacks.map((s) => s.artifactId), new Map(stacks.map((s) => [s.artifactId, s.dependencies])));
-  return order.map((id) => byId.get(id)!);
+  return order.map((id) => {
+    const s = byId.get(id)!;
+    return { ...s, dependencyStackNames: s.dependencies.filter((d) => byId.has(d)).map((d) => byId.get(d)!.stackName) };
+  });
 }
 
 function collect(dir: string, prefix: string, defaults: DefaultEnvironment, out: AssemblyStack[], seen: Set<string>): void {
@@ -91,6 +96,7 @@ function collect(dir: string, prefix: string, defaults: DefaultEnvironment, out:
       dependencies: (a.dependencies ?? [])
         .filter((d) => artifacts[d]?.type === 'aws:cloudformation:stack')
         .map((d) => `${prefix}${d}`),
+      dependencyStackNames: [],
     });
   }
 }

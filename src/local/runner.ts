@@ -499,7 +499,7 @@ class Runner {
     const stackIndex = this.state.stacks.findIndex((s) => s.stackName === stack.stackName);
     this.state.stacks[stackIndex] = {
       ...stackState,
-      dependencies: stack.dependencies.map((d) => d.split('/').pop()!),
+      dependencies: stack.dependencyStackNames,
     };
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
 

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 /** A stack of a hand-written cloud assembly. */
 export interface FixtureStack {
   readonly name: string;
+  /** CloudFormation stack name, when it differs from the artifact ID (CDK stages). */
+  readonly stackName?: string;
   readonly template: Record<string, unknown>;
   readonly account?: string;
   readonly region?: string;
@@ -21,7 +23,7 @@ export function writeAssembly(dir: string, stacks: readonly FixtureStack[]): str
     artifacts[s.name] = {
       type: 'aws:cloudformation:stack',
       environment: `aws://${s.account ?? '123456789012'}/${s.region ?? 'us-east-1'}`,
-      properties: { templateFile: file },
+      properties: { templateFile: file, ...(s.stackName ? { stackName: s.stackName } : {}) },
       dependencies: s.dependencies ?? [],
     };
   }

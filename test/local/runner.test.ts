@@ -310,10 +310,12 @@ test('stacks deploy in dependency order (nested assemblies included) and Fn::Imp
   const dir = join(tmp.dir, 'multi');
   writeAssembly(join(dir, 'assembly-Stage'), [{
     name: 'Consumer',
+    stackName: 'Stage-Consumer',
     dependencies: ['Producer'],
     template: { Resources: { ...providerResources(), C: A({ Key: 'c', Imported: { 'Fn::ImportValue': 'producer-key' } }) } },
   }, {
     name: 'Producer',
+    stackName: 'Stage-Producer',
     template: {
       Resources: { ...providerResources(), P: A({ Key: 'p' }) },
       Outputs: { Out: { Value: { 'Fn::GetAtt': ['P', 'Key'] }, Export: { Name: 'producer-key' } } },
@@ -327,6 +329,8 @@ test('stacks deploy in dependency order (nested assemblies included) and Fn::Imp
   expect(r.success).toBe(true);
   expect(calls().map((c) => String(c.event.LogicalResourceId))).toEqual(['P', 'C']);
   expect(calls()[1].event.ResourceProperties.Imported).toBe('p');
+  const state = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
+  expect(state.stacks.map((x: { stackName: string; dependencies: string[] }) => [x.stackName, x.dependencies])).toEqual([['Stage-Producer', []], ['Stage-Consumer', ['Stage-Producer']]]);
   resetCalls();
   const d = await runLocalDeploy(deployOpts('', { destroy: true }));
   expect(d.success).toBe(true);
