@@ -2,12 +2,13 @@
  * The runner with the REAL bundled handler against the emulator, on tiny apps
  * synthesized in-process with the real constructs.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthTinyApp, TinyAppOptions } from './apps';
 import { tempDir } from './helpers';
 import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../../src/emulator';
-import { defaultHandlerPath, localDeployCommand, LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
+import { defaultHandlerPath, findPackageRoot, localDeployCommand, LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
 
 const BUNDLE = defaultHandlerPath();
 if (!existsSync(BUNDLE)) {
@@ -253,4 +254,26 @@ test('without --emulator an embedded emulator keeps its state beside the state f
     process.exitCode = saved;
     spies.forEach((sp) => sp.mockRestore());
   }
+});
+
+test('the bundled dpi finds the handler from assets/cli/dpi and exits 0, then 1 on a failure', () => {
+  const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run 'npx projen bundle' first`);
+  const app = synthTinyApp(join(tmp.dir, 'cli.out'), {});
+  const env = { ...process.env, DPI_REFRESH_TOKEN: '' };
+  const ok = spawnSync(process.execPath, [cli, 'local-deploy', '--app', app, '--state', stateFile()], { cwd: tmp.dir, env, encoding: 'utf8' });
+  expect(ok.stderr).toMatch(/Tiny \| \d\d:\d\d:\d\d \| CREATE_COMPLETE\s+\| AWS::CloudFormation::Stack/);
+  expect(ok.stdout).toMatch(/Custom::DpiNotificationPipeline\s+9\d+\s+SubscribedTypes=ORDER_CHANGE,REPORT_PROCESSING_FINISHED/);
+  expect(ok.status).toBe(0);
+  // The handler's JSON lines went to the log, not to the terminal.
+  expect(ok.stderr + ok.stdout).not.toContain('"msg":"service call"');
+  expect(readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8')).toContain('"msg":"service call"');
+  const bad = spawnSync(process.execPath, [cli, 'local-deploy', '--app', join(tmp.dir, 'nope'), '--state', stateFile()], { cwd: tmp.dir, env, encoding: 'utf8' });
+  expect(bad.status).toBe(1);
+  expect(bad.stderr).toMatch(/manifest\.json not found/);
+  const gone = spawnSync(process.execPath, [cli, 'local-deploy', '--destroy', '--state', stateFile(), '--handler-logs'], { cwd: tmp.dir, env, encoding: 'utf8' });
+  expect(gone.status).toBe(0);
+  // --handler-logs also prints the handler's lines (secrets redacted).
+  expect(gone.stderr).toContain('"msg":"service call"');
+  expect(gone.stderr + gone.stdout + ok.stderr + ok.stdout).not.toContain(DEFAULT_REFRESH_TOKEN);
 });
