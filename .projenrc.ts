@@ -136,6 +136,6 @@ project.addTask('dpi', {
 });
 
 project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out');
-project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci');
+project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci', 'tsconfig.typecheck.json', '.dpi');
 
 project.synth();
