@@ -173,3 +173,25 @@ export class HandlerHarness {
 export function daysAgo(days: number): string {
   return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 }
+
+/**
+ * The per-file lifecycle of the handler tests: starts a harness before all tests and hands it to `bind`; after
+ * all tests, asserts that no secret was logged and stops it. With `resetEach`, the emulator is reset before each
+ * test (before any `beforeEach` the file registers afterwards).
+ */
+export function useHandlerHarness(bind: (h: HandlerHarness) => void, opts: { resetEach?: boolean } = {}): void {
+  let h: HandlerHarness;
+  beforeAll(async () => {
+    h = await HandlerHarness.start();
+    bind(h);
+  });
+  afterAll(async () => {
+    h.assertNoSecrets();
+    await h.stop();
+  });
+  if (opts.resetEach) {
+    beforeEach(async () => {
+      await h.admin('POST', '/reset');
+    });
+  }
+}

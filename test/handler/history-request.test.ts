@@ -1,19 +1,14 @@
-import { daysAgo, HandlerHarness } from './helpers';
+import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.HISTORY_REQUEST;
 
 let h: HandlerHarness;
 let subId: string;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
-});
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
 beforeEach(async () => {
-  await h.admin('POST', '/reset');
   h.onSleep = undefined;
   const r = await h.api('POST', '/v2/sub', {
     data: {

@@ -1,4 +1,4 @@
-import { EB_ROLE, HandlerHarness, ROLE } from './helpers';
+import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
@@ -7,16 +7,9 @@ const QUEUE2 = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications-2';
 const BASE = { SubscriptionId: '8601', RemoteIdentityId: '364', QueueArn: QUEUE, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'], Retired: 'false' };
 
 let h: HandlerHarness;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.admin('POST', '/reset');
-});
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
 
 const legacyOf = (state: any): any => state.legacyPipelines.find((p: any) => p.subscriptionId === 8601);
 const sub8601 = (state: any): any => state.subscriptions.find((s: any) => s.id === 8601);

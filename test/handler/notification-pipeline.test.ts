@@ -1,4 +1,4 @@
-import { EB_ROLE, HandlerHarness, ROLE, STACK_ID } from './helpers';
+import { EB_ROLE, HandlerHarness, ROLE, STACK_ID, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
 
@@ -16,15 +16,10 @@ const BASE = {
 };
 
 let h: HandlerHarness;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
-});
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
 beforeEach(async () => {
-  await h.admin('POST', '/reset');
   h.configure();
   h.callerAccount = DEFAULT_CLOUD_ACCOUNT;
 });

@@ -1,19 +1,14 @@
-import { HandlerHarness } from './helpers';
+import { HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.PRODUCT_ORDER_JOBS;
 
 let h: HandlerHarness;
 let subId: string;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
-});
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
 beforeEach(async () => {
-  await h.admin('POST', '/reset');
   subId = await subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
 });
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EB_ROLE, HandlerHarness, ROLE, SECRET_ARN } from './helpers';
+import { EB_ROLE, HandlerHarness, ROLE, SECRET_ARN, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime } from '../../src/handler';
@@ -37,12 +37,8 @@ const NP = {
 };
 
 let h: HandlerHarness;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
+useHandlerHarness((started) => {
+  h = started;
 });
 
 describe('runtime', () => {

@@ -1,4 +1,4 @@
-import { daysAgo, EB_ROLE, HandlerHarness, ROLE } from './helpers';
+import { daysAgo, EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { CfnEvent } from '../../src/handler';
 
@@ -8,12 +8,8 @@ import { CfnEvent } from '../../src/handler';
  * the token exchange (one per warm container) is counted separately.
  */
 let h: HandlerHarness;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
+useHandlerHarness((started) => {
+  h = started;
 });
 
 interface Row { resource: string; event: string; reads: number; writes: number; calls: string[] }

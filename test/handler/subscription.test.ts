@@ -1,4 +1,4 @@
-import { HandlerHarness, STACK_ID } from './helpers';
+import { HandlerHarness, STACK_ID, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.SUBSCRIPTION;
@@ -14,16 +14,9 @@ const BASE = {
 };
 
 let h: HandlerHarness;
-beforeAll(async () => {
-  h = await HandlerHarness.start();
-});
-afterAll(async () => {
-  h.assertNoSecrets();
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.admin('POST', '/reset');
-});
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
 
 const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
 const old = (props: Record<string, unknown>): Record<string, unknown> => ({ Connection: h.connection, ...props });
