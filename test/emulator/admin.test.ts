@@ -1,14 +1,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSub, Harness, ORDERS_SUB } from './helpers';
+import { createSub, Harness, ORDERS_SUB, useHarness } from './helpers';
 import { DEFAULT_FIXTURES, DEFAULT_REFRESH_TOKEN, loadFixturesFile, startEmulator } from '../../src/emulator';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
+useHarness((started) => {
+  h = started;
 });
-afterAll(() => h.stop());
 
 describe('admin API', () => {
   test('reset returns to the default fixtures', async () => {

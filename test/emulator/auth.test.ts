@@ -1,12 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { Harness } from './helpers';
+import { Harness, useHarness } from './helpers';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start({ tokenTtlSeconds: 100 });
-});
-afterAll(() => h.stop());
+useHarness((started) => {
+  h = started;
+}, { tokenTtlSeconds: 100 });
 
 function claims(jwt: string): any {
   return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8'));

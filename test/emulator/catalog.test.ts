@@ -1,10 +1,9 @@
-import { Harness } from './helpers';
+import { Harness, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
+useHarness((started) => {
+  h = started;
 });
-afterAll(() => h.stop());
 
 describe('product catalog', () => {
   test('cards list only active products with payload names', async () => {

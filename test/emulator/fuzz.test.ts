@@ -1,10 +1,9 @@
-import { Harness } from './helpers';
+import { Harness, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
+useHarness((started) => {
+  h = started;
 });
-afterAll(() => h.stop());
 
 /** Small deterministic PRNG (Park-Miller) so a failure can be replayed with EMULATOR_FUZZ_SEED. */
 function rng(seed: number): () => number {

@@ -76,3 +76,30 @@ export async function createSub(h: Harness, attrs: Record<string, unknown>): Pro
 }
 
 export const ORDERS_SUB = { product: 3001, remote_identity: 362, storage_group: 501, product_parameters: { marketplace_id: 'ATVPDKIKX0DER' } };
+
+/** What `useHarness` does before each test. */
+export interface EachTest {
+  /** Reset the emulator to its fixtures (POST /_emulator/reset). */
+  reset?: boolean;
+  /** Then set its clock to this time (epoch seconds). */
+  now?: number;
+}
+
+/**
+ * The per-file lifecycle of the emulator tests: starts a harness before all tests and hands it to `bind`, stops it
+ * after all tests, and does `each` before each test (before any `beforeEach` the file registers afterwards).
+ */
+export function useHarness(bind: (h: Harness) => void, start: EmulatorOptions = {}, each: EachTest = {}): void {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start(start);
+    bind(h);
+  });
+  afterAll(() => h.stop());
+  if (each.reset || each.now !== undefined) {
+    beforeEach(async () => {
+      if (each.reset) await h.admin('POST', '/reset');
+      if (each.now !== undefined) await h.admin('POST', '/clock', { now: each.now });
+    });
+  }
+}

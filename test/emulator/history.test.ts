@@ -1,16 +1,13 @@
-import { createSub, Harness, ORDERS_SUB } from './helpers';
+import { createSub, Harness, ORDERS_SUB, useHarness } from './helpers';
 
 let h: Harness;
 let sid: number;
 const T0 = Date.parse('2026-06-15T12:00:00Z') / 1000;
 const H = '/service/history/production/history';
-beforeAll(async () => {
-  h = await Harness.start({ now: T0, tokenTtlSeconds: 30 * 86400 });
-});
-afterAll(() => h.stop());
+useHarness((started) => {
+  h = started;
+}, { now: T0, tokenTtlSeconds: 30 * 86400 }, { reset: true, now: T0 });
 beforeEach(async () => {
-  await h.admin('POST', '/reset');
-  await h.admin('POST', '/clock', { now: T0 });
   sid = await createSub(h, ORDERS_SUB);
 });
 

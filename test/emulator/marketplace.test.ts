@@ -1,10 +1,9 @@
-import { Harness } from './helpers';
+import { Harness, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
+useHarness((started) => {
+  h = started;
 });
-afterAll(() => h.stop());
 
 const CREDS = {
   client_id: 'amzn1.application-oa2-client.emulator', client_secret: 'emulator-client-secret', region: 'na', refresh_token: 'Atzr|emulator-sp-refresh-token',

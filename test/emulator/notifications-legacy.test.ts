@@ -1,13 +1,9 @@
-import { Harness } from './helpers';
+import { Harness, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
-});
-afterAll(() => h.stop());
-beforeEach(async () => {
-  await h.admin('POST', '/reset');
-});
+useHarness((started) => {
+  h = started;
+}, {}, { reset: true });
 
 const L = '/service/sp/notifications';
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:my-queue';

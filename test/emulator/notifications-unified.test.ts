@@ -1,13 +1,9 @@
-import { createSub, Harness } from './helpers';
+import { createSub, Harness, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
-});
-afterAll(() => h.stop());
-beforeEach(async () => {
-  await h.admin('POST', '/reset');
-});
+useHarness((started) => {
+  h = started;
+}, {}, { reset: true });
 
 const ACCT = '123456789012';
 const ROLE = `arn:aws:iam::${ACCT}:role/dpi-management`;

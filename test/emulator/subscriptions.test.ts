@@ -1,13 +1,9 @@
-import { createSub, Harness, ORDERS_SUB } from './helpers';
+import { createSub, Harness, ORDERS_SUB, useHarness } from './helpers';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await Harness.start();
-});
-afterAll(() => h.stop());
-beforeEach(async () => {
-  await h.admin('POST', '/reset');
-});
+useHarness((started) => {
+  h = started;
+}, {}, { reset: true });
 
 const base = { account: 1001, user: 2001, status: 'active', date_start: '2026-01-01T00:00:00Z' };
 const post = (attrs: Record<string, unknown>, path = '/v2/sub') => h.api('POST', path, { data: { type: 'Subscription', attributes: { ...base, ...attrs } } });

@@ -1,15 +1,12 @@
-import { createSub, Harness, ORDERS_SUB } from './helpers';
+import { createSub, Harness, ORDERS_SUB, useHarness } from './helpers';
 
 let h: Harness;
 let sid: number;
 const T0 = 1_800_000_000;
-beforeAll(async () => {
-  h = await Harness.start({ now: T0, tokenTtlSeconds: 30 * 86400 });
-});
-afterAll(() => h.stop());
+useHarness((started) => {
+  h = started;
+}, { now: T0, tokenTtlSeconds: 30 * 86400 }, { reset: true, now: T0 });
 beforeEach(async () => {
-  await h.admin('POST', '/reset');
-  await h.admin('POST', '/clock', { now: T0 });
   sid = await createSub(h, ORDERS_SUB);
 });
 
