@@ -57,6 +57,39 @@ export async function startCliEmulator(fixtures: EmulatorFixtures = CLI_FIXTURES
   return startEmulator({ host: '127.0.0.1', port: 0, fixtures });
 }
 
+/**
+ * The per-file lifecycle of the CLI tests: starts the CLI emulator before all tests and hands it to `bind`, stops it
+ * after all tests; with `resetEach`, resets it before each test.
+ */
+export function useCliEmulator(bind: (emu: RunningEmulator) => void, opts: { resetEach?: boolean } = {}): void {
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startCliEmulator();
+    bind(emu);
+  });
+  afterAll(async () => {
+    await emu.stop();
+  });
+  if (opts.resetEach) {
+    beforeEach(async () => {
+      await reset(emu);
+    });
+  }
+}
+
+/**
+ * Registers the test that no output captured so far contains the refresh token or a JWT. Call it last in the file
+ * (tests run in file order), so that it covers every run of the file, error paths included.
+ */
+export function testNoSecretsPrinted(): void {
+  test('no output of this file contains the refresh token or a JWT', () => {
+    expect(ALL_OUTPUT.length).toBeGreaterThan(10);
+    const all = ALL_OUTPUT.join('\n');
+    expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
+    expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
+  });
+}
+
 /** A TX report as a pipeline component sends it (`POST /_emulator/tx`). */
 export interface TxReport {
   id: string;

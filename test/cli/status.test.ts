@@ -1,5 +1,5 @@
 import { CASES } from './expected';
-import { ALL_OUTPUT, dpi, fault, FakeSignals, ingest, plain, requests, reset, startCliEmulator, SUB, TxReport } from './helpers';
+import { dpi, FakeSignals, fault, ingest, plain, requests, SUB, testNoSecretsPrinted, TxReport, useCliEmulator } from './helpers';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 const NOW = 1763800000; // 2025-11-22T08:26:40Z
@@ -7,15 +7,9 @@ const now = (): number => NOW * 1000;
 const TX_PATH = '/service/transactions/tx';
 
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startCliEmulator();
-});
-afterAll(async () => {
-  await emu.stop();
-});
-beforeEach(async () => {
-  await reset(emu);
-});
+useCliEmulator((started) => {
+  emu = started;
+}, { resetEach: true });
 
 const tx = (id: string, sender: string, status: string, extra: Partial<TxReport> = {}): TxReport =>
   ({ id, sender, status, subscription_id: SUB, payload_name: 'orders', attribution_date: '2025-11-21', timestamp: NOW - 600, ...extra });
@@ -180,9 +174,4 @@ describe('dpi status --watch', () => {
 });
 
 // Runs last (tests run in file order): secrets are never printed, error paths included.
-test('no output of this file contains the refresh token or a JWT', () => {
-  expect(ALL_OUTPUT.length).toBeGreaterThan(10);
-  const all = ALL_OUTPUT.join('\n');
-  expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
-  expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
-});
+testNoSecretsPrinted();

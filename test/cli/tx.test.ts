@@ -1,22 +1,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALL_OUTPUT, clearRequests, dpi, fault, ingest, requests, reset, startCliEmulator, SUB } from './helpers';
+import { clearRequests, dpi, fault, ingest, requests, SUB, testNoSecretsPrinted, useCliEmulator } from './helpers';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 const T0 = 1763712000; // 2025-11-21T08:00:00Z
 const TX_PATH = '/service/transactions/tx';
 
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startCliEmulator();
-});
-afterAll(async () => {
-  await emu.stop();
-});
-beforeEach(async () => {
-  await reset(emu);
-});
+useCliEmulator((started) => {
+  emu = started;
+}, { resetEach: true });
 
 describe('dpi tx', () => {
   test('merge rules: supervisor PROCESSING then zeroadmin PROCESSED shows zeroadmin PROCESSED; a same-sender completion is kept', async () => {
@@ -270,9 +264,4 @@ describe('dpi tx errors', () => {
 });
 
 // Runs last (tests run in file order): secrets are never printed, error paths included.
-test('no output of this file contains the refresh token or a JWT', () => {
-  expect(ALL_OUTPUT.length).toBeGreaterThan(10);
-  const all = ALL_OUTPUT.join('\n');
-  expect(all).not.toContain(DEFAULT_REFRESH_TOKEN);
-  expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/);
-});
+testNoSecretsPrinted();
