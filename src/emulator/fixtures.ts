@@ -1,30 +1,15 @@
 import { readFileSync } from 'node:fs';
+import type { BackendInfo, HistoryInfo, Marketplace, ProductStage } from '../client/types';
 
 /** Records the emulator can be seeded with (all optional; merged over the defaults). */
 export interface AccountFixture { id: number; name?: string }
 export interface UserFixture { id: number; account: number; email?: string }
 export interface RefreshTokenFixture { token: string; accountId: number; userId: number }
 
-export interface BackendInfo {
-  subproduct_id: string;
-  worker_name: string;
-  job_type: string;
-  base_schedule_start: string | null;
-  base_schedule_end: string | null;
-  base_request_start: number | null;
-  num_days: number | null;
-  days_list: number[] | null;
-  num_stages: number | null;
-  stage_list: number[] | null;
-}
-export interface HistoryInfo {
-  stage_id: number;
-  subproduct_id: string;
-  days: number;
-  schedule_offset: number | null;
-  max_request_time: number;
-}
-export interface StageInfo { name: string; stage_id: number; restricted_to: string[] | null }
+// Catalog records are the wire shapes of the client (src/client/types.ts owns them).
+export type { BackendInfo, HistoryInfo };
+/** One `stages[]` record of a product definition. */
+export type StageInfo = ProductStage;
 
 /** A product: the catalog definition plus the subscriptions-service fields (`required_meta_fields`). */
 export interface ProductFixture {
@@ -71,14 +56,8 @@ export interface SubscriptionFixture {
   storage_group?: number | null;
   product_parameters?: Record<string, string>;
 }
-export interface MarketplaceFixture {
-  id: string;
-  name: string;
-  countryCode: string;
-  defaultCurrencyCode: string;
-  defaultLanguageCode: string;
-  domainName: string;
-}
+/** A marketplace, as `GET /service/sp/marketplaces/{id}` returns it. */
+export type MarketplaceFixture = Marketplace;
 export interface CredentialFixture {
   client_id: string;
   client_secret: string;
