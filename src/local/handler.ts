@@ -7,22 +7,18 @@ import Module from 'node:module';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { HANDLER_ASSET_DIR, HandlerExports } from '../contract';
+import type { CfnEvent, LocalRuntime } from '../handler';
 
 /** Name of this package (to find its root). */
 export const PACKAGE_NAME = 'data-pipeline-integration-cdk';
 
-/** The CloudFormation custom resource event the provider framework passes to `onEvent`. */
-export interface CustomResourceEvent {
-  RequestType: 'Create' | 'Update' | 'Delete';
+/**
+ * The CloudFormation custom resource event the provider framework passes to `onEvent`: the handler's
+ * event, with the fields the framework always sets made required.
+ */
+export interface CustomResourceEvent extends CfnEvent {
   ServiceToken: string;
   ResponseURL: string;
-  StackId: string;
-  RequestId: string;
-  LogicalResourceId: string;
-  ResourceType: string;
-  ResourceProperties: Record<string, unknown>;
-  OldResourceProperties?: Record<string, unknown>;
-  PhysicalResourceId?: string;
 }
 
 /** What `onEvent` returns. */
@@ -38,12 +34,8 @@ export interface IsCompleteResponse {
   Data?: Record<string, unknown>;
 }
 
-/** Local replacements of the handler's AWS calls. */
-export interface LocalRuntime {
-  readSecret?: (arn: string) => Promise<string>;
-  callerAccountId?: () => Promise<string>;
-  sleep?: (ms: number) => Promise<void>;
-}
+/** Local replacements of the handler's AWS calls (the handler's own type). */
+export type { LocalRuntime };
 
 /** The handler module's exports used by the runner. */
 export interface HandlerModule {
