@@ -1,4 +1,4 @@
-import { Subscription } from '../client';
+import { Subscription, SubscriptionCreateV2 } from '../client';
 import { PipelineParameterKeys } from '../contract';
 import { isStatus } from './errors';
 import { isNumericId } from './props';
@@ -45,4 +45,31 @@ export async function readOrUndefined(rt: Runtime, id: string): Promise<Subscrip
 /** ISO 8601 now without milliseconds. */
 export function nowIso(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The subscription a resource creates; fields left undefined are not sent. */
+export interface NewSubscription {
+  product: number;
+  /** Default: now. */
+  dateStart?: string;
+  remoteIdentityId?: string;
+  storageGroupId?: number;
+  name?: string;
+  params: Record<string, string>;
+}
+
+/** The `POST /v2/sub` attributes of an active subscription of the deploying account and user. */
+export async function newSubscriptionAttributes(rt: Runtime, s: NewSubscription): Promise<SubscriptionCreateV2> {
+  const { accountId, userId } = await rt.ids();
+  return {
+    account: accountId,
+    user: userId,
+    product: s.product,
+    status: 'active',
+    date_start: s.dateStart ?? nowIso(),
+    ...(s.remoteIdentityId !== undefined ? { remote_identity: s.remoteIdentityId } : {}),
+    ...(s.storageGroupId !== undefined ? { storage_group: s.storageGroupId } : {}),
+    ...(s.name !== undefined ? { name: s.name } : {}),
+    product_parameters: s.params,
+  };
 }

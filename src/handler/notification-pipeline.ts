@@ -1,6 +1,6 @@
 import { Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A, PipelineParameterKeys as K } from '../contract';
-import { findByMarker, markerOf, nowIso, readForDelete, readOrUndefined } from './common';
+import { findByMarker, markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
 import { fitData } from './data';
 import { HandlerError, isStatus, messageOf, statusOf } from './errors';
 import { log } from './log';
@@ -157,20 +157,16 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   } catch (e) {
     throw pipelineError(e, d, 'create');
   }
-  const { accountId, userId } = await rt.ids();
+  const attrs = await newSubscriptionAttributes(rt, {
+    product: PRODUCT,
+    remoteIdentityId: d.remoteIdentityId,
+    storageGroupId: d.storageGroupId,
+    name: d.name,
+    params: storedParams(d, result, marker),
+  });
   let sub: Subscription;
   try {
-    sub = await rt.client.subscriptions.create({
-      account: accountId,
-      user: userId,
-      product: PRODUCT,
-      status: 'active',
-      date_start: nowIso(),
-      remote_identity: d.remoteIdentityId,
-      ...(d.storageGroupId !== undefined ? { storage_group: d.storageGroupId } : {}),
-      ...(d.name !== undefined ? { name: d.name } : {}),
-      product_parameters: storedParams(d, result, marker),
-    });
+    sub = await rt.client.subscriptions.create(attrs);
   } catch (e) {
     throw new HandlerError(`the notification pipeline of identity ${d.remoteIdentityId} was created (prefix ${String(result.meta?.s3_notification_prefix ?? '?')}) `
       + `but its product-107 subscription could not be stored (${messageOf(e)}); the pipeline cannot be deleted through the service without it: `

@@ -1,6 +1,6 @@
 import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
 import { PipelineParameterKeys } from '../contract';
-import { findByMarker, markerOf, nowIso, readForDelete, readOrUndefined } from './common';
+import { findByMarker, markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { log } from './log';
 import { isNumericId, Props } from './props';
@@ -101,20 +101,17 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     return converge(event, rt, d, existing);
   }
   await checkAgainstProduct(rt, d);
-  const { accountId, userId } = await rt.ids();
+  const attrs = await newSubscriptionAttributes(rt, {
+    product: d.productId,
+    dateStart: d.dateStart,
+    remoteIdentityId: d.remoteIdentityId,
+    storageGroupId: d.storageGroupId,
+    name: d.name,
+    params: { ...wantedParams(d), [MARKER]: marker },
+  });
   let sub: Subscription;
   try {
-    sub = await rt.client.subscriptions.create({
-      account: accountId,
-      user: userId,
-      product: d.productId,
-      status: 'active',
-      date_start: d.dateStart ?? nowIso(),
-      ...(d.remoteIdentityId !== undefined ? { remote_identity: d.remoteIdentityId } : {}),
-      ...(d.storageGroupId !== undefined ? { storage_group: d.storageGroupId } : {}),
-      ...(d.name !== undefined ? { name: d.name } : {}),
-      product_parameters: { ...wantedParams(d), [MARKER]: marker },
-    });
+    sub = await rt.client.subscriptions.create(attrs);
   } catch (e) {
     if (isStatus(e, 400, 403, 409)) throw new HandlerError(`the service rejected the subscription to product ${d.productId}: ${messageOf(e)}`);
     throw e;
