@@ -152,14 +152,15 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     const arns = (service: string, resource: string): string[] =>
       regions.map((region) => `arn:${partition}:${service}:${region}:${account}:${resource}`);
     const bucketArn = `arn:${partition}:s3:::${bucketPrefix}*`;
+    // Only on behalf of this account's resources (confused-deputy guard).
+    const servicePrincipal = (service: string): iam.ServicePrincipal =>
+      new iam.ServicePrincipal(service, { conditions: { StringEquals: { 'aws:SourceAccount': account } } });
 
     // (3) Delivery role: the delivery stream writes into the shared bucket.
     const deliveryRole = new iam.Role(this, 'DeliveryRole', {
       roleName: DELIVERY_ROLE_NAME,
       description: 'Delivery streams of the data pipeline integration service write notifications to the shared bucket',
-      assumedBy: new iam.ServicePrincipal('firehose.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': account } },
-      }),
+      assumedBy: servicePrincipal('firehose.amazonaws.com'),
       inlinePolicies: {
         Delivery: new iam.PolicyDocument({
           statements: [
@@ -186,9 +187,7 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     // (2) Event-bus role: the rule target puts records into the delivery stream.
     const eventBusRole = new iam.Role(this, 'EventBusRole', {
       description: 'Event-bus rules of the data pipeline integration service deliver to the delivery streams',
-      assumedBy: new iam.ServicePrincipal('events.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': account } },
-      }),
+      assumedBy: servicePrincipal('events.amazonaws.com'),
       inlinePolicies: {
         PutRecords: new iam.PolicyDocument({
           statements: [
