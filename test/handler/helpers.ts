@@ -7,6 +7,17 @@ export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:
 export const ROLE = `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-management`;
 export const EB_ROLE = `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-eventbus-to-firehose`;
 
+/** Properties of a minimal seller notification pipeline of identity 362 (one type, PartialFailure FAIL). */
+export const SELLER_PIPELINE = {
+  RemoteIdentityId: '362',
+  AccountType: 'seller',
+  NotificationTypes: ['ORDER_CHANGE'],
+  RoleArn: ROLE,
+  EbToFhRoleArn: EB_ROLE,
+  DeploymentRegion: 'us-east-1',
+  PartialFailure: 'FAIL',
+};
+
 export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
 
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
@@ -140,6 +151,25 @@ export class HandlerHarness {
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Creates an active subscription of account 1001 / user 2001 directly (test setup only); returns its ID. */
+  async subscribe(product: number, remoteIdentity: number, params: Record<string, string>): Promise<string> {
+    const r = await this.api('POST', '/v2/sub', {
+      data: {
+        type: 'Subscription',
+        attributes: {
+          account: 1001,
+          user: 2001,
+          product,
+          status: 'active',
+          date_start: '2026-01-01T00:00:00Z',
+          remote_identity: remoteIdentity,
+          product_parameters: params,
+        },
+      },
+    });
+    return r.body.data.id;
   }
 
   state(): any {

@@ -10,21 +10,7 @@ useHandlerHarness((started) => {
 }, { resetEach: true });
 beforeEach(async () => {
   h.onSleep = undefined;
-  const r = await h.api('POST', '/v2/sub', {
-    data: {
-      type: 'Subscription',
-      attributes: {
-        account: 1001,
-        user: 2001,
-        product: 3001,
-        status: 'active',
-        date_start: '2026-01-01T00:00:00Z',
-        remote_identity: 362,
-        product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
-      },
-    },
-  });
-  subId = r.body.data.id;
+  subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
 });
 
 function props(extra: Record<string, unknown> = {}): Record<string, unknown> {

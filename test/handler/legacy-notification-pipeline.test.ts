@@ -1,4 +1,4 @@
-import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
@@ -46,15 +46,8 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     expect(sub8601(state).status).toBe('invalid');
 
     // The unified pipeline of the same identity can now be created.
-    const unified = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', {
-      RemoteIdentityId: '364',
-      AccountType: 'seller',
-      NotificationTypes: ['ORDER_CHANGE'],
-      RoleArn: ROLE,
-      EbToFhRoleArn: EB_ROLE,
-      DeploymentRegion: 'us-east-1',
-      PartialFailure: 'FAIL',
-    }, { LogicalResourceId: 'Unified' }));
+    const unified = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', { ...SELLER_PIPELINE, RemoteIdentityId: '364' },
+      { LogicalResourceId: 'Unified' }));
     expect(unified.PhysicalResourceId).toMatch(/^\d+$/);
     await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', {}, { LogicalResourceId: 'Unified', PhysicalResourceId: unified.PhysicalResourceId }));
 

@@ -9,20 +9,8 @@ useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });
 beforeEach(async () => {
-  subId = await subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+  subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
 });
-
-async function subscribe(product: number, ri: number, params: Record<string, string>): Promise<string> {
-  const r = await h.api('POST', '/v2/sub', {
-    data: {
-      type: 'Subscription',
-      attributes: {
-        account: 1001, user: 2001, product, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: ri, product_parameters: params,
-      },
-    },
-  });
-  return r.body.data.id;
-}
 
 function orderIds(n: number, from = 0): string[] {
   return Array.from({ length: n }, (_, i) => `123-${String(1000000 + from + i)}-${String(7000000 + from + i)}`);
@@ -73,7 +61,7 @@ describe('Custom::DpiProductOrderJobs', () => {
   });
 
   test('a product without a primary job fails clearly', async () => {
-    const ads = await subscribe(3002, 365, { profile_id: '1' });
+    const ads = await h.subscribe(3002, 365, { profile_id: '1' });
     const reason = await h.fails(h.event(T, 'Create', { SubscriptionId: ads, OrderIds: orderIds(3) }));
     expect(reason).toContain(`subscription ${ads} has no primary job: the product does not initialize jobs`);
   });

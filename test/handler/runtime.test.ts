@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EB_ROLE, HandlerHarness, ROLE, SECRET_ARN, useHandlerHarness } from './helpers';
+import { HandlerHarness, SECRET_ARN, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime } from '../../src/handler';
@@ -26,15 +26,7 @@ jest.mock('@aws-sdk/client-sts', () => ({
   },
 }));
 
-const NP = {
-  RemoteIdentityId: '362',
-  AccountType: 'seller',
-  NotificationTypes: ['ORDER_CHANGE'],
-  RoleArn: ROLE,
-  EbToFhRoleArn: EB_ROLE,
-  DeploymentRegion: 'us-east-1',
-  PartialFailure: 'FAIL',
-};
+const NP = SELLER_PIPELINE;
 
 let h: HandlerHarness;
 useHandlerHarness((started) => {

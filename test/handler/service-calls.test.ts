@@ -1,4 +1,4 @@
-import { daysAgo, EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { daysAgo, HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { CfnEvent } from '../../src/handler';
 
@@ -44,7 +44,7 @@ describe('service calls per lifecycle event', () => {
 
     // Notification pipeline.
     const NP = ResourceTypes.NOTIFICATION_PIPELINE;
-    const np = { RemoteIdentityId: '362', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE'], RoleArn: ROLE, EbToFhRoleArn: EB_ROLE, DeploymentRegion: 'us-east-1', PartialFailure: 'FAIL' };
+    const np = { ...SELLER_PIPELINE };
     const np2 = { ...np, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'] };
     const npId = await measure('NotificationPipeline', 'Create', ev(NP, 'Create', np));
     await measure('NotificationPipeline', 'Update (no change)', ev(NP, 'Update', np, { PhysicalResourceId: npId, OldResourceProperties: np }));
