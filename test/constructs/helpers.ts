@@ -3,6 +3,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import {
   AccountType,
+  LegacyNotificationPipeline,
+  LegacyNotificationPipelineProps,
   NotificationPipeline,
   NotificationPipelineProps,
   NotificationPipelineRoles,
@@ -43,6 +45,20 @@ export function sellerPipeline(
     accountType: AccountType.SELLER,
     notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.REPORT_PROCESSING_FINISHED],
     roles: r,
+    ...extra,
+  });
+}
+
+export const LEGACY_QUEUE_ARN = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
+
+/** A legacy pipeline of subscription 9001 / identity 362 (ORDER_CHANGE to LEGACY_QUEUE_ARN). */
+export function legacyPipeline(f: Fixture, id: string, extra: Partial<LegacyNotificationPipelineProps> = {}): LegacyNotificationPipeline {
+  return new LegacyNotificationPipeline(f.stack, id, {
+    connection: f.connection,
+    subscriptionId: 9001,
+    remoteIdentityId: 362,
+    queueArn: LEGACY_QUEUE_ARN,
+    notificationTypes: [NotificationType.ORDER_CHANGE],
     ...extra,
   });
 }

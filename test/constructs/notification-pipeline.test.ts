@@ -2,10 +2,9 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { fixture, roles, SECRET_ARN, sellerPipeline } from './helpers';
+import { fixture, LEGACY_QUEUE_ARN, legacyPipeline, roles, SECRET_ARN, sellerPipeline } from './helpers';
 import {
   AccountType,
-  LegacyNotificationPipeline,
   NotificationPipeline,
   NotificationType,
   PartialFailure,
@@ -120,17 +119,9 @@ describe('NotificationPipeline', () => {
 });
 
 describe('LegacyNotificationPipeline', () => {
-  const queueArn = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
-
   test('adopts by subscription ID with Retired false by default', () => {
     const f = fixture();
-    const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
-      connection: f.connection,
-      subscriptionId: 9001,
-      remoteIdentityId: 362,
-      queueArn,
-      notificationTypes: [NotificationType.ORDER_CHANGE],
-    });
+    const legacy = legacyPipeline(f, 'Legacy');
     const t = Template.fromStack(f.stack);
     t.hasResource('Custom::DpiLegacyNotificationPipeline', {
       DeletionPolicy: 'Delete',
@@ -139,7 +130,7 @@ describe('LegacyNotificationPipeline', () => {
         Connection: Match.objectLike({ RefreshTokenSecretArn: SECRET_ARN }),
         SubscriptionId: '9001',
         RemoteIdentityId: '362',
-        QueueArn: queueArn,
+        QueueArn: LEGACY_QUEUE_ARN,
         NotificationTypes: ['ORDER_CHANGE'],
         Retired: 'false',
       },
@@ -150,14 +141,7 @@ describe('LegacyNotificationPipeline', () => {
 
   test('migrateFrom: retired legacy, the unified pipeline depends on it', () => {
     const f = fixture();
-    const legacy = new LegacyNotificationPipeline(f.stack, 'Legacy', {
-      connection: f.connection,
-      subscriptionId: 9001,
-      remoteIdentityId: 362,
-      queueArn,
-      notificationTypes: [NotificationType.ORDER_CHANGE],
-      retired: true,
-    });
+    const legacy = legacyPipeline(f, 'Legacy', { retired: true });
     const unified = sellerPipeline(f, roles(f.stack), 'Unified');
     unified.migrateFrom(legacy);
     const t = Template.fromStack(f.stack);
@@ -170,17 +154,8 @@ describe('LegacyNotificationPipeline', () => {
   test('migrateFrom refuses an active legacy pipeline or another identity', () => {
     const f = fixture();
     const r = roles(f.stack);
-    const active = new LegacyNotificationPipeline(f.stack, 'Active', {
-      connection: f.connection, subscriptionId: 9001, remoteIdentityId: 362, queueArn, notificationTypes: [NotificationType.ORDER_CHANGE],
-    });
-    const other = new LegacyNotificationPipeline(f.stack, 'Other', {
-      connection: f.connection,
-      subscriptionId: 9002,
-      remoteIdentityId: 400,
-      queueArn,
-      notificationTypes: [NotificationType.ORDER_CHANGE],
-      retired: true,
-    });
+    const active = legacyPipeline(f, 'Active');
+    const other = legacyPipeline(f, 'Other', { subscriptionId: 9002, remoteIdentityId: 400, retired: true });
     const unified = sellerPipeline(f, r, 'Unified');
     expect(() => unified.migrateFrom(active)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Active' is a legacy pipeline that is not retired; set retired: true");
     expect(() => unified.migrateFrom(other)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Other' belongs to remote identity 400, not 362");

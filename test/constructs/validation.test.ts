@@ -1,11 +1,10 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { Fixture, fixture, roles, SECRET_ARN } from './helpers';
+import { Fixture, fixture, legacyPipeline, roles, SECRET_ARN } from './helpers';
 import {
   AccountType,
   HistoryRequest,
   HistoryRequestProps,
-  LegacyNotificationPipeline,
   LegacyNotificationPipelineProps,
   NotificationPipeline,
   NotificationPipelineProps,
@@ -39,14 +38,8 @@ const history = (extra: Partial<HistoryRequestProps>): Build => (f) => new Histo
 const jobs = (extra: Partial<ProductOrderJobsProps>): Build => (f) => new ProductOrderJobs(f.stack, 'Jobs', {
   connection: f.connection, subscription: Subscription.fromSubscriptionId(f.stack, 'S', '77'), orderIds: ['111-1234567-1234567'], ...extra,
 });
-const legacy = (extra: Partial<LegacyNotificationPipelineProps>): Build => (f) => new LegacyNotificationPipeline(f.stack, 'Legacy', {
-  connection: f.connection,
-  subscriptionId: 9001,
-  remoteIdentityId: 362,
-  queueArn: 'arn:aws:sqs:us-east-1:123456789012:q',
-  notificationTypes: [NotificationType.ORDER_CHANGE],
-  ...extra,
-});
+const legacy = (extra: Partial<LegacyNotificationPipelineProps>): Build => (f) =>
+  legacyPipeline(f, 'Legacy', { queueArn: 'arn:aws:sqs:us-east-1:123456789012:q', ...extra });
 const connection = (baseUrl: string, extra: Record<string, string> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
   baseUrl, refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN), ...extra,
 });
