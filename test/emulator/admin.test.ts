@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSub, Harness, ORDERS_SUB, useHarness } from './helpers';
-import { DEFAULT_FIXTURES, DEFAULT_REFRESH_TOKEN, loadFixturesFile, startEmulator } from '../../src/emulator';
+import { DEFAULT_FIXTURES, loadFixturesFile, startEmulator } from '../../src/emulator';
 
 let h: Harness;
 useHarness((started) => {
@@ -123,26 +123,18 @@ describe('options', () => {
     const dir = mkdtempSync(join(tmpdir(), 'emu-'));
     const file = join(dir, 'state.json');
     try {
-      const a = await startEmulator({ stateFile: file });
-      const tok = async (url: string) => (await (await fetch(`${url}/auth/api/ref`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
-      })).json() as any).data.attributes.token;
-      const t = await tok(a.url);
-      const res = await fetch(`${a.url}/v2/sub`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'authorization': `Bearer ${t}` },
-        body: JSON.stringify({ data: { attributes: { account: 1001, user: 2001, status: 'active', date_start: '2026-01-01T00:00:00Z', product: 4001 } } }),
+      const a = await Harness.start({ stateFile: file });
+      const res = await a.api('POST', '/v2/sub', {
+        data: { attributes: { account: 1001, user: 2001, status: 'active', date_start: '2026-01-01T00:00:00Z', product: 4001 } },
       });
       expect(res.status).toBe(201);
-      const id = ((await res.json()) as any).data.id;
+      const id = res.body.data.id;
       expect(existsSync(file)).toBe(true);
       expect(JSON.parse(readFileSync(file, 'utf8')).state.subscriptions.map((s: any) => String(s.id))).toContain(id);
       await a.stop();
-      const b = await startEmulator({ stateFile: file });
+      const b = await Harness.start({ stateFile: file });
       try {
-        const t2 = await tok(b.url);
-        const got = await fetch(`${b.url}/sub/${id}`, { headers: { authorization: `Bearer ${t2}` } });
-        expect(got.status).toBe(200);
+        expect((await b.api('GET', `/sub/${id}`)).status).toBe(200);
       } finally {
         await b.stop();
       }
