@@ -1,4 +1,4 @@
-import { App, CfnResource, Duration, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import { App, CfnResource, Duration, RemovalPolicy, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -101,7 +101,10 @@ export class MarketplaceDataStack extends Stack {
     });
 
     // A consumer of the seller pipeline's object-notification queue.
-    const consumerLogs = new logs.LogGroup(this, 'OrderNotificationConsumerLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    const consumerLogs = new logs.LogGroup(this, 'OrderNotificationConsumerLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const consumerRole = new iam.Role(this, 'OrderNotificationConsumerRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     });

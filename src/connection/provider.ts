@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -76,6 +76,8 @@ export class DpiProvider extends Construct {
 
     this.handlerLogGroup = new logs.LogGroup(this, 'HandlerLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
+      // The library's own logs go with the stack: `cdk destroy` leaves nothing behind.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.handlerRole = new iam.Role(this, 'HandlerRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -87,6 +89,8 @@ export class DpiProvider extends Construct {
 
     this.frameworkLogGroup = new logs.LogGroup(this, 'FrameworkLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
+      // The library's own logs go with the stack: `cdk destroy` leaves nothing behind.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.frameworkRole = new iam.Role(this, 'FrameworkRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -119,6 +123,7 @@ export class DpiProvider extends Construct {
       const isComplete = this.createHandler('IsComplete', HandlerExports.IS_COMPLETE);
       const waiterLogs = new logs.LogGroup(this, 'WaiterLogs', {
         retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
       });
       const completeRole = new iam.Role(this, 'WaiterFrameworkRole', {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),

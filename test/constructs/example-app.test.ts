@@ -18,6 +18,17 @@ function exampleStack(context?: Record<string, string>): { stack: Stack; templat
 describe('example app', () => {
   const { stack, template } = exampleStack();
 
+  test('cdk destroy leaves nothing behind: only what the user asked to retain is retained', () => {
+    const resources = template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+    const retained = Object.entries(resources)
+      .filter(([, r]) => r.DeletionPolicy === 'Retain' || r.DeletionPolicy === 'RetainExceptOnCreate')
+      .map(([id, r]) => `${id} (${r.Type})`);
+    expect(retained).toEqual([]);
+    // the library's own log groups (handler, framework, waiter) go with the stack
+    const logGroups = Object.values(resources).filter((r) => r.Type === 'AWS::Logs::LogGroup');
+    expect(logGroups.length).toBeGreaterThanOrEqual(3);
+  });
+
   test('cdk-nag AwsSolutions: zero unacknowledged findings', () => {
     const report = new AwsSolutionsChecks().validateScope(stack.node.root);
     const findings = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
