@@ -53,6 +53,15 @@ export function isStatus(err: unknown, ...statuses: number[]): boolean {
 }
 
 /**
+ * True when a failed call certainly changed nothing: the service answered with a 4xx and the client
+ * did not flag the outcome as ambiguous. A network error, timeout or 5xx may have been applied.
+ */
+export function isDefiniteFailure(err: unknown): boolean {
+  const s = statusOf(err);
+  return s !== undefined && s >= 400 && s < 500 && !(err instanceof ServiceError && err.ambiguous);
+}
+
+/**
  * The one-sentence reason CloudFormation shows: the service's message plus a hint on what to do,
  * scrubbed of secrets and cut to ~500 characters.
  */
