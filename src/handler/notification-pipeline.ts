@@ -2,7 +2,7 @@ import { Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../
 import { NotificationPipelineAttributes as A, PipelineParameterKeys as K } from '../contract';
 import { findByMarker, markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
 import { fitData } from './data';
-import { HandlerError, isStatus, messageOf, statusOf } from './errors';
+import { HandlerError, isDefiniteFailure, isStatus, messageOf, statusOf } from './errors';
 import { log } from './log';
 import { accountOfArn, isNumericId, Props, sameSet } from './props';
 import { Runtime } from './runtime';
@@ -94,10 +94,9 @@ function failedReasons(failed: Record<string, unknown>): string {
   }).join('; ');
 }
 
-function storedParams(d: PipelineDesired, r: UnifiedPipelineResult, marker?: string): Record<string, string> {
+/** What the subscription records before the unified POST: the attempt, its selection and the marker. */
+function recordParams(d: PipelineDesired, marker?: string): Record<string, string> {
   return {
-    [K.SUBSCRIPTIONS]: JSON.stringify(r.subscriptions ?? {}),
-    [K.META]: JSON.stringify(r.meta ?? {}),
     [K.NOTIFICATION_TYPES]: JSON.stringify(d.types),
     [K.ROLE_ARN]: d.roleArn,
     [K.EB_TO_FH_ROLE_ARN]: d.ebRoleArn ?? '',
@@ -105,6 +104,20 @@ function storedParams(d: PipelineDesired, r: UnifiedPipelineResult, marker?: str
     [K.ACCOUNT_TYPE]: d.accountType,
     ...(marker ? { [K.RESOURCE_MARKER]: marker } : {}),
   };
+}
+
+/** The product parameters after a unified create/update: the selection plus what the service returned. */
+function storedParams(d: PipelineDesired, r: UnifiedPipelineResult): Record<string, string> {
+  return {
+    [K.SUBSCRIPTIONS]: JSON.stringify(r.subscriptions ?? {}),
+    [K.META]: JSON.stringify(r.meta ?? {}),
+    ...recordParams(d),
+  };
+}
+
+/** True when the subscription holds pipeline metadata (absent: the unified POST's result was never stored). */
+function hasStoredMeta(sub: Subscription): boolean {
+  return sub.product_parameters?.[K.META] !== undefined;
 }
 
 function parseJson<T>(s: string | undefined, dflt: T): T {
@@ -145,40 +158,117 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   await preflightRoles(rt, d);
   const marker = markerOf(event);
   // A replacement (new identity) shares the marker with the resource it replaces: match the identity too.
-  const existing = await findByMarker(rt, PRODUCT, marker, (s) => s.id !== event.PhysicalResourceId
-    && String(s.remote_identity ?? s.product_parameters?.remote_identity_id) === d.remoteIdentityId);
-  if (existing) {
+  const mine = (s: Subscription): boolean => s.id !== event.PhysicalResourceId
+    && String(s.remote_identity ?? s.product_parameters?.remote_identity_id) === d.remoteIdentityId;
+  const existing = await findByMarker(rt, PRODUCT, marker, mine);
+  if (existing && hasStoredMeta(existing)) {
     log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
     return { PhysicalResourceId: existing.id, Data: dataFromStored(existing, d) };
   }
-  let result: UnifiedPipelineResult;
-  try {
-    result = await rt.client.notifications.create(d.remoteIdentityId, body(d));
-  } catch (e) {
-    throw pipelineError(e, d, 'create');
+  let sub: Subscription;
+  if (existing) {
+    // An earlier attempt recorded itself but stopped before storing the unified result (crash, timeout,
+    // failed metadata PATCH). POST again: the service reuses upstream subscriptions at the expected destination.
+    log({
+      level: 'WARNING',
+      msg: 'an earlier attempt of this resource stopped before storing the pipeline metadata; creating the unified pipeline again',
+      subscriptionId: existing.id,
+      remoteIdentityId: d.remoteIdentityId,
+      region: d.region,
+    });
+    sub = existing;
+  } else {
+    sub = await createRecord(rt, d, marker, mine);
   }
+  return provision(rt, sub.id, d, {}, 'create', d.remoteIdentityId, existing !== undefined);
+}
+
+/**
+ * Creates the product-107 subscription that records the attempt (no metadata yet). After an ambiguous
+ * failure (response lost, timeout, 5xx) it looks the subscription up by the marker before giving up.
+ */
+async function createRecord(rt: Runtime, d: PipelineDesired, marker: string, mine: (s: Subscription) => boolean): Promise<Subscription> {
   const attrs = await newSubscriptionAttributes(rt, {
     product: PRODUCT,
     remoteIdentityId: d.remoteIdentityId,
     storageGroupId: d.storageGroupId,
     name: d.name,
-    params: storedParams(d, result, marker),
+    params: recordParams(d, marker),
   });
-  let sub: Subscription;
   try {
-    sub = await rt.client.subscriptions.create(attrs);
+    return await rt.client.subscriptions.create(attrs);
   } catch (e) {
-    throw new HandlerError(`the notification pipeline of identity ${d.remoteIdentityId} was created (prefix ${String(result.meta?.s3_notification_prefix ?? '?')}) `
-      + `but its product-107 subscription could not be stored (${messageOf(e)}); the pipeline cannot be deleted through the service without it: `
-      + 'fix the cause and deploy again, then remove the orphaned pipeline resources by hand');
+    if (isDefiniteFailure(e)) throw e;
+    log({ msg: 'the subscription create had no clear outcome: looking it up by the marker', error: messageOf(e) });
+    let found: Subscription | undefined;
+    try {
+      found = await findByMarker(rt, PRODUCT, marker, mine);
+    } catch (e2) {
+      throw new HandlerError(`creating the product-107 subscription of identity ${d.remoteIdentityId} had no clear outcome (${messageOf(e)}) `
+        + `and the marker lookup failed too (${messageOf(e2)}); no pipeline was created: deploy again (a subscription made meanwhile is found by its marker)`);
+    }
+    if (found) {
+      log({ msg: 'found the subscription by the marker after the ambiguous create', subscriptionId: found.id });
+      return found;
+    }
+    throw new HandlerError(`creating the product-107 subscription of identity ${d.remoteIdentityId} failed (${messageOf(e)}) `
+      + 'and no subscription carries this resource\'s marker: nothing was created; deploy again');
+  }
+}
+
+/**
+ * POSTs the unified pipeline for the recorded subscription `id`, then stores its result (partial merge,
+ * with `changes`). With PartialFailure FAIL and failed types: a create undoes everything (the metadata is
+ * stored first, so the DELETE finds it); an update fails and leaves the rollback to CloudFormation.
+ */
+async function provision(rt: Runtime, id: string, d: PipelineDesired, changes: { name?: string; storage_group?: number },
+  action: 'create' | 'update', ri: string, recovering: boolean): Promise<OnEventResult> {
+  let result: UnifiedPipelineResult;
+  try {
+    result = await rt.client.notifications.create(ri, body(d));
+  } catch (e) {
+    if (!isDefiniteFailure(e)) {
+      throw new HandlerError(`the unified create of identity ${ri} had no clear outcome (${messageOf(e)}); subscription ${id} records the attempt: `
+        + 'deploy again to finish it (a pipeline made meanwhile keeps its upstream subscriptions for the next attempt)');
+    }
+    // The service answered 4xx: no pipeline was made by this call. A Create's record is not known to
+    // CloudFormation (the Create fails), so it is set invalid; an Update's record stays the resource.
+    const err = pipelineError(e, d, 'create');
+    if (action === 'create') {
+      try {
+        await rt.client.subscriptions.update(id, { status: 'invalid' });
+      } catch (e2) {
+        log({ level: 'WARNING', msg: 'could not set the unused subscription invalid', subscriptionId: id, error: messageOf(e2) });
+      }
+    }
+    if (recovering && /different destination/i.test(messageOf(e))) {
+      throw new HandlerError(`${err.message}; an earlier attempt (subscription ${id}) may have made a pipeline whose metadata was `
+        + 'never stored: remove its upstream subscription and delivery resources by hand');
+    }
+    throw err;
+  }
+  // The result is logged before it is stored: if the Lambda dies now, an operator still finds the pipeline.
+  log({ msg: 'unified pipeline created', subscriptionId: id, remoteIdentityId: ri, region: d.region, meta: result.meta, subscriptions: result.subscriptions });
+  try {
+    await rt.client.subscriptions.update(id, { ...changes, product_parameters: storedParams(d, result) });
+  } catch (e) {
+    const prefix = String(result.meta?.s3_notification_prefix ?? '?');
+    log({ level: 'WARNING', msg: 'pipeline metadata not stored', subscriptionId: id, remoteIdentityId: ri, region: d.region, prefix, error: messageOf(e) });
+    throw new HandlerError(`the notification pipeline of identity ${ri} was created (prefix ${prefix}) but its metadata could not be stored in `
+      + `subscription ${id} (${messageOf(e)}); deploy again: the next attempt creates the pipeline again and stores it (the delivery resources `
+      + `under prefix ${prefix} may then remain: remove them by hand)`);
   }
   const failedTypes = Object.keys(result.failed ?? {});
   if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
-    await undo(rt, sub.id, d.remoteIdentityId);
-    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)}; the pipeline was removed again `
-      + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
+    if (action === 'create') {
+      await undo(rt, id, ri);
+      throw new HandlerError(`notification types failed: ${failedReasons(result.failed)}; the pipeline was removed again `
+        + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
+    }
+    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)} (PartialFailure FAIL); `
+      + 'the rollback restores the previous types: fix the cause, drop those types, or set partialFailure ALLOW');
   }
-  return { PhysicalResourceId: sub.id, Data: pipelineData(sub.id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
+  return { PhysicalResourceId: id, Data: pipelineData(id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
 }
 
 /** Removes a pipeline and marks its subscription invalid (a Create's undo, and Delete). */
@@ -218,6 +308,18 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
   if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
 
+  if (!hasStoredMeta(sub)) {
+    // The Create that made this subscription stopped before storing the unified result: finish it.
+    log({
+      level: 'WARNING',
+      msg: 'the subscription has no stored pipeline metadata; creating the unified pipeline again',
+      subscriptionId: id,
+      remoteIdentityId: d.remoteIdentityId,
+      region: d.region,
+    });
+    await preflightRoles(rt, d);
+    return provision(rt, id, d, changes, 'update', String(sub.remote_identity ?? pp.remote_identity_id ?? d.remoteIdentityId), true);
+  }
   if (!pipelineChanged) {
     if (Object.keys(changes).length > 0) await rt.client.subscriptions.update(id, changes);
     return { PhysicalResourceId: id, Data: dataFromStored(sub, d) };
@@ -249,6 +351,20 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   }
   const ri = String(sub.remote_identity ?? sub.product_parameters?.remote_identity_id
     ?? new Props(event.ResourceProperties, 'NotificationPipeline').optString('RemoteIdentityId') ?? '');
+  if (!hasStoredMeta(sub)) {
+    // Recorded before the unified POST and never completed: whether that POST happened is not knowable
+    // (only its lost response would tell). Nothing more can be deleted through the service.
+    log({
+      level: 'WARNING',
+      msg: 'the subscription has no stored pipeline metadata: setting it invalid without a unified DELETE; if an interrupted create '
+        + 'made a pipeline, its delivery resources remain: check the customer account',
+      subscriptionId: sub.id,
+      remoteIdentityId: ri,
+      region: sub.product_parameters?.[K.AWS_REGION] ?? '',
+    });
+    await rt.client.subscriptions.update(sub.id, { status: 'invalid' });
+    return { PhysicalResourceId: id };
+  }
   try {
     await undo(rt, sub.id, ri);
   } catch (e) {

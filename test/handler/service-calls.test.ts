@@ -120,7 +120,7 @@ function summarize(calls: string[]): string {
 }
 
 const EXPECTED: Record<string, [number, number]> = {
-  'NotificationPipeline Create': [1, 2],
+  'NotificationPipeline Create': [1, 3],
   'NotificationPipeline Update (no change)': [1, 0],
   'NotificationPipeline Update (types)': [1, 2],
   'NotificationPipeline Delete': [1, 2],
