@@ -46,6 +46,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     logEntry: RequestLogEntry | null;
+    /** Set by a `dropResponse` fault: handle the request, then destroy the socket instead of answering. */
+    dropResponse: boolean;
   }
 }
 
@@ -71,6 +73,8 @@ export interface Fault {
   delayMs?: number;
   body?: unknown;
   drop?: boolean;
+  /** Handle the request normally, then destroy the socket instead of sending the response ("applied, response lost"). */
+  dropResponse?: boolean;
 }
 
 /** Everything a route needs: the mutable state, the clock and settings. */

@@ -78,6 +78,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024, return503OnClosing: false });
   app.decorateRequest('principal', null);
   app.decorateRequest('logEntry', null);
+  app.decorateRequest('dropResponse', false);
 
   // Every body is JSON (or empty); anything else is a 400.
   app.removeAllContentTypeParsers();
@@ -116,7 +117,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       f.count -= 1;
       if (f.count <= 0) ctx.faults.splice(i, 1);
       if (f.delayMs && f.delayMs > 0) await new Promise((r) => setTimeout(r, f.delayMs));
-      if (f.drop || f.status === 0) {
+      if (f.dropResponse) {
+        req.dropResponse = true;
+      } else if (f.drop || f.status === 0) {
         reply.hijack();
         req.raw.socket.destroy();
         return reply;
@@ -135,6 +138,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (!v.ok) return reply.status(401).send(errorsBody(401, v.reason));
     req.principal = { account: v.claims.account, user: v.claims.user };
     return undefined;
+  });
+  // "Applied, response lost": the request was handled (state changed); log its real status, save, then destroy the
+  // socket so the client sees a network error instead of the answer.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (!req.dropResponse) return payload;
+    if (req.logEntry) req.logEntry.status = reply.statusCode;
+    if (MUTATING.has(req.method) && opts.stateFile) save();
+    req.raw.socket?.destroy();
+    return payload;
   });
   app.addHook('onResponse', async (req, reply) => {
     if (req.logEntry) req.logEntry.status = reply.statusCode;
@@ -212,7 +224,12 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
       if (!isObj(f)) fail(400, 'a fault must be an object');
       if (typeof f.pathPrefix !== 'string' || !f.pathPrefix.startsWith('/')) fail(400, 'pathPrefix must be a path starting with /');
       const drop = f.drop === true;
-      const status = f.status === undefined && (drop || f.delayMs !== undefined) ? (drop ? 0 : -1) : f.status;
+      if (f.dropResponse !== undefined && typeof f.dropResponse !== 'boolean') fail(400, 'dropResponse must be a boolean');
+      const dropResponse = f.dropResponse === true;
+      if (dropResponse && (drop || f.status !== undefined || f.body !== undefined || f.retryAfter !== undefined)) {
+        fail(400, 'dropResponse cannot be combined with status, drop, body or retryAfter (the request is handled normally)');
+      }
+      const status = f.status === undefined && (drop || dropResponse || f.delayMs !== undefined) ? (drop ? 0 : -1) : f.status;
       if (typeof status !== 'number' || !Number.isInteger(status) || (status !== 0 && status !== -1 && (status < 100 || status > 599))) {
         fail(400, 'status must be an HTTP status (100-599), or 0 to drop the connection');
       }
@@ -230,6 +247,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
         delayMs: f.delayMs as number | undefined,
         body: f.body,
         drop: drop || status === 0,
+        ...(dropResponse ? { dropResponse: true } : {}),
       });
     }
     ctx.faults.push(...added);

@@ -64,6 +64,31 @@ describe('admin API', () => {
     expect((await h.api('GET', '/user')).status).toBe(200);
   });
 
+  test('faults: dropResponse applies the request, logs its real status, then drops the connection', async () => {
+    const f = await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true });
+    expect(f.status).toBe(200);
+    expect(f.body.faults).toEqual([expect.objectContaining({ pathPrefix: '/v2/sub', dropResponse: true, count: 1 })]);
+    await h.admin('DELETE', '/requests');
+    const before = (await h.api('GET', '/v2/sub')).body.data.length;
+    await expect(createSub(h, { ...ORDERS_SUB, name: 'lost-response' })).rejects.toThrow();
+    // The server applied it: the subscription exists.
+    const list = (await h.api('GET', '/v2/sub')).body.data;
+    expect(list).toHaveLength(before + 1);
+    expect(list.filter((s: any) => s.attributes.name === 'lost-response')).toHaveLength(1);
+    const log = (await h.admin('GET', '/requests')).body.filter((r: any) => r.method === 'POST' && r.path === '/v2/sub');
+    expect(log.map((r: any) => r.status)).toEqual([201]);
+    // One-shot: the next create answers normally.
+    expect((await h.admin('GET', '/faults')).body.faults).toEqual([]);
+    expect(await createSub(h, { ...ORDERS_SUB, name: 'second' })).toBeGreaterThan(0);
+    // A request the service rejects is still handled (logged with its 4xx) and its answer lost.
+    await h.admin('POST', '/faults', { pathPrefix: '/v2/sub', dropResponse: true });
+    await expect(h.api('POST', '/v2/sub', { data: { type: 'Subscription', attributes: { account: 1001 } } })).rejects.toThrow();
+    expect((await h.admin('GET', '/requests')).body.at(-1)).toMatchObject({ method: 'POST', path: '/v2/sub', status: 400 });
+    // Invalid combinations.
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/v2/sub', dropResponse: true, status: 500 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/v2/sub', dropResponse: 'yes' })).status).toBe(400);
+  });
+
   test('clock: now and advance', async () => {
     expect((await h.admin('POST', '/clock', { now: 2_000_000_000 })).body.now).toBe(2_000_000_000);
     const r = await h.admin('POST', '/clock', { advance: 10 });
