@@ -336,34 +336,73 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(h.state().pipelines).toEqual([]);
   });
 
-  test('a subscription POST applied but answered 502 (ambiguous) is found by the marker in the same invocation: one subscription', async () => {
-    // The emulator answers 502 after 1.5 s without applying the POST; meanwhile the test applies it (what the
-    // service did before the response was lost): the same attributes and marker, no metadata.
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 502, delayMs: 1500, count: 1 });
+  test('a subscription POST applied but its response lost (ambiguous) is found by the marker in the same invocation: one subscription', async () => {
+    // The emulator handles the POST (the subscription is created) and then drops the connection.
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
     await h.clearRequests();
-    const pending = h.onEvent(h.event(T, 'Create', BASE));
-    for (let i = 0; i < 100 && !(await h.requests()).some((x) => x.method === 'POST' && x.path === '/v2/sub'); i++) {
-      await new Promise((res) => setTimeout(res, 10));
-    }
-    const applied = await h.subscribe(107, 362, RECORD);
-    const r = await pending;
-    expect(r.PhysicalResourceId).toBe(applied);
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    const applied = r.PhysicalResourceId;
     const log = (await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path} ${x.status}`);
-    const failedPost = log.indexOf('POST /v2/sub 502');
-    expect(failedPost).toBeGreaterThan(0);
-    // The log is in arrival order: the handler's POST (answered 502 later), the test's own POST, then the
-    // handler's lookup by the marker, the unified POST and the metadata PATCH: no second subscription POST.
-    expect(log.slice(failedPost + 1)).toEqual([
-      'POST /v2/sub 201',
+    const post = log.indexOf('POST /v2/sub 201');
+    expect(post).toBeGreaterThan(0);
+    // After the lost answer: the lookup by the marker, the unified POST and the metadata PATCH; no second subscription POST.
+    expect(log.slice(post + 1)).toEqual([
       'GET /v2/sub 200',
       'POST /service/sp/notifications-unified/362 207',
       `PATCH /v2/sub/${applied} 200`,
     ]);
+    expect(h.logs.some((l) => l.includes('the subscription create had no clear outcome'))).toBe(true);
     expect(h.logs.some((l) => l.includes('found the subscription by the marker after the ambiguous create'))).toBe(true);
     const state = h.state();
-    expect(state.subscriptions.filter((s: any) => s.product === 107)).toHaveLength(1);
+    const subs107 = state.subscriptions.filter((s: any) => s.product === 107);
+    expect(subs107.map((s: any) => String(s.id))).toEqual([applied]);
+    expect(subs107[0].product_parameters.cdk_resource).toBe(`${STACK_ID}/Resource`);
     expect(state.pipelines).toHaveLength(1);
     expect(JSON.parse(subOf(state, applied).product_parameters.meta).pipeline_id).toBe(state.pipelines[0].id);
+  });
+
+  test('a unified POST applied but its response lost: the Create fails (ambiguous); a repeated Create finishes it with the recorded subscription', async () => {
+    const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/', dropResponse: true, count: 1 });
+    const reason = await h.fails(h.event(T, 'Create', props));
+    expect(reason).toContain('had no clear outcome');
+    expect(reason).toContain('deploy again');
+    let state = h.state();
+    // The service applied the POST: a pipeline and its upstream subscription exist, but nothing stored them.
+    const record = state.subscriptions.filter((s: any) => s.product === 107);
+    expect(record).toHaveLength(1);
+    expect(record[0].status).toBe('active');
+    expect(record[0].product_parameters.meta).toBeUndefined();
+    const lost = state.pipelines.map((p: any) => p.id);
+    expect(lost).toHaveLength(1);
+    const upstream = state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
+    expect(upstream).toHaveLength(1);
+
+    // The repeated Create (same StackId + LogicalResourceId) uses the recorded subscription and POSTs again.
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(T, 'Create', props));
+    expect(r.PhysicalResourceId).toBe(String(record[0].id));
+    expect(await h.changingRequests()).toEqual([
+      'POST /service/sp/notifications-unified/362 207',
+      `PATCH /v2/sub/${r.PhysicalResourceId} 200`,
+    ]);
+    state = h.state();
+    expect(state.subscriptions.filter((s: any) => s.product === 107)).toHaveLength(1);
+    const meta = JSON.parse(subOf(state, r.PhysicalResourceId).product_parameters.meta);
+    // The event-bus upstream subscription was reused (same ID), not duplicated.
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362).map((u: any) => u.id)).toEqual([upstream[0].id]);
+    // Leftover (documented): the first POST's pipeline, whose answer was lost, stays besides the stored one;
+    // its delivery resources are not reachable through the service interface.
+    expect(meta.pipeline_id).not.toBe(lost[0]);
+    expect(state.pipelines.map((p: any) => p.id).sort()).toEqual([lost[0], meta.pipeline_id].sort());
+    expect(pipelineResources(state).some((x: any) => x.pipelineId === lost[0])).toBe(true);
+
+    // Delete removes the stored pipeline and the upstream subscription; the lost pipeline remains.
+    await h.onEvent(h.event(T, 'Delete', props, { PhysicalResourceId: r.PhysicalResourceId }));
+    state = h.state();
+    expect(subOf(state, r.PhysicalResourceId).status).toBe('invalid');
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
+    expect(state.pipelines.map((p: any) => p.id)).toEqual(lost);
   });
 
   test('Delete of a subscription without stored metadata sets it invalid, warns with identity and region, calls no unified DELETE', async () => {
