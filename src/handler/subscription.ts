@@ -1,6 +1,6 @@
 import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
 import { PipelineParameterKeys } from '../contract';
-import { findByMarker, markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
+import { markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { log } from './log';
 import { isNumericId, Props } from './props';
@@ -92,14 +92,42 @@ function data(sub: Subscription): Record<string, string> {
   return { SubscriptionId: sub.id, Status: String(sub.status) };
 }
 
+/** Same remote identity (the stored top-level one, or the stored `remote_identity_id`). */
+function sameIdentity(s: Subscription, remoteIdentityId: string | undefined): boolean {
+  return String(s.remote_identity ?? s.product_parameters?.remote_identity_id ?? '') === String(remoteIdentityId ?? '');
+}
+
+/** Same storage group (absent and null are the same). */
+function sameStorage(s: Subscription, storageGroupId: number | undefined): boolean {
+  return String(s.storage_group ?? '') === String(storageGroupId ?? '');
+}
+
+/**
+ * The service's duplicates of a subscription: same account, product, remote identity and storage group, in one of
+ * `statuses`, other than `exceptId`.
+ */
+function duplicatesOf(subs: Subscription[], accountId: string, product: number, remoteIdentityId: string | undefined,
+  storageGroupId: number | undefined, statuses: SubscriptionStatus[], exceptId?: string): Subscription[] {
+  return subs.filter((s) => s.id !== exceptId && statuses.includes(s.status)
+    && (s.account === undefined || String(s.account) === accountId)
+    && (s.product === undefined || Number(s.product) === product)
+    && sameIdentity(s, remoteIdentityId) && sameStorage(s, storageGroupId));
+}
+
 async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
   const marker = markerOf(event);
-  const existing = await findByMarker(rt, d.productId, marker, (s) => s.id !== event.PhysicalResourceId
-    && String(s.remote_identity ?? '') === String(d.remoteIdentityId ?? ''));
+  // One list serves the idempotency lookup, the reactivation of an invalid record and the duplicate warning.
+  const subs = (await rt.client.subscriptions.list({ product: d.productId }))
+    .filter((s) => s.product === undefined || Number(s.product) === d.productId);
+  const mine = subs.filter((s) => s.product_parameters?.[MARKER] === marker && s.id !== event.PhysicalResourceId
+    && sameIdentity(s, d.remoteIdentityId));
+  const existing = mine.find((s) => s.status !== 'invalid');
   if (existing) {
     log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
     return converge(event, rt, d, existing);
   }
+  const invalid = mine.filter((s) => s.status === 'invalid').sort((a, b) => Number(b.id) - Number(a.id))[0];
+  if (invalid) return reactivate(rt, d, invalid);
   await checkAgainstProduct(rt, d);
   const attrs = await newSubscriptionAttributes(rt, {
     product: d.productId,
@@ -109,6 +137,20 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     name: d.name,
     params: { ...wantedParams(d), [MARKER]: marker },
   });
+  // The service accepts a duplicate create (only leaving `invalid` is refused): create it, but say so.
+  const dups = duplicatesOf(subs, String(attrs.account), d.productId, d.remoteIdentityId, d.storageGroupId, ['active']);
+  if (dups.length > 0) {
+    log({
+      level: 'WARNING',
+      msg: `an active subscription with the same product, remote identity and storage group already exists (${dups.map((s) => s.id).join(', ')}, `
+        + 'not made by this resource); creating another one: data may be collected twice. To use the existing one instead, '
+        + 'import it with Subscription.fromSubscriptionId',
+      duplicateSubscriptionIds: dups.map((s) => s.id),
+      productId: d.productId,
+      remoteIdentityId: d.remoteIdentityId,
+      storageGroupId: d.storageGroupId,
+    });
+  }
   let sub: Subscription;
   try {
     sub = await rt.client.subscriptions.create(attrs);
@@ -126,6 +168,65 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     }
   }
   return { PhysicalResourceId: sub.id, Data: data(sub) };
+}
+
+/**
+ * The Create's marker lookup found only an `invalid` subscription of this resource (e.g. an earlier Create of the
+ * same stack was rolled back): bring it back instead of making another record. One PATCH sets it active with the
+ * desired attributes and parameters (parameters it stores but no longer wanted are removed); a paused resource is
+ * then paused (`invalid` may only go to `active` or `cancelled`). The service refuses (409) while a duplicate
+ * active or cancelled subscription exists.
+ */
+async function reactivate(rt: Runtime, d: SubscriptionDesired, sub: Subscription): Promise<OnEventResult> {
+  log({ msg: 'reactivating the invalid subscription this resource created earlier', subscriptionId: sub.id });
+  await checkAgainstProduct(rt, d);
+  const stored = sub.product_parameters ?? {};
+  const want = wantedParams(d);
+  const params: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(want)) if (stored[k] !== v) params[k] = v;
+  for (const k of Object.keys(stored)) if (want[k] === undefined && k !== MARKER && k !== 'remote_identity_id') params[k] = null;
+  const changes: SubscriptionUpdate = { status: 'active' };
+  if (Object.keys(params).length > 0) changes.product_parameters = params as Record<string, string>;
+  if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
+  if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
+  if (d.dateStart !== undefined && d.dateStart !== sub.date_start) changes.date_start = d.dateStart;
+  let updated: Subscription;
+  try {
+    updated = await rt.client.subscriptions.update(sub.id, changes);
+  } catch (e) {
+    if (isStatus(e, 409)) throw await duplicateError(rt, d, sub, e);
+    if (isStatus(e, 400)) throw new HandlerError(`the service rejected the reactivation of subscription ${sub.id}: ${messageOf(e)}`);
+    throw e;
+  }
+  if (d.status === 'paused') {
+    try {
+      updated = await rt.client.subscriptions.update(sub.id, { status: 'paused' });
+    } catch (e) {
+      // Undo: leave it invalid as it was found.
+      await rt.client.subscriptions.update(sub.id, { status: 'invalid' }).catch(() => undefined);
+      throw e;
+    }
+  }
+  return { PhysicalResourceId: sub.id, Data: data(updated) };
+}
+
+/** The actionable error of a refused reactivation (409): names the duplicate when it can be found. */
+async function duplicateError(rt: Runtime, d: SubscriptionDesired, sub: Subscription, cause: unknown): Promise<HandlerError> {
+  const storage = d.storageGroupId ?? (sub.storage_group ?? undefined);
+  let dup: Subscription | undefined;
+  try {
+    const { accountId } = await rt.ids();
+    const subs = await rt.client.subscriptions.list({ product: d.productId });
+    dup = duplicatesOf(subs, accountId, d.productId, d.remoteIdentityId, storage, ['active', 'cancelled'], sub.id)[0];
+  } catch (e) {
+    log({ level: 'WARNING', msg: 'could not list subscriptions to name the duplicate', error: messageOf(e) });
+  }
+  const which = dup ? `subscription ${dup.id} (${dup.status})` : 'another active or cancelled subscription';
+  const importId = dup ? `'${dup.id}'` : 'its ID';
+  return new HandlerError(`subscription ${sub.id}, which this resource created earlier and is now invalid, cannot be reactivated because `
+    + `${which} has the same product ${d.productId}, remote identity ${d.remoteIdentityId ?? 'none'} and storage group ${storage ?? 'none'} `
+    + `(the service answered 409: ${messageOf(cause)}): set ${dup ? dup.id : 'that subscription'} invalid and deploy again, `
+    + `or use it instead with Subscription.fromSubscriptionId(this, id, ${importId}) and remove this resource`);
 }
 
 /** Applies the difference between the stored subscription and the desired state. */
