@@ -10,6 +10,13 @@ import { CloudResource, PipelineRecord, SubscriptionRecord } from '../state';
 
 export const ACCEPTED_REGIONS = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
 export const FIREHOSE_ROLE_NAME = 'service-spapi-firehose-role';
+/**
+ * Name prefix of every resource a unified pipeline provisions in the customer account (queues, delivery stream,
+ * pipe, rule, target, notification configuration, the shared bucket and, after the service's log-group paths,
+ * the log groups). It is the default `resourceNamePrefix` (and shared bucket prefix) of `NotificationPipelineRoles`,
+ * whose least-privilege management policy covers only names with this prefix.
+ */
+export const NAME_PREFIX = 'spapi-';
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/;
 const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[\w-]{1,80}$/;
 
@@ -118,19 +125,19 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
     return out;
   };
   const pipelineId = keep?.id ?? `pl-${++s.counters.pipeline}`;
-  const bucket = `dpi-notifications-${acct}-${region}`;
+  const bucket = `${NAME_PREFIX}notifications-${acct}-${region}`;
   const sharedPipelineId = `shared-${acct}-${region}`;
   add({ kind: 's3-bucket', id: bucket, arn: `arn:aws:s3:::${bucket}`, accountId: acct, region, shared: true });
   const prefix = keep?.prefix ?? `notifications/${identity.id}/${pipelineId}/`;
-  const objQueue = `dpi-${pipelineId}-objects`;
+  const objQueue = `${NAME_PREFIX}${pipelineId}-objects`;
   const objQueueArn = `arn:aws:sqs:${region}:${acct}:${objQueue}`;
-  const configId = `dpi-${pipelineId}-object-created`;
-  const stream = `dpi-${pipelineId}`;
+  const configId = `${NAME_PREFIX}${pipelineId}-object-created`;
+  const stream = `${NAME_PREFIX}${pipelineId}`;
   const firehoseArn = `arn:aws:firehose:${region}:${acct}:deliverystream/${stream}`;
   add({ kind: 'sqs-queue', id: objQueue, arn: objQueueArn, accountId: acct, region, pipelineId, shared: false, details: { purpose: 'object-notifications' } });
   add({ kind: 's3-notification-configuration', id: configId, accountId: acct, region, pipelineId, shared: false, details: { bucket, prefix, queue: objQueueArn } });
   add({ kind: 'firehose-delivery-stream', id: stream, arn: firehoseArn, accountId: acct, region, pipelineId, shared: false, details: { bucket, prefix, role: firehoseRoleArn } });
-  add({ kind: 'log-group', id: `/dpi/notifications/${pipelineId}`, accountId: acct, region, pipelineId, shared: false });
+  add({ kind: 'log-group', id: `/aws/kinesisfirehose/${NAME_PREFIX}${pipelineId}`, accountId: acct, region, pipelineId, shared: false });
 
   const meta: Record<string, string> = {
     shared_pipeline_id: sharedPipelineId,
@@ -153,19 +160,21 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
       for (const k of Object.keys(keep.meta).filter((x) => x.startsWith('sqs_') || x === 'eventbridge_pipe_arn')) meta[k] = keep.meta[k];
       sqsDestId = keptSqsDest;
     } else {
-      const src = `dpi-${pipelineId}-source`;
+      const src = `${NAME_PREFIX}${pipelineId}-source`;
+      const pipe = `${NAME_PREFIX}${pipelineId}`;
+      const pipeLogGroup = `/aws/vendedlogs/pipes/${NAME_PREFIX}${pipelineId}`;
       const srcArn = `arn:aws:sqs:${region}:${acct}:${src}`;
-      const pipeArn = `arn:aws:pipes:${region}:${acct}:pipe/dpi-${pipelineId}`;
+      const pipeArn = `arn:aws:pipes:${region}:${acct}:pipe/${pipe}`;
       add({ kind: 'sqs-queue', id: src, arn: srcArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', purpose: 'upstream-source' } });
-      add({ kind: 'pipe', id: `dpi-${pipelineId}`, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn } });
-      add({ kind: 'log-group', id: `/dpi/pipes/${pipelineId}`, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
+      add({ kind: 'pipe', id: pipe, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn } });
+      add({ kind: 'log-group', id: pipeLogGroup, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
       sqsDestId = `sqs-dest-${++s.counters.destination}`;
       s.destinations.push({ id: sqsDestId, kind: 'sqs', arn: srcArn, accountId: acct, region, shared: false, pipelineId });
       Object.assign(meta, {
         sqs_queue_arn: srcArn,
         sqs_queue_url: `https://sqs.${region}.amazonaws.com/${acct}/${src}`,
         sqs_pipe_role_arn: input.roleArn,
-        sqs_log_group_name: `/dpi/pipes/${pipelineId}`,
+        sqs_log_group_name: pipeLogGroup,
         eventbridge_pipe_arn: pipeArn,
       });
     }
@@ -180,8 +189,8 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
     } else {
       ebDestId = sharedEbDest.id;
     }
-    const rule = `dpi-${pipelineId}-rule`;
-    const target = `dpi-${pipelineId}-target`;
+    const rule = `${NAME_PREFIX}${pipelineId}-rule`;
+    const target = `${NAME_PREFIX}${pipelineId}-target`;
     add({ kind: 'eventbridge-rule', id: rule, accountId: acct, region, pipelineId, shared: false, details: { path: 'eventbridge', bus: busName } });
     add({ kind: 'eventbridge-target', id: target, accountId: acct, region, pipelineId, shared: false, details: { path: 'eventbridge', rule, target: firehoseArn, role: input.ebRoleArn ?? '' } });
     Object.assign(meta, {
