@@ -6,6 +6,10 @@ import { invalid } from '../connection/validation';
 
 /** The fixed name of the delivery role that the service expects in the customer account. */
 const DELIVERY_ROLE_NAME = 'service-spapi-firehose-role';
+/** Name prefix of the shared partner event bus of event-bus notification types. */
+const PARTNER_EVENT_BUS_PREFIX = 'aws.partner/sellingpartnerapi.amazon/';
+/** The object the service writes under a pipeline prefix to check the setup. */
+const SETUP_CHECK_OBJECT = '_setup-check.json';
 
 /**
  * The customer-side roles that notification pipelines use.
@@ -42,8 +46,9 @@ export interface NotificationPipelineRolesProps {
 
   /**
    * Name prefix of the resources the service provisions (delivery streams,
-   * queues, rules, pipes, log groups); the policies are limited to names with
-   * this prefix.
+   * queues, rules, pipes, pipe execution roles, log groups); the policies are
+   * limited to names with this prefix. The service can create IAM roles only
+   * with this prefix, and pass them only to EventBridge Pipes.
    *
    * @default 'spapi-'
    */
@@ -152,6 +157,7 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     const arns = (service: string, resource: string): string[] =>
       regions.map((region) => `arn:${partition}:${service}:${region}:${account}:${resource}`);
     const bucketArn = `arn:${partition}:s3:::${bucketPrefix}*`;
+    const pipeRoleArn = `arn:${partition}:iam::${account}:role/${prefix}*`;
     // Only on behalf of this account's resources (confused-deputy guard).
     const servicePrincipal = (service: string): iam.ServicePrincipal =>
       new iam.ServicePrincipal(service, { conditions: { StringEquals: { 'aws:SourceAccount': account } } });
@@ -243,9 +249,27 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
               resources: arns('pipes', `pipe/${prefix}*`),
             }),
             new iam.PolicyStatement({
-              sid: 'SharedBucketNotifications',
-              actions: ['s3:PutBucketNotification', 's3:GetBucketNotification'],
+              // The service creates the shared regional bucket with the first pipeline and configures it.
+              sid: 'SharedBucket',
+              actions: [
+                's3:CreateBucket', 's3:GetBucketLocation', 's3:ListBucket',
+                's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
+                's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging',
+                's3:PutBucketNotification', 's3:GetBucketNotification',
+              ],
               resources: [bucketArn],
+            }),
+            new iam.PolicyStatement({
+              // The only object the management role writes: the setup check under a pipeline prefix.
+              sid: 'SharedBucketSetupCheck',
+              actions: ['s3:PutObject'],
+              resources: [`${bucketArn}/*/${SETUP_CHECK_OBJECT}`],
+            }),
+            new iam.PolicyStatement({
+              // Event-bus types are delivered through the shared partner event bus.
+              sid: 'PartnerEventBus',
+              actions: ['events:CreateEventBus', 'events:DescribeEventBus'],
+              resources: arns('events', `event-bus/${PARTNER_EVENT_BUS_PREFIX}*`),
             }),
             new iam.PolicyStatement({
               sid: 'LogGroups',
@@ -255,6 +279,19 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
                 ...arns('logs', `log-group:/aws/kinesisfirehose/${prefix}*`),
                 ...arns('logs', `log-group:/aws/vendedlogs/pipes/${prefix}*`),
               ],
+            }),
+            new iam.PolicyStatement({
+              // The queue path's pipe runs with an execution role that the service creates under the prefix
+              // (no permissions boundary: the role name prefix is the limit).
+              sid: 'PipeRoles',
+              actions: ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole'],
+              resources: [pipeRoleArn],
+            }),
+            new iam.PolicyStatement({
+              sid: 'PassPipeRole',
+              actions: ['iam:PassRole'],
+              resources: [pipeRoleArn],
+              conditions: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
             }),
             new iam.PolicyStatement({
               sid: 'PassDeliveryRole',
@@ -277,11 +314,14 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     // prefix, so the policies end in `<prefix>*`; nothing else is a wildcard.
     const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     acknowledgeWildcards(this, [{
-      pattern: new RegExp(`^arn:[^*]+:(${esc(prefix)}|rule/${esc(prefix)}|rule/\\*/${esc(prefix)}|deliverystream/${esc(prefix)}|pipe/${esc(prefix)}|log-group:(/aws/kinesisfirehose/|/aws/vendedlogs/pipes/)?${esc(prefix)})\\*$`),
-      reason: `The service names the resources it provisions with the prefix '${prefix}' at run time; access is limited to that prefix in this account and the pipeline regions.`,
+      pattern: new RegExp(`^arn:[^*]+:(${esc(prefix)}|rule/${esc(prefix)}|rule/\\*/${esc(prefix)}|deliverystream/${esc(prefix)}|pipe/${esc(prefix)}|role/${esc(prefix)}|log-group:(/aws/kinesisfirehose/|/aws/vendedlogs/pipes/)?${esc(prefix)})\\*$`),
+      reason: `The service names the resources it provisions (including the pipe execution roles) with the prefix '${prefix}' at run time; access is limited to that prefix in this account and the pipeline regions.`,
     }, {
-      pattern: new RegExp(`^arn:[^*]+:s3:::${esc(bucketPrefix)}\\*(/\\*)?$`),
-      reason: `The shared bucket is created by the service with the name prefix '${bucketPrefix}'; access is limited to buckets with that prefix.`,
+      pattern: new RegExp(`^arn:[^*]+:s3:::${esc(bucketPrefix)}\\*(/\\*|/\\*/${esc(SETUP_CHECK_OBJECT)})?$`),
+      reason: `The shared bucket is created by the service with the name prefix '${bucketPrefix}'; access is limited to buckets with that prefix (the management role writes only the '${SETUP_CHECK_OBJECT}' objects).`,
+    }, {
+      pattern: new RegExp(`^arn:[^*]+:events:[^*]+:event-bus/${esc(PARTNER_EVENT_BUS_PREFIX)}\\*$`),
+      reason: `Event-bus notification types use the shared partner event bus '${PARTNER_EVENT_BUS_PREFIX}<id>', whose name the partner event source determines; access is limited to partner buses of that source in this account and the pipeline regions.`,
     }]);
 
     this.managementRole = managementRole;

@@ -41,25 +41,74 @@ describe('NotificationPipelineRoles', () => {
     const statements = inlineStatements(t, 'RolesManagementRole');
     const actions = statements.flatMap((s) => asArray(s.Action));
     expect(actions.filter((a) => a.includes('*'))).toEqual([]);
-    for (const service of ['firehose:CreateDeliveryStream', 'sqs:CreateQueue', 'events:PutRule', 'events:PutTargets', 'pipes:CreatePipe', 's3:PutBucketNotification', 's3:GetBucketNotification', 'logs:CreateLogGroup', 'iam:PassRole']) {
+    for (const service of ['firehose:CreateDeliveryStream', 'sqs:CreateQueue', 'events:PutRule', 'events:PutTargets', 'pipes:CreatePipe', 's3:PutBucketNotification', 's3:GetBucketNotification', 'logs:CreateLogGroup', 'iam:PassRole',
+      's3:CreateBucket', 'events:CreateEventBus', 'iam:CreateRole']) {
       expect(actions).toContain(service);
     }
-    for (const s of statements.filter((x) => asArray(x.Action)[0] !== 'iam:PassRole')) {
+    for (const s of statements.filter((x) => !(asArray(x.Action)[0] === 'iam:PassRole' && x.Sid !== 'PassPipeRole'))) {
       for (const res of asArray(s.Resource)) {
         const text = JSON.stringify(res);
         expect(text).not.toBe('"*"');
-        expect(text).toMatch(/spapi-\*/);
-        if (!text.includes(':s3:::')) {
+        if (s.Sid === 'PartnerEventBus') {
+          expect(text).toMatch(/:event-bus\/aws\.partner\/sellingpartnerapi\.amazon\/\*"/);
+        } else {
+          expect(text).toMatch(/spapi-\*/);
+        }
+        if (text.includes(':iam::')) {
+          expect(text).toContain(':iam::123456789012:role/spapi-*');
+        } else if (!text.includes(':s3:::')) {
           expect(text).toContain(':us-east-1:123456789012:');
         }
       }
     }
   });
 
-  test('iam:PassRole is limited to the two roles, each with iam:PassedToService', () => {
+  test('shared bucket: created and configured by the service; the only object it writes is the setup check', () => {
+    const statements = inlineStatements(t, 'RolesManagementRole');
+    const bucket = statements.find((s) => s.Sid === 'SharedBucket')!;
+    expect(asArray(bucket.Action).sort()).toEqual([
+      's3:CreateBucket', 's3:GetBucketLocation', 's3:GetBucketNotification', 's3:GetBucketPolicy', 's3:ListBucket',
+      's3:PutBucketNotification', 's3:PutBucketOwnershipControls', 's3:PutBucketPolicy', 's3:PutBucketPublicAccessBlock',
+      's3:PutBucketTagging', 's3:PutEncryptionConfiguration',
+    ]);
+    expect(bucket.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::spapi-*']] });
+    const objects = statements.filter((s) => asArray(s.Resource).some((res) => JSON.stringify(res).includes(':s3:::spapi-*/')));
+    expect(objects).toEqual([expect.objectContaining({
+      Sid: 'SharedBucketSetupCheck',
+      Action: 's3:PutObject',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::spapi-*/*/_setup-check.json']] },
+    })]);
+  });
+
+  test('partner event bus: create and describe only, in the pipeline region and account', () => {
+    const bus = inlineStatements(t, 'RolesManagementRole').find((s) => s.Sid === 'PartnerEventBus')!;
+    expect(bus.Action).toEqual(['events:CreateEventBus', 'events:DescribeEventBus']);
+    expect(bus.Resource).toEqual({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':events:us-east-1:123456789012:event-bus/aws.partner/sellingpartnerapi.amazon/*']],
+    });
+  });
+
+  test('pipe roles: created under the prefix, passed only to pipes', () => {
+    const statements = inlineStatements(t, 'RolesManagementRole');
+    const prefixed = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-*']] };
+    const pipeRoles = statements.find((s) => s.Sid === 'PipeRoles')!;
+    expect(pipeRoles.Action).toEqual(['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole']);
+    expect(pipeRoles.Resource).toEqual(prefixed);
+    expect(pipeRoles.Condition).toBeUndefined();
+    const iamStatements = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('iam:')));
+    expect(iamStatements.map((s) => s.Sid)).toEqual(['PipeRoles', 'PassPipeRole', 'PassDeliveryRole', 'PassEventBusRole']);
+    expect(statements.find((s) => s.Sid === 'PassPipeRole')).toEqual(expect.objectContaining({
+      Action: 'iam:PassRole',
+      Resource: prefixed,
+      Condition: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
+    }));
+  });
+
+  test('iam:PassRole is limited to the prefixed pipe roles and the two roles, each with iam:PassedToService', () => {
     const pass = inlineStatements(t, 'RolesManagementRole').filter((s) => asArray(s.Action).includes('iam:PassRole'));
-    expect(pass).toHaveLength(2);
+    expect(pass).toHaveLength(3);
     expect(pass.map((s) => [JSON.stringify(s.Resource), s.Condition])).toEqual([
+      [JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-*']] }), { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } }],
       [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesDeliveryRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } }],
       [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesEventBusRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } }],
     ]);
@@ -105,6 +154,9 @@ describe('NotificationPipelineRoles', () => {
     const json = JSON.stringify(Template.fromStack(s).toJSON());
     expect(json).toContain(':sqs:us-west-2:123456789012:acme-*');
     expect(json).toContain(':s3:::acme-shared-*');
+    expect(json).toContain(':s3:::acme-shared-*/*/_setup-check.json');
+    expect(json).toContain(':iam::123456789012:role/acme-*');
+    expect(json).toContain(':events:us-west-2:123456789012:event-bus/aws.partner/sellingpartnerapi.amazon/*');
     expect(json.split('service-spapi-firehose-role').join('')).not.toContain('spapi-');
   });
 
