@@ -18,6 +18,7 @@ interface Statement {
   readonly sid?: string;
   readonly actions: string[];
   readonly resources: string[];
+  readonly conditions?: Record<string, Record<string, string>>;
 }
 
 interface CloudResource {
@@ -65,12 +66,14 @@ function inlineStatements(template: Template, stack: Stack, role: iam.IRole): St
   const out: Statement[] = [];
   for (const p of list(res.Properties?.Policies)) {
     const doc = (p as { PolicyDocument: { Statement: Json[] } }).PolicyDocument;
-    for (const st of doc.Statement as Array<{ Sid?: string; Effect: string; Action: Json; Resource: Json }>) {
+    type RawStatement = { Sid?: string; Effect: string; Action: Json; Resource: Json; Condition?: Record<string, Record<string, string>> };
+    for (const st of doc.Statement as RawStatement[]) {
       if (st.Effect !== 'Allow') continue;
       out.push({
         sid: st.Sid,
         actions: list(st.Action).map((a) => resolve(a, json.Resources)),
         resources: list(st.Resource).map((r) => resolve(r, json.Resources)),
+        conditions: st.Condition,
       });
     }
   }
@@ -84,11 +87,25 @@ function wildcardMatch(pattern: string, value: string): boolean {
   return new RegExp(`^${re}$`).test(value);
 }
 
-/** Whether one statement allows `action` on `arn`. */
-function allows(statements: Statement[], action: string, arn: string): boolean {
+/**
+ * Whether one statement allows `action` on `arn` in a request with the condition keys `context`. Only StringEquals
+ * conditions are understood (anything else fails the check); a condition key missing from the context denies.
+ */
+function allows(statements: Statement[], action: string, arn: string, context: Record<string, string> = {}): boolean {
+  const conditionsHold = (s: Statement): boolean => Object.entries(s.conditions ?? {}).every(([op, keys]) => {
+    if (op !== 'StringEquals') throw new Error(`condition operator ${op} is not understood by this check`);
+    return Object.entries(keys).every(([k, v]) => context[k] !== undefined && list(v).includes(context[k]));
+  });
   return statements.some((s) => s.actions.some((a) => wildcardMatch(a.toLowerCase(), action.toLowerCase()))
-    && s.resources.some((r) => wildcardMatch(r, arn)));
+    && s.resources.some((r) => wildcardMatch(r, arn)) && conditionsHold(s));
 }
+
+/** Actions the service needs to create and configure the shared regional bucket (spec: Events 1-2). */
+const BUCKET_SETUP_ACTIONS = ['s3:CreateBucket', 's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
+  's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging', 's3:GetBucketLocation', 's3:ListBucket',
+  's3:PutBucketNotification'];
+/** Actions the service needs to create and manage the pipe execution role. */
+const ROLE_ACTIONS = ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole'];
 
 /** The IAM resource ARN of a provisioned resource and the management action that creates or configures it. */
 function required(r: CloudResource): { action: string; arn: string } {
@@ -97,6 +114,9 @@ function required(r: CloudResource): { action: string; arn: string } {
     case 'sqs-queue': return { action: 'sqs:CreateQueue', arn: r.arn ?? '' };
     case 'firehose-delivery-stream': return { action: 'firehose:CreateDeliveryStream', arn: r.arn ?? '' };
     case 'pipe': return { action: 'pipes:CreatePipe', arn: r.arn ?? '' };
+    case 'iam-role': return { action: 'iam:CreateRole', arn: r.arn ?? '' };
+    case 'event-bus': return { action: 'events:CreateEventBus', arn: r.arn ?? '' };
+    case 's3-object': return { action: 's3:PutObject', arn: `arn:aws:s3:::${r.id}` };
     case 'log-group': return { action: 'logs:CreateLogGroup', arn: `arn:aws:logs:${r.region}:${r.accountId}:log-group:${r.id}` };
     case 's3-notification-configuration':
       return { action: 's3:PutBucketNotification', arn: `arn:aws:s3:::${r.details?.bucket}` };
@@ -119,6 +139,7 @@ let delivery: Statement[];
 let eventBus: Statement[];
 let emu: RunningEmulator;
 let cloud: CloudResource[];
+let meta: Record<string, string>;
 
 beforeAll(async () => {
   const app = new App();
@@ -141,6 +162,7 @@ beforeAll(async () => {
     aws_region: REGION,
   });
   expect(result.failed).toEqual({});
+  meta = result.meta as Record<string, string>;
   const state = await (await fetch(`${emu.url}/_emulator/state`)).json() as { cloud: CloudResource[] };
   cloud = state.cloud;
 });
@@ -153,7 +175,7 @@ describe('the default management policy covers what the service provisions', () 
   test('both delivery paths were provisioned', () => {
     const kinds = new Set(cloud.map((r) => r.kind));
     for (const k of ['s3-bucket', 'sqs-queue', 'firehose-delivery-stream', 'pipe', 'log-group', 's3-notification-configuration',
-      'eventbridge-rule', 'eventbridge-target', 'event-bus', 's3-object']) {
+      'eventbridge-rule', 'eventbridge-target', 'event-bus', 's3-object', 'iam-role']) {
       expect(kinds).toContain(k);
     }
     expect(cloud.every((r) => r.accountId === ACCT && r.region === REGION)).toBe(true);
@@ -161,7 +183,7 @@ describe('the default management policy covers what the service provisions', () 
 
   test('every pipeline-specific resource is allowed by the management policy', () => {
     const own = cloud.filter((r) => !r.shared);
-    expect(own.length).toBeGreaterThanOrEqual(9);
+    expect(own.length).toBeGreaterThanOrEqual(10);
     const denied = own.map((r) => ({ r, ...required(r) })).filter(({ action, arn }) => !allows(management, action, arn));
     expect(denied.map(({ r, action, arn }) => `${r.kind} ${r.id}: ${action} on ${arn}`)).toEqual([]);
   });
@@ -176,13 +198,75 @@ describe('the default management policy covers what the service provisions', () 
     for (const o of objects) expect(allows(delivery, 's3:PutObject', `arn:aws:s3:::${o.id}`)).toBe(true);
   });
 
+  test('every shared resource the service creates is allowed by the management policy', () => {
+    const shared = cloud.filter((r) => r.shared);
+    expect(shared.map((r) => r.kind).sort()).toEqual(['event-bus', 's3-bucket', 's3-object']);
+    const denied = shared.map((r) => ({ r, ...required(r) })).filter(({ action, arn }) => !allows(management, action, arn));
+    expect(denied.map(({ r, action, arn }) => `${r.kind} ${r.id}: ${action} on ${arn}`)).toEqual([]);
+  });
+
+  test('the shared bucket can be created and configured, with no object access beyond the setup check', () => {
+    const bucket = cloud.find((r) => r.kind === 's3-bucket')!;
+    const missing = BUCKET_SETUP_ACTIONS.filter((a) => !allows(management, a, bucket.arn!));
+    expect(missing).toEqual([]);
+    const check = cloud.find((r) => r.kind === 's3-object' && r.id.endsWith('/_setup-check.json'))!;
+    expect(check).toBeDefined();
+    expect(allows(management, 's3:PutObject', `arn:aws:s3:::${check.id}`)).toBe(true);
+    // Not other objects, not reads, not deletes, not other buckets.
+    expect(allows(management, 's3:PutObject', `${bucket.arn}/notifications/1/pl-1/ORDER_CHANGE/record.json`)).toBe(false);
+    expect(allows(management, 's3:GetObject', `arn:aws:s3:::${check.id}`)).toBe(false);
+    expect(allows(management, 's3:DeleteBucket', bucket.arn!)).toBe(false);
+    expect(allows(management, 's3:CreateBucket', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`)).toBe(false);
+    expect(allows(management, 's3:PutBucketPolicy', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`)).toBe(false);
+    expect(allows(management, 's3:PutObject', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}/x/_setup-check.json`)).toBe(false);
+  });
+
+  test('the shared partner event bus can be created and described; other buses cannot', () => {
+    const bus = cloud.find((r) => r.kind === 'event-bus')!;
+    expect(bus.arn).toBe(`arn:aws:events:${REGION}:${ACCT}:event-bus/aws.partner/sellingpartnerapi.amazon/${ACCT}`);
+    expect(allows(management, 'events:CreateEventBus', bus.arn!)).toBe(true);
+    expect(allows(management, 'events:DescribeEventBus', bus.arn!)).toBe(true);
+    expect(allows(management, 'events:DeleteEventBus', bus.arn!)).toBe(false);
+    expect(allows(management, 'events:CreateEventBus', `arn:aws:events:${REGION}:${ACCT}:event-bus/default`)).toBe(false);
+    expect(allows(management, 'events:CreateEventBus', `arn:aws:events:${REGION}:${ACCT}:event-bus/aws.partner/other.partner/${ACCT}`)).toBe(false);
+    expect(allows(management, 'events:CreateEventBus', `arn:aws:events:us-west-2:${ACCT}:event-bus/aws.partner/sellingpartnerapi.amazon/${ACCT}`)).toBe(false);
+    // The rule on the partner bus is still allowed by the rule statement.
+    const rule = cloud.find((r) => r.kind === 'eventbridge-rule')!;
+    expect(rule.details!.bus).toBe(`aws.partner/sellingpartnerapi.amazon/${ACCT}`);
+  });
+
+  test('the pipe execution role can be created under the prefix and passed only to pipes', () => {
+    const role = cloud.find((r) => r.kind === 'iam-role')!;
+    expect(role.arn).toBe(`arn:aws:iam::${ACCT}:role/spapi-${role.pipelineId}-pipe`);
+    expect(role.shared).toBe(false);
+    expect(role.details?.trustedBy).toBe('pipes.amazonaws.com');
+    const pipe = cloud.find((r) => r.kind === 'pipe')!;
+    expect(pipe.details!.role).toBe(role.arn);
+    // The result names the pipe role, not the management role.
+    expect(meta.sqs_pipe_role_arn).toBe(role.arn);
+    expect(meta.sqs_pipe_role_arn).not.toBe(MANAGEMENT_ROLE);
+    expect(ROLE_ACTIONS.filter((a) => !allows(management, a, role.arn!))).toEqual([]);
+    const toPipes = { 'iam:PassedToService': 'pipes.amazonaws.com' };
+    expect(allows(management, 'iam:PassRole', role.arn!, toPipes)).toBe(true);
+    // Not to another service, not without the condition key.
+    expect(allows(management, 'iam:PassRole', role.arn!, { 'iam:PassedToService': 'lambda.amazonaws.com' })).toBe(false);
+    expect(allows(management, 'iam:PassRole', role.arn!)).toBe(false);
+    // A role outside the prefix (or in another account) can be neither created nor passed.
+    for (const other of [`arn:aws:iam::${ACCT}:role/dpi-management`, `arn:aws:iam::${ACCT}:role/admin`, 'arn:aws:iam::210987654321:role/spapi-pl-1-pipe']) {
+      for (const a of ROLE_ACTIONS) expect(allows(management, a, other)).toBe(false);
+      expect(allows(management, 'iam:PassRole', other, toPipes)).toBe(false);
+    }
+    expect(allows(management, 'iam:AttachRolePolicy', role.arn!)).toBe(false);
+    expect(allows(management, 'iam:UpdateAssumeRolePolicy', role.arn!)).toBe(false);
+  });
+
   test('the delivery role may write the delivery stream logs; the event-bus role may put into the delivery stream', () => {
     const stream = cloud.find((r) => r.kind === 'firehose-delivery-stream')!;
     const streamLog = cloud.find((r) => r.kind === 'log-group' && r.id.startsWith('/aws/kinesisfirehose/'));
     expect(streamLog).toBeDefined();
     expect(allows(delivery, 'logs:PutLogEvents', required(streamLog!).arn)).toBe(true);
     // The delivery stream writes with the fixed-name delivery role, which the management role may pass.
-    expect(allows(management, 'iam:PassRole', stream.details!.role)).toBe(true);
+    expect(allows(management, 'iam:PassRole', stream.details!.role, { 'iam:PassedToService': 'firehose.amazonaws.com' })).toBe(true);
     const target = cloud.find((r) => r.kind === 'eventbridge-target')!;
     expect(target.details!.target).toBe(stream.arn);
     expect(allows(eventBus, 'firehose:PutRecord', target.details!.target)).toBe(true);

@@ -166,14 +166,20 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
       const srcArn = `arn:aws:sqs:${region}:${acct}:${src}`;
       const pipeArn = `arn:aws:pipes:${region}:${acct}:pipe/${pipe}`;
       add({ kind: 'sqs-queue', id: src, arn: srcArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', purpose: 'upstream-source' } });
-      add({ kind: 'pipe', id: pipe, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn } });
       add({ kind: 'log-group', id: pipeLogGroup, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
+      // The pipe's execution role (trusted by pipes.amazonaws.com; reads the source queue, puts records into the
+      // delivery stream, writes the pipe log group), created by the service under the prefix.
+      const pipeRole = `${NAME_PREFIX}${pipelineId}-pipe`;
+      const pipeRoleArn = `arn:aws:iam::${acct}:role/${pipeRole}`;
+      const pipeRoleDetails = { path: 'sqs', trustedBy: 'pipes.amazonaws.com', source: srcArn, target: firehoseArn, logGroup: pipeLogGroup };
+      add({ kind: 'iam-role', id: pipeRole, arn: pipeRoleArn, accountId: acct, region, pipelineId, shared: false, details: pipeRoleDetails });
+      add({ kind: 'pipe', id: pipe, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn, role: pipeRoleArn } });
       sqsDestId = `sqs-dest-${++s.counters.destination}`;
       s.destinations.push({ id: sqsDestId, kind: 'sqs', arn: srcArn, accountId: acct, region, shared: false, pipelineId });
       Object.assign(meta, {
         sqs_queue_arn: srcArn,
         sqs_queue_url: `https://sqs.${region}.amazonaws.com/${acct}/${src}`,
-        sqs_pipe_role_arn: input.roleArn,
+        sqs_pipe_role_arn: pipeRoleArn,
         sqs_log_group_name: pipeLogGroup,
         eventbridge_pipe_arn: pipeArn,
       });
