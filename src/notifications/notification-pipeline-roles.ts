@@ -1,7 +1,7 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, IConstruct } from 'constructs';
-import { acknowledgeWildcards } from '../connection/nag';
+import { acknowledge, acknowledgeWildcards, flatten } from '../connection/nag';
 import { invalid } from '../connection/validation';
 
 /** The fixed name of the delivery role that the service expects in the customer account. */
@@ -10,6 +10,8 @@ const DELIVERY_ROLE_NAME = 'service-spapi-firehose-role';
 const PARTNER_EVENT_BUS_PREFIX = 'aws.partner/sellingpartnerapi.amazon/';
 /** The object the service writes under a pipeline prefix to check the setup. */
 const SETUP_CHECK_OBJECT = '_setup-check.json';
+/** Name (after the resource name prefix) of the permissions boundary of the pipe execution roles. */
+const PIPE_ROLE_BOUNDARY_SUFFIX = 'pipe-role-boundary';
 
 /**
  * The customer-side roles that notification pipelines use.
@@ -121,6 +123,19 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
   public readonly deliveryRoleArn: string;
   /** The delivery role `service-spapi-firehose-role`. */
   public readonly deliveryRole: iam.IRole;
+  /**
+   * The permissions boundary of the pipe execution roles that the service
+   * creates: the customer-managed policy `<resourceNamePrefix>pipe-role-boundary`
+   * (e.g. `spapi-pipe-role-boundary`). The management role can create a role
+   * under the prefix, and put or delete its inline policies, only with this
+   * boundary attached, and can neither remove a boundary from a role nor change
+   * this policy. It allows only what a pipe execution role needs (read and delete
+   * messages of the prefixed queues, put records into the prefixed delivery
+   * streams, write the prefixed pipe log groups). The service attaches it by name.
+   */
+  public readonly pipeRoleBoundary: iam.IManagedPolicy;
+  /** ARN of `pipeRoleBoundary` (`arn:aws:iam::<account>:policy/<resourceNamePrefix>pipe-role-boundary`). */
+  public readonly pipeRoleBoundaryArn: string;
 
   constructor(scope: Construct, id: string, props: NotificationPipelineRolesProps) {
     super(scope, id);
@@ -161,6 +176,32 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     // Only on behalf of this account's resources (confused-deputy guard).
     const servicePrincipal = (service: string): iam.ServicePrincipal =>
       new iam.ServicePrincipal(service, { conditions: { StringEquals: { 'aws:SourceAccount': account } } });
+
+    // (0) Permissions boundary of the pipe execution roles that the service creates: exactly what a pipe needs.
+    const boundaryName = `${prefix}${PIPE_ROLE_BOUNDARY_SUFFIX}`;
+    const boundaryArn = `arn:${partition}:iam::${account}:policy/${boundaryName}`;
+    const pipeRoleBoundary = new iam.ManagedPolicy(this, 'PipeRoleBoundary', {
+      managedPolicyName: boundaryName,
+      description: 'Permissions boundary of the pipe execution roles that the data pipeline integration service creates',
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'SourceQueues',
+          actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+          resources: arns('sqs', `${prefix}*`),
+        }),
+        new iam.PolicyStatement({
+          sid: 'DeliveryStreams',
+          actions: ['firehose:PutRecord', 'firehose:PutRecordBatch'],
+          resources: arns('firehose', `deliverystream/${prefix}*`),
+        }),
+        new iam.PolicyStatement({
+          sid: 'PipeLogs',
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: arns('logs', `log-group:/aws/vendedlogs/pipes/${prefix}*`),
+        }),
+      ],
+    });
+    const boundaryCondition = { StringEquals: { 'iam:PermissionsBoundary': boundaryArn } };
 
     // (3) Delivery role: the delivery stream writes into the shared bucket.
     const deliveryRole = new iam.Role(this, 'DeliveryRole', {
@@ -281,11 +322,32 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
               ],
             }),
             new iam.PolicyStatement({
-              // The queue path's pipe runs with an execution role that the service creates under the prefix
-              // (no permissions boundary: the role name prefix is the limit).
-              sid: 'PipeRoles',
-              actions: ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole'],
+              // The queue path's pipe runs with an execution role that the service creates under the prefix,
+              // only with the permissions boundary (iam:PermissionsBoundary is evaluated by these actions).
+              sid: 'PipeRolesWithBoundary',
+              actions: ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
               resources: [pipeRoleArn],
+              conditions: boundaryCondition,
+            }),
+            new iam.PolicyStatement({
+              // These actions do not evaluate iam:PermissionsBoundary: the role name prefix is the limit.
+              sid: 'PipeRoles',
+              actions: ['iam:DeleteRole', 'iam:GetRole', 'iam:TagRole'],
+              resources: [pipeRoleArn],
+            }),
+            new iam.PolicyStatement({
+              // No role of the account may lose or change its permissions boundary through this role.
+              sid: 'DenyBoundaryChange',
+              effect: iam.Effect.DENY,
+              actions: ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary'],
+              resources: [`arn:${partition}:iam::${account}:role/*`],
+            }),
+            new iam.PolicyStatement({
+              // The boundary itself cannot be loosened or removed.
+              sid: 'DenyBoundaryPolicyChange',
+              effect: iam.Effect.DENY,
+              actions: ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion'],
+              resources: [boundaryArn],
             }),
             new iam.PolicyStatement({
               sid: 'PassPipeRole',
@@ -324,6 +386,20 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
       reason: `Event-bus notification types use the shared partner event bus '${PARTNER_EVENT_BUS_PREFIX}<id>', whose name the partner event source determines; access is limited to partner buses of that source in this account and the pipeline regions.`,
     }]);
 
+    // The management policy names the boundary by ARN: create the boundary first.
+    managementRole.node.addDependency(pipeRoleBoundary);
+    // The boundary's resources are the prefixed names of the resources a pipe uses.
+    const boundaryResource = pipeRoleBoundary.node.defaultChild as iam.CfnManagedPolicy;
+    const boundaryDoc = stack.resolve(boundaryResource.policyDocument) as { Statement: Array<{ Resource: unknown }> };
+    for (const statement of boundaryDoc.Statement) {
+      for (const resource of Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]) {
+        acknowledge(boundaryResource, `AwsSolutions-IAM5[Resource::${flatten(resource)}]`,
+          `The pipe execution roles read the prefixed source queues, put into the prefixed delivery streams and write the prefixed pipe log groups ('${prefix}' names generated by the service); the boundary limits them to that prefix in this account and the pipeline regions.`);
+      }
+    }
+
+    this.pipeRoleBoundary = pipeRoleBoundary;
+    this.pipeRoleBoundaryArn = boundaryArn;
     this.managementRole = managementRole;
     this.managementRoleArn = managementRole.roleArn;
     this.eventBusRole = eventBusRole;

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { fixture, roles, sellerPipeline } from './helpers';
 import { AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType } from '../../src';
 
-type Statement = { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
+type Statement = { Sid?: string; Effect?: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
 
 function inlineStatements(t: Template, logicalIdPrefix: string): Statement[] {
   const rolesFound = t.findResources('AWS::IAM::Role');
@@ -19,6 +19,8 @@ function roleOf(t: Template, logicalIdPrefix: string) {
 }
 
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+
+const boundaryIdOf = (t: Template): string => Object.keys(t.findResources('AWS::IAM::ManagedPolicy'))[0];
 
 describe('NotificationPipelineRoles', () => {
   const app = new App();
@@ -45,7 +47,8 @@ describe('NotificationPipelineRoles', () => {
       's3:CreateBucket', 'events:CreateEventBus', 'iam:CreateRole']) {
       expect(actions).toContain(service);
     }
-    for (const s of statements.filter((x) => !(asArray(x.Action)[0] === 'iam:PassRole' && x.Sid !== 'PassPipeRole'))) {
+    // Deny statements (tested below) may name every role of the account.
+    for (const s of statements.filter((x) => x.Effect === 'Allow' && !(asArray(x.Action)[0] === 'iam:PassRole' && x.Sid !== 'PassPipeRole'))) {
       for (const res of asArray(s.Resource)) {
         const text = JSON.stringify(res);
         expect(text).not.toBe('"*"');
@@ -88,20 +91,92 @@ describe('NotificationPipelineRoles', () => {
     });
   });
 
-  test('pipe roles: created under the prefix, passed only to pipes', () => {
+  test('pipe roles: created under the prefix only with the boundary, passed only to pipes', () => {
     const statements = inlineStatements(t, 'RolesManagementRole');
     const prefixed = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-*']] };
+    const boundaryArn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:policy/spapi-pipe-role-boundary']] };
+    const withBoundary = statements.find((s) => s.Sid === 'PipeRolesWithBoundary')!;
+    expect(withBoundary).toEqual({
+      Sid: 'PipeRolesWithBoundary',
+      Effect: 'Allow',
+      Action: ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
+      Resource: prefixed,
+      Condition: { StringEquals: { 'iam:PermissionsBoundary': boundaryArn } },
+    });
     const pipeRoles = statements.find((s) => s.Sid === 'PipeRoles')!;
-    expect(pipeRoles.Action).toEqual(['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole']);
+    expect(pipeRoles.Action).toEqual(['iam:DeleteRole', 'iam:GetRole', 'iam:TagRole']);
     expect(pipeRoles.Resource).toEqual(prefixed);
     expect(pipeRoles.Condition).toBeUndefined();
-    const iamStatements = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('iam:')));
-    expect(iamStatements.map((s) => s.Sid)).toEqual(['PipeRoles', 'PassPipeRole', 'PassDeliveryRole', 'PassEventBusRole']);
+    // Creating a role or changing its inline policy is allowed only in the conditioned statement.
+    const allowIam = statements.filter((s) => s.Effect === 'Allow' && asArray(s.Action).some((a) => a.startsWith('iam:')));
+    expect(allowIam.map((s) => s.Sid)).toEqual(['PipeRolesWithBoundary', 'PipeRoles', 'PassPipeRole', 'PassDeliveryRole', 'PassEventBusRole']);
+    const allowed = allowIam.flatMap((s) => asArray(s.Action));
+    for (const a of ['iam:AttachRolePolicy', 'iam:UpdateAssumeRolePolicy', 'iam:CreatePolicy', 'iam:CreatePolicyVersion', 'iam:PutRolePermissionsBoundary', 'iam:DeleteRolePermissionsBoundary']) {
+      expect(allowed).not.toContain(a);
+    }
     expect(statements.find((s) => s.Sid === 'PassPipeRole')).toEqual(expect.objectContaining({
       Action: 'iam:PassRole',
       Resource: prefixed,
       Condition: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
     }));
+  });
+
+  test('deny statements: no boundary removal or change on any role, the boundary policy cannot be changed', () => {
+    const statements = inlineStatements(t, 'RolesManagementRole');
+    const denies = statements.filter((s) => s.Effect === 'Deny');
+    expect(denies).toEqual([{
+      Sid: 'DenyBoundaryChange',
+      Effect: 'Deny',
+      Action: ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/*']] },
+    }, {
+      Sid: 'DenyBoundaryPolicyChange',
+      Effect: 'Deny',
+      Action: ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:policy/spapi-pipe-role-boundary']] },
+    }]);
+    // The management role is created after the boundary its policy names.
+    const role = roleOf(t, 'RolesManagementRole');
+    const boundaryId = Object.keys(t.findResources('AWS::IAM::ManagedPolicy'))[0];
+    expect(role.DependsOn).toContain(boundaryId);
+  });
+
+  test('pipe role boundary: fixed name, exactly what a pipe needs, narrowed by prefix, account and region', () => {
+    const policies = t.findResources('AWS::IAM::ManagedPolicy');
+    expect(Object.keys(policies)).toHaveLength(1);
+    const policy = Object.values(policies)[0];
+    expect(policy.Properties.ManagedPolicyName).toBe('spapi-pipe-role-boundary');
+    const statements = policy.Properties.PolicyDocument.Statement as Statement[];
+    expect(statements.every((s) => s.Effect === 'Allow' && s.Condition === undefined)).toBe(true);
+    const actions = statements.flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => a.includes('*'))).toEqual([]);
+    const join = (tail: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, tail]] });
+    expect(statements.map((s) => [s.Sid, s.Action, s.Resource])).toEqual([
+      ['SourceQueues', ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], join(':sqs:us-east-1:123456789012:spapi-*')],
+      ['DeliveryStreams', ['firehose:PutRecord', 'firehose:PutRecordBatch'], join(':firehose:us-east-1:123456789012:deliverystream/spapi-*')],
+      ['PipeLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], join(':logs:us-east-1:123456789012:log-group:/aws/vendedlogs/pipes/spapi-*')],
+    ]);
+    // Not attached to any role of the construct (the service attaches it to the roles it creates).
+    expect(policy.Properties.Roles).toBeUndefined();
+    expect(r.pipeRoleBoundaryArn).toEqual(expect.stringContaining(':iam::123456789012:policy/spapi-pipe-role-boundary'));
+    expect(stack.resolve(r.pipeRoleBoundary.managedPolicyArn)).toEqual({ Ref: boundaryIdOf(t) });
+  });
+
+  test('pipe role boundary: custom prefix and one resource per region', () => {
+    const app2 = new App();
+    const stack2 = new Stack(app2, 'Custom', { env: { account: '123456789012', region: 'us-east-1' } });
+    const r2 = new NotificationPipelineRoles(stack2, 'Roles', {
+      serviceAccountId: '111122223333', externalId: 'ext-123', resourceNamePrefix: 'acme-', regions: ['us-east-1', 'eu-west-1'],
+    });
+    const t2 = Template.fromStack(stack2);
+    const policy = Object.values(t2.findResources('AWS::IAM::ManagedPolicy'))[0];
+    expect(policy.Properties.ManagedPolicyName).toBe('acme-pipe-role-boundary');
+    const queues = (policy.Properties.PolicyDocument.Statement as Statement[]).find((s) => s.Sid === 'SourceQueues')!;
+    expect(JSON.stringify(queues.Resource)).toContain(':sqs:us-east-1:123456789012:acme-*');
+    expect(JSON.stringify(queues.Resource)).toContain(':sqs:eu-west-1:123456789012:acme-*');
+    expect(stack2.resolve(r2.pipeRoleBoundaryArn)).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:policy/acme-pipe-role-boundary']] });
+    const create = inlineStatements(t2, 'RolesManagementRole').find((s) => s.Sid === 'PipeRolesWithBoundary')!;
+    expect(create.Condition).toEqual({ StringEquals: { 'iam:PermissionsBoundary': stack2.resolve(r2.pipeRoleBoundaryArn) } });
   });
 
   test('iam:PassRole is limited to the prefixed pipe roles and the two roles, each with iam:PassedToService', () => {
