@@ -16,6 +16,7 @@ const MANAGEMENT_ROLE = `arn:aws:iam::${ACCT}:role/dpi-management`;
 
 interface Statement {
   readonly sid?: string;
+  readonly effect: 'Allow' | 'Deny';
   readonly actions: string[];
   readonly resources: string[];
   readonly conditions?: Record<string, Record<string, string>>;
@@ -57,28 +58,47 @@ function resolve(value: Json, resources: Record<string, { Properties?: Record<st
 
 const list = (v: Json | undefined): Json[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
-/** The Allow statements of a role's inline policies, with resources resolved to plain ARNs. */
+type Resources = Record<string, { Type: string; Properties?: Record<string, Json> }>;
+type RawStatement = { Sid?: string; Effect: string; Action: Json; Resource: Json; Condition?: Record<string, Record<string, Json>> };
+
+/** A policy document's statements (Allow and Deny), with resources and condition values resolved to plain strings. */
+function statementsOf(doc: { Statement: Json[] }, resources: Resources): Statement[] {
+  return (doc.Statement as RawStatement[]).map((st) => {
+    if (st.Effect !== 'Allow' && st.Effect !== 'Deny') throw new Error(`unexpected effect ${st.Effect}`);
+    const conditions = st.Condition === undefined ? undefined : Object.fromEntries(Object.entries(st.Condition)
+      .map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, resolve(v, resources)]))]));
+    return {
+      sid: st.Sid,
+      effect: st.Effect,
+      actions: list(st.Action).map((a) => resolve(a, resources)),
+      resources: list(st.Resource).map((r) => resolve(r, resources)),
+      conditions,
+    };
+  });
+}
+
+/** The statements of a role's inline policies. */
 function inlineStatements(template: Template, stack: Stack, role: iam.IRole): Statement[] {
-  const json = template.toJSON() as { Resources: Record<string, { Type: string; Properties?: Record<string, Json> }> };
+  const json = template.toJSON() as { Resources: Resources };
   const logicalId = stack.getLogicalId((role as iam.Role).node.defaultChild as iam.CfnRole);
   const res = json.Resources[logicalId];
   expect(res?.Type).toBe('AWS::IAM::Role');
-  const out: Statement[] = [];
-  for (const p of list(res.Properties?.Policies)) {
-    const doc = (p as { PolicyDocument: { Statement: Json[] } }).PolicyDocument;
-    type RawStatement = { Sid?: string; Effect: string; Action: Json; Resource: Json; Condition?: Record<string, Record<string, string>> };
-    for (const st of doc.Statement as RawStatement[]) {
-      if (st.Effect !== 'Allow') continue;
-      out.push({
-        sid: st.Sid,
-        actions: list(st.Action).map((a) => resolve(a, json.Resources)),
-        resources: list(st.Resource).map((r) => resolve(r, json.Resources)),
-        conditions: st.Condition,
-      });
-    }
-  }
-  expect(out.length).toBeGreaterThan(0);
+  const out = list(res.Properties?.Policies)
+    .flatMap((p) => statementsOf((p as { PolicyDocument: { Statement: Json[] } }).PolicyDocument, json.Resources));
+  expect(out.filter((st) => st.effect === 'Allow').length).toBeGreaterThan(0);
   return out;
+}
+
+/** The statements of a customer-managed policy, and its name. */
+function managedPolicy(template: Template, stack: Stack, policy: iam.IManagedPolicy): { name: string; statements: Statement[] } {
+  const json = template.toJSON() as { Resources: Resources };
+  const logicalId = stack.getLogicalId((policy as iam.ManagedPolicy).node.defaultChild as iam.CfnManagedPolicy);
+  const res = json.Resources[logicalId];
+  expect(res?.Type).toBe('AWS::IAM::ManagedPolicy');
+  return {
+    name: resolve(res.Properties!.ManagedPolicyName, json.Resources),
+    statements: statementsOf(res.Properties!.PolicyDocument as { Statement: Json[] }, json.Resources),
+  };
 }
 
 /** IAM wildcard match: `*` any characters (slashes included), `?` one character; case-sensitive. */
@@ -88,16 +108,19 @@ function wildcardMatch(pattern: string, value: string): boolean {
 }
 
 /**
- * Whether one statement allows `action` on `arn` in a request with the condition keys `context`. Only StringEquals
- * conditions are understood (anything else fails the check); a condition key missing from the context denies.
+ * Whether the statements allow `action` on `arn` in a request with the condition keys `context`, as IAM evaluates
+ * one identity policy: a matching Deny wins, otherwise a matching Allow is needed (implicit deny). Only StringEquals
+ * conditions are understood (anything else fails the check); a condition key missing from the context does not match.
  */
 function allows(statements: Statement[], action: string, arn: string, context: Record<string, string> = {}): boolean {
   const conditionsHold = (s: Statement): boolean => Object.entries(s.conditions ?? {}).every(([op, keys]) => {
     if (op !== 'StringEquals') throw new Error(`condition operator ${op} is not understood by this check`);
     return Object.entries(keys).every(([k, v]) => context[k] !== undefined && list(v).includes(context[k]));
   });
-  return statements.some((s) => s.actions.some((a) => wildcardMatch(a.toLowerCase(), action.toLowerCase()))
-    && s.resources.some((r) => wildcardMatch(r, arn)) && conditionsHold(s));
+  const matches = (s: Statement): boolean => s.actions.some((a) => wildcardMatch(a.toLowerCase(), action.toLowerCase()))
+    && s.resources.some((r) => wildcardMatch(r, arn)) && conditionsHold(s);
+  if (statements.some((s) => s.effect === 'Deny' && matches(s))) return false;
+  return statements.some((s) => s.effect === 'Allow' && matches(s));
 }
 
 /** Actions the service needs to create and configure the shared regional bucket (spec: Events 1-2). */
@@ -107,14 +130,21 @@ const BUCKET_SETUP_ACTIONS = ['s3:CreateBucket', 's3:PutBucketPolicy', 's3:GetBu
 /** Actions the service needs to create and manage the pipe execution role. */
 const ROLE_ACTIONS = ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole'];
 
-/** The IAM resource ARN of a provisioned resource and the management action that creates or configures it. */
-function required(r: CloudResource): { action: string; arn: string } {
+/**
+ * The IAM resource ARN of a provisioned resource, the management action that creates or configures it and the
+ * request's condition keys.
+ */
+function required(r: CloudResource): { action: string; arn: string; context?: Record<string, string> } {
   switch (r.kind) {
     case 's3-bucket': return { action: 's3:PutBucketNotification', arn: r.arn ?? '' };
     case 'sqs-queue': return { action: 'sqs:CreateQueue', arn: r.arn ?? '' };
     case 'firehose-delivery-stream': return { action: 'firehose:CreateDeliveryStream', arn: r.arn ?? '' };
     case 'pipe': return { action: 'pipes:CreatePipe', arn: r.arn ?? '' };
-    case 'iam-role': return { action: 'iam:CreateRole', arn: r.arn ?? '' };
+    case 'iam-role': {
+      // The service creates the role with its permissions boundary (the request carries iam:PermissionsBoundary).
+      const boundary = r.details?.permissionsBoundary;
+      return { action: 'iam:CreateRole', arn: r.arn ?? '', context: boundary ? { 'iam:PermissionsBoundary': boundary } : {} };
+    }
     case 'event-bus': return { action: 'events:CreateEventBus', arn: r.arn ?? '' };
     case 's3-object': return { action: 's3:PutObject', arn: `arn:aws:s3:::${r.id}` };
     case 'log-group': return { action: 'logs:CreateLogGroup', arn: `arn:aws:logs:${r.region}:${r.accountId}:log-group:${r.id}` };
@@ -137,6 +167,9 @@ function ruleArn(region: string, acct: string, bus: string | undefined, name: st
 let management: Statement[];
 let delivery: Statement[];
 let eventBus: Statement[];
+let boundary: Statement[];
+let boundaryName: string;
+let boundaryArn: string;
 let emu: RunningEmulator;
 let cloud: CloudResource[];
 let meta: Record<string, string>;
@@ -149,6 +182,8 @@ beforeAll(async () => {
   management = inlineStatements(template, stack, roles.managementRole);
   delivery = inlineStatements(template, stack, roles.deliveryRole);
   eventBus = inlineStatements(template, stack, roles.eventBusRole!);
+  ({ name: boundaryName, statements: boundary } = managedPolicy(template, stack, roles.pipeRoleBoundary));
+  boundaryArn = resolve(stack.resolve(roles.pipeRoleBoundaryArn) as Json, {});
 
   emu = await startEmulator({ port: 0 });
   const client = new DpiClient({ endpoints: endpointsFromBase(emu.url), refreshToken: DEFAULT_REFRESH_TOKEN, maxAttempts: 1 });
@@ -184,7 +219,7 @@ describe('the default management policy covers what the service provisions', () 
   test('every pipeline-specific resource is allowed by the management policy', () => {
     const own = cloud.filter((r) => !r.shared);
     expect(own.length).toBeGreaterThanOrEqual(10);
-    const denied = own.map((r) => ({ r, ...required(r) })).filter(({ action, arn }) => !allows(management, action, arn));
+    const denied = own.map((r) => ({ r, ...required(r) })).filter(({ action, arn, context }) => !allows(management, action, arn, context));
     expect(denied.map(({ r, action, arn }) => `${r.kind} ${r.id}: ${action} on ${arn}`)).toEqual([]);
   });
 
@@ -201,7 +236,7 @@ describe('the default management policy covers what the service provisions', () 
   test('every shared resource the service creates is allowed by the management policy', () => {
     const shared = cloud.filter((r) => r.shared);
     expect(shared.map((r) => r.kind).sort()).toEqual(['event-bus', 's3-bucket', 's3-object']);
-    const denied = shared.map((r) => ({ r, ...required(r) })).filter(({ action, arn }) => !allows(management, action, arn));
+    const denied = shared.map((r) => ({ r, ...required(r) })).filter(({ action, arn, context }) => !allows(management, action, arn, context));
     expect(denied.map(({ r, action, arn }) => `${r.kind} ${r.id}: ${action} on ${arn}`)).toEqual([]);
   });
 
@@ -235,17 +270,29 @@ describe('the default management policy covers what the service provisions', () 
     expect(rule.details!.bus).toBe(`aws.partner/sellingpartnerapi.amazon/${ACCT}`);
   });
 
-  test('the pipe execution role can be created under the prefix and passed only to pipes', () => {
+  test('the pipe execution role can be created under the prefix, only with the boundary, and passed only to pipes', () => {
     const role = cloud.find((r) => r.kind === 'iam-role')!;
     expect(role.arn).toBe(`arn:aws:iam::${ACCT}:role/spapi-${role.pipelineId}-pipe`);
     expect(role.shared).toBe(false);
     expect(role.details?.trustedBy).toBe('pipes.amazonaws.com');
+    // The emulator's role carries the boundary the construct creates (fixed name, so the service can attach it).
+    expect(boundaryName).toBe('spapi-pipe-role-boundary');
+    expect(boundaryArn).toBe(`arn:aws:iam::${ACCT}:policy/spapi-pipe-role-boundary`);
+    expect(role.details?.permissionsBoundary).toBe(boundaryArn);
     const pipe = cloud.find((r) => r.kind === 'pipe')!;
     expect(pipe.details!.role).toBe(role.arn);
     // The result names the pipe role, not the management role.
     expect(meta.sqs_pipe_role_arn).toBe(role.arn);
     expect(meta.sqs_pipe_role_arn).not.toBe(MANAGEMENT_ROLE);
-    expect(ROLE_ACTIONS.filter((a) => !allows(management, a, role.arn!))).toEqual([]);
+    const withBoundary = { 'iam:PermissionsBoundary': boundaryArn };
+    expect(ROLE_ACTIONS.filter((a) => !allows(management, a, role.arn!, withBoundary))).toEqual([]);
+    // Creating the role, or changing its inline policy, without the boundary or with another one is denied.
+    for (const a of ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy']) {
+      expect(allows(management, a, role.arn!)).toBe(false);
+      expect(allows(management, a, role.arn!, { 'iam:PermissionsBoundary': `arn:aws:iam::${ACCT}:policy/AdministratorAccess` })).toBe(false);
+      expect(allows(management, a, role.arn!, { 'iam:PermissionsBoundary': 'arn:aws:iam::aws:policy/AdministratorAccess' })).toBe(false);
+      expect(allows(management, a, role.arn!, { 'iam:PermissionsBoundary': 'arn:aws:iam::210987654321:policy/spapi-pipe-role-boundary' })).toBe(false);
+    }
     const toPipes = { 'iam:PassedToService': 'pipes.amazonaws.com' };
     expect(allows(management, 'iam:PassRole', role.arn!, toPipes)).toBe(true);
     // Not to another service, not without the condition key.
@@ -253,11 +300,70 @@ describe('the default management policy covers what the service provisions', () 
     expect(allows(management, 'iam:PassRole', role.arn!)).toBe(false);
     // A role outside the prefix (or in another account) can be neither created nor passed.
     for (const other of [`arn:aws:iam::${ACCT}:role/dpi-management`, `arn:aws:iam::${ACCT}:role/admin`, 'arn:aws:iam::210987654321:role/spapi-pl-1-pipe']) {
-      for (const a of ROLE_ACTIONS) expect(allows(management, a, other)).toBe(false);
+      for (const a of ROLE_ACTIONS) expect(allows(management, a, other, withBoundary)).toBe(false);
       expect(allows(management, 'iam:PassRole', other, toPipes)).toBe(false);
     }
-    expect(allows(management, 'iam:AttachRolePolicy', role.arn!)).toBe(false);
-    expect(allows(management, 'iam:UpdateAssumeRolePolicy', role.arn!)).toBe(false);
+    expect(allows(management, 'iam:AttachRolePolicy', role.arn!, withBoundary)).toBe(false);
+    expect(allows(management, 'iam:UpdateAssumeRolePolicy', role.arn!, withBoundary)).toBe(false);
+  });
+
+  test('deny statements win: no boundary can be removed or replaced, the boundary policy cannot be changed', () => {
+    const role = cloud.find((r) => r.kind === 'iam-role')!;
+    for (const arn of [role.arn!, `arn:aws:iam::${ACCT}:role/admin`]) {
+      for (const a of ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary']) {
+        expect(allows(management, a, arn, { 'iam:PermissionsBoundary': boundaryArn })).toBe(false);
+      }
+    }
+    for (const a of ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion']) {
+      expect(allows(management, a, boundaryArn)).toBe(false);
+    }
+    // The Deny wins over an Allow: with an extra statement allowing everything, the same requests stay denied.
+    const withAllowAll: Statement[] = [...management, { effect: 'Allow', actions: ['*'], resources: ['*'] }];
+    expect(allows(withAllowAll, 'iam:DeleteRolePermissionsBoundary', role.arn!)).toBe(false);
+    expect(allows(withAllowAll, 'iam:PutRolePermissionsBoundary', `arn:aws:iam::${ACCT}:role/admin`)).toBe(false);
+    expect(allows(withAllowAll, 'iam:CreatePolicyVersion', boundaryArn)).toBe(false);
+    // ... and the check itself is not vacuous: the extra statement does allow what is not denied.
+    expect(allows(withAllowAll, 'iam:CreatePolicyVersion', `arn:aws:iam::${ACCT}:policy/other`)).toBe(true);
+    expect(management.filter((s) => s.effect === 'Deny').map((s) => s.sid)).toEqual(['DenyBoundaryChange', 'DenyBoundaryPolicyChange']);
+  });
+
+  test('what the pipe does (read the source queue, put into the stream, write its log group) is within the boundary', () => {
+    const role = cloud.find((r) => r.kind === 'iam-role')!;
+    const pipe = cloud.find((r) => r.kind === 'pipe')!;
+    const source = cloud.find((r) => r.kind === 'sqs-queue' && r.arn === role.details!.source)!;
+    const stream = cloud.find((r) => r.kind === 'firehose-delivery-stream' && r.arn === role.details!.target)!;
+    const logGroup = cloud.find((r) => r.kind === 'log-group' && r.id === role.details!.logGroup)!;
+    expect(source.details?.purpose).toBe('upstream-source');
+    expect(pipe.details!.source).toBe(source.arn);
+    expect(pipe.details!.target).toBe(stream.arn);
+    expect(meta.sqs_log_group_name).toBe(logGroup.id);
+    const logGroupArn = required(logGroup).arn;
+    const needs: Array<[string, string]> = [
+      ['sqs:ReceiveMessage', source.arn!], ['sqs:DeleteMessage', source.arn!], ['sqs:GetQueueAttributes', source.arn!],
+      ['firehose:PutRecord', stream.arn!], ['firehose:PutRecordBatch', stream.arn!],
+      ['logs:CreateLogStream', logGroupArn], ['logs:PutLogEvents', `${logGroupArn}:log-stream:2026/11/22/abc`],
+    ];
+    expect(needs.filter(([a, arn]) => !allows(boundary, a, arn)).map(([a, arn]) => `${a} on ${arn}`)).toEqual([]);
+  });
+
+  test('the boundary allows nothing else: no s3, no iam, no other queues, streams, log groups or actions', () => {
+    expect(boundary.every((s) => s.effect === 'Allow' && s.conditions === undefined)).toBe(true);
+    expect(boundary.flatMap((s) => s.actions).filter((a) => a.includes('*'))).toEqual([]);
+    const bucket = cloud.find((r) => r.kind === 's3-bucket')!;
+    const source = cloud.find((r) => r.kind === 'sqs-queue' && r.details?.purpose === 'upstream-source')!;
+    const denied: Array<[string, string]> = [
+      ['s3:PutObject', `${bucket.arn}/notifications/x.json`], ['s3:GetObject', `${bucket.arn}/notifications/x.json`], ['s3:ListBucket', bucket.arn!],
+      ['iam:CreateRole', `arn:aws:iam::${ACCT}:role/spapi-x`], ['iam:PassRole', `arn:aws:iam::${ACCT}:role/spapi-x`],
+      ['iam:PutRolePolicy', `arn:aws:iam::${ACCT}:role/admin`], ['sts:AssumeRole', `arn:aws:iam::${ACCT}:role/admin`],
+      ['sqs:ReceiveMessage', `arn:aws:sqs:${REGION}:${ACCT}:orders-queue`], ['sqs:ReceiveMessage', `arn:aws:sqs:us-west-2:${ACCT}:spapi-pl-1-source`],
+      ['sqs:ReceiveMessage', `arn:aws:sqs:${REGION}:210987654321:spapi-pl-1-source`],
+      ['sqs:SendMessage', source.arn!], ['sqs:SetQueueAttributes', source.arn!], ['sqs:DeleteQueue', source.arn!],
+      ['firehose:PutRecord', `arn:aws:firehose:${REGION}:${ACCT}:deliverystream/other`], ['firehose:DeleteDeliveryStream', `arn:aws:firehose:${REGION}:${ACCT}:deliverystream/spapi-pl-1`],
+      ['logs:PutLogEvents', `arn:aws:logs:${REGION}:${ACCT}:log-group:/aws/lambda/admin:log-stream:x`],
+      ['logs:DeleteLogGroup', `arn:aws:logs:${REGION}:${ACCT}:log-group:/aws/vendedlogs/pipes/spapi-pl-1`],
+      ['kms:Decrypt', `arn:aws:kms:${REGION}:${ACCT}:key/abc`],
+    ];
+    expect(denied.filter(([a, arn]) => allows(boundary, a, arn)).map(([a, arn]) => `${a} on ${arn}`)).toEqual([]);
   });
 
   test('the delivery role may write the delivery stream logs; the event-bus role may put into the delivery stream', () => {

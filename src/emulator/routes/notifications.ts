@@ -17,6 +17,11 @@ export const FIREHOSE_ROLE_NAME = 'service-spapi-firehose-role';
  * whose least-privilege management policy covers only names with this prefix.
  */
 export const NAME_PREFIX = 'spapi-';
+/**
+ * Name of the permissions boundary that the service attaches to every pipe execution role it creates, by
+ * convention `<prefix>pipe-role-boundary` (created by `NotificationPipelineRoles`).
+ */
+export const PIPE_ROLE_BOUNDARY_NAME = `${NAME_PREFIX}pipe-role-boundary`;
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/;
 const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[\w-]{1,80}$/;
 
@@ -168,10 +173,12 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
       add({ kind: 'sqs-queue', id: src, arn: srcArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', purpose: 'upstream-source' } });
       add({ kind: 'log-group', id: pipeLogGroup, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
       // The pipe's execution role (trusted by pipes.amazonaws.com; reads the source queue, puts records into the
-      // delivery stream, writes the pipe log group), created by the service under the prefix.
+      // delivery stream, writes the pipe log group), created by the service under the prefix with the permissions
+      // boundary `<prefix>pipe-role-boundary` of NotificationPipelineRoles.
       const pipeRole = `${NAME_PREFIX}${pipelineId}-pipe`;
       const pipeRoleArn = `arn:aws:iam::${acct}:role/${pipeRole}`;
-      const pipeRoleDetails = { path: 'sqs', trustedBy: 'pipes.amazonaws.com', source: srcArn, target: firehoseArn, logGroup: pipeLogGroup };
+      const permissionsBoundary = `arn:aws:iam::${acct}:policy/${PIPE_ROLE_BOUNDARY_NAME}`;
+      const pipeRoleDetails = { path: 'sqs', trustedBy: 'pipes.amazonaws.com', permissionsBoundary, source: srcArn, target: firehoseArn, logGroup: pipeLogGroup };
       add({ kind: 'iam-role', id: pipeRole, arn: pipeRoleArn, accountId: acct, region, pipelineId, shared: false, details: pipeRoleDetails });
       add({ kind: 'pipe', id: pipe, arn: pipeArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', source: srcArn, target: firehoseArn, role: pipeRoleArn } });
       sqsDestId = `sqs-dest-${++s.counters.destination}`;
