@@ -1,3 +1,0 @@
-test('placeholder', () => {
-  expect(1 + 1).toBe(2);
-});
