@@ -9,6 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { NotificationPipelineRoles } from '../../src';
 import { DpiClient, endpointsFromBase } from '../../src/client';
 import { DEFAULT_FIXTURES, DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
+import type { CloudResource } from '../../src/emulator/state';
 
 const ACCT = '123456789012';
 const REGION = 'us-east-1';
@@ -20,17 +21,6 @@ interface Statement {
   readonly actions: string[];
   readonly resources: string[];
   readonly conditions?: Record<string, Record<string, string>>;
-}
-
-interface CloudResource {
-  kind: string;
-  id: string;
-  arn?: string;
-  accountId: string;
-  region: string;
-  pipelineId?: string;
-  shared: boolean;
-  details?: Record<string, string>;
 }
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
