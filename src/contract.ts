@@ -42,7 +42,29 @@ export interface ConnectionProperties {
   readonly AccountId?: string;
   /** Looked up through the user service when absent. */
   readonly UserId?: string;
+  /**
+   * Name of the lifecycle journal's DynamoDB table in the deploying account and region (shared by every
+   * stack there; the handler creates it on first use). Absent in templates of older versions: the
+   * handler then uses `DEFAULT_JOURNAL_TABLE`.
+   */
+  readonly JournalTableName?: string;
+  /**
+   * `product_parameters` key under which a notification pipeline's upstream subscriptions map is stored
+   * when product 107's `required_meta_fields` names no key for it. Default `subscriptions`.
+   */
+  readonly PipelineSubscriptionsKey?: string;
+  /**
+   * `product_parameters` key under which a notification pipeline's full `meta` is stored when product
+   * 107's `required_meta_fields` names no key for it. Default `meta`.
+   */
+  readonly PipelineMetaKey?: string;
 }
+
+/** Default name of the lifecycle journal table (one per AWS account and region). */
+export const DEFAULT_JOURNAL_TABLE = 'dpi-lifecycle-journal';
+
+/** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
+export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 
 interface Base {
   readonly ServiceToken?: string;

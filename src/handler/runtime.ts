@@ -12,6 +12,12 @@ export interface LocalRuntime {
   callerAccountId?: () => Promise<string>;
   /** Waits (default: setTimeout). Also used by the service client's backoff. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Endpoint of a DynamoDB-compatible server for the lifecycle journal (for example a local dynalite,
+   * `http://127.0.0.1:<port>`); static local credentials are used with it. Default: DynamoDB of the
+   * Lambda's region with the Lambda's credentials.
+   */
+  journalEndpoint?: string;
 }
 
 /** Margin kept before the Lambda's own timeout. */
