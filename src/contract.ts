@@ -155,21 +155,5 @@ export interface ProductOrderJobsProperties extends Base {
   /** default 1000 */
   readonly StageId?: string;
 }
-
-/**
- * Keys under which a notification pipeline's state is stored in the
- * `product_parameters` of its product-107 subscription. The service (and the
- * emulator) read `subscriptions` and `meta` back on PATCH and DELETE of the
- * unified pipeline. Every value is a string (JSON-encoded where structured).
- */
-export const PipelineParameterKeys = {
-  SUBSCRIPTIONS: 'subscriptions',
-  META: 'meta',
-  NOTIFICATION_TYPES: 'notification_types',
-  ROLE_ARN: 'role_arn',
-  EB_TO_FH_ROLE_ARN: 'eb_to_fh_role_arn',
-  AWS_REGION: 'aws_region',
-  ACCOUNT_TYPE: 'account_type',
-  /** Idempotency marker: `<StackId>/<LogicalResourceId>` of the CloudFormation resource. */
-  RESOURCE_MARKER: 'cdk_resource',
-} as const;
+// TEMP until the emulator no longer imports it
+export const PipelineParameterKeys = { SUBSCRIPTIONS: 'subscriptions', META: 'meta' } as const;

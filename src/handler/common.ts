@@ -1,46 +1,8 @@
-import { Subscription, SubscriptionCreateV2 } from '../client';
-import { PipelineParameterKeys } from '../contract';
-import { isStatus } from './errors';
-import { isNumericId } from './props';
+import { Subscription, SubscriptionCreateV2, SubscriptionStatus } from '../client';
+import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
+import { JournalRecord } from './journal';
+import { log } from './log';
 import { Runtime } from './runtime';
-import { CfnEvent } from './types';
-
-/** The idempotency marker of a resource: `<StackId>/<LogicalResourceId>`. */
-export function markerOf(event: CfnEvent): string {
-  return `${event.StackId}/${event.LogicalResourceId}`;
-}
-
-/** A subscription of `product` carrying the marker of this resource and not invalid (a previous delivery's). */
-export async function findByMarker(rt: Runtime, product: number, marker: string,
-  also: (s: Subscription) => boolean = () => true): Promise<Subscription | undefined> {
-  const subs = await rt.client.subscriptions.list({ product });
-  return subs.find((s) => s.product_parameters?.[PipelineParameterKeys.RESOURCE_MARKER] === marker && s.status !== 'invalid'
-    && (s.product === undefined || Number(s.product) === product) && also(s));
-}
-
-/**
- * Reads a subscription for Delete: undefined when the physical ID is a placeholder, or the service
- * does not know it (404) or it belongs to another account (403).
- */
-export async function readForDelete(rt: Runtime, physicalId: string | undefined): Promise<Subscription | undefined> {
-  if (!isNumericId(physicalId)) return undefined;
-  try {
-    return await rt.client.subscriptions.get(physicalId);
-  } catch (e) {
-    if (isStatus(e, 404, 403)) return undefined;
-    throw e;
-  }
-}
-
-/** Reads a subscription; undefined on 404. */
-export async function readOrUndefined(rt: Runtime, id: string): Promise<Subscription | undefined> {
-  try {
-    return await rt.client.subscriptions.get(id);
-  } catch (e) {
-    if (isStatus(e, 404)) return undefined;
-    throw e;
-  }
-}
 
 /** ISO 8601 now without milliseconds. */
 export function nowIso(): string {
@@ -72,4 +34,81 @@ export async function newSubscriptionAttributes(rt: Runtime, s: NewSubscription)
     ...(s.name !== undefined ? { name: s.name } : {}),
     product_parameters: s.params,
   };
+}
+
+/** A subscription's status; undefined when the service does not know it (404) or it belongs to another account (403). */
+export async function statusOrGone(rt: Runtime, id: string): Promise<SubscriptionStatus | undefined> {
+  try {
+    return (await rt.client.subscriptions.get(id)).status;
+  } catch (e) {
+    if (isStatus(e, 404, 403)) return undefined;
+    throw e;
+  }
+}
+
+/** A journal document of a resource that owns one subscription. */
+export interface OwnsSubscription {
+  subscriptionId?: string;
+}
+
+/**
+ * The active subscriptions of `product` that no resource of the journal claims and that `matches` (a cross-check
+ * on read fields the service may show beyond `id` and `status`; absent fields never exclude).
+ */
+export async function unclaimedSubscriptions(rt: Runtime, product: number, matches: (s: Subscription) => boolean): Promise<string[]> {
+  const subs = (await rt.client.subscriptions.list({ product })).filter((s) => s.status === 'active' && matches(s));
+  const owners = await rt.journal.owners('sub', subs.map((s) => s.id));
+  return subs.filter((s) => !owners.has(s.id)).map((s) => s.id);
+}
+
+/**
+ * Creates the subscription of a journal record: intent (`recording`) before the POST, outcome (`active`, the
+ * subscription ID claimed for the record's resource) after it. When the POST has no clear outcome (response lost,
+ * timeout, 5xx), the subscription is looked for among the unclaimed active subscriptions of the product: one
+ * found is taken; none means nothing was made (the record goes back to `back`); several fail the call naming them.
+ */
+export async function createRecordedSubscription<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
+  attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean): Promise<JournalRecord<D>> {
+  let r = rec.state === 'recording' ? rec : await rt.journal.save(rec, 'recording', rec.doc);
+  let id: string | undefined;
+  if (rec.state === 'recording') {
+    // An earlier attempt stopped after its POST was sent: find what it made before making another.
+    id = await resolveRecording(rt, Number(attrs.product), matches);
+  }
+  if (id === undefined) {
+    try {
+      id = (await rt.client.subscriptions.create(attrs)).id;
+    } catch (e) {
+      if (isDefiniteFailure(e)) {
+        await rt.journal.save(r, back, r.doc);
+        throw e;
+      }
+      log({ level: 'WARNING', msg: 'the subscription create had no clear outcome: looking for it among the unclaimed subscriptions', error: messageOf(e) });
+      id = await resolveRecording(rt, Number(attrs.product), matches);
+      if (id === undefined) {
+        await rt.journal.save(r, back, r.doc);
+        throw new HandlerError(`creating the product-${attrs.product} subscription had no clear outcome (${messageOf(e)}) and no unclaimed `
+          + 'active subscription of the product appeared: nothing was made; deploy again');
+      }
+    }
+  }
+  const owner = await rt.journal.claim('sub', id, r.key);
+  if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
+  r = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id }, id);
+  return r;
+}
+
+async function resolveRecording(rt: Runtime, product: number, matches: (s: Subscription) => boolean): Promise<string | undefined> {
+  const candidates = await unclaimedSubscriptions(rt, product, matches);
+  if (candidates.length > 1) {
+    throw new HandlerError(`an earlier create of this resource had no clear outcome and ${candidates.length} active product-${product} subscriptions `
+      + `are claimed by no resource (${candidates.slice(0, 10).join(', ')}): set the ones that are not this resource's invalid, then deploy again`);
+  }
+  if (candidates.length === 1) log({ msg: 'found the subscription of an earlier create', subscriptionId: candidates[0] });
+  return candidates[0];
+}
+
+/** A read field (beyond `id` and `status`) that contradicts `want`; absent fields never contradict. */
+export function contradicts(value: unknown, want: string | number | undefined): boolean {
+  return value !== undefined && value !== null && want !== undefined && String(value) !== String(want);
 }

@@ -1,5 +1,6 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
 import { HandlerError, isStatus, messageOf } from './errors';
+import { resourceKey } from './journal';
 import { log } from './log';
 import { Props } from './props';
 import { Runtime } from './runtime';
@@ -59,15 +60,42 @@ function isCeiling(e: unknown): boolean {
  * (polling every 20 s) for up to min(TimeoutSeconds, the Lambda's remaining time), because the
  * provider framework fixes the physical ID when onEvent returns.
  */
-async function create(rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
+/**
+ * The product of a subscription: the request's own `product_id`, else what the journal of the resource that
+ * made the subscription records, else a product the read shows (not guaranteed by the spec).
+ */
+async function productOf(rt: Runtime, d: HistoryDesired, shown: unknown): Promise<number | undefined> {
+  if (d.request.product_id !== undefined) return Number(d.request.product_id);
+  const owner = (await rt.journal.owners('sub', [d.subscriptionId])).get(d.subscriptionId);
+  if (owner) {
+    const rec = (await rt.journal.records<{ product?: number }>(owner)).find((r) => r.physicalId === d.subscriptionId);
+    if (rec?.doc.product !== undefined) return Number(rec.doc.product);
+  }
+  return shown === undefined || shown === null ? undefined : Number(shown);
+}
+
+async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   const sub = await rt.client.subscriptions.get(d.subscriptionId).catch((e) => {
     if (isStatus(e, 404, 403)) throw new HandlerError(`HistoryRequest: subscription ${d.subscriptionId} not found for this account (${messageOf(e)})`);
     throw e;
   });
-  const productId = d.request.product_id ?? sub.product;
-  const card = await rt.client.catalog.getCard(productId as number);
-  const problems = validateHistoryRequest(d.request, card, new Date());
-  if (problems.length > 0) throw new HandlerError(`HistoryRequest for subscription ${d.subscriptionId}: ${problems.join('; ')}`);
+  const productId = await productOf(rt, d, sub.product);
+  if (productId !== undefined) {
+    const card = await rt.client.catalog.getCard(productId);
+    const problems = validateHistoryRequest(d.request, card, new Date());
+    if (problems.length > 0) throw new HandlerError(`HistoryRequest for subscription ${d.subscriptionId}: ${problems.join('; ')}`);
+  } else {
+    log({ level: 'WARNING', msg: 'the subscription\'s product is not known (set productId): the request is not checked against the product\'s history limits', subscriptionId: d.subscriptionId });
+  }
+  const key = resourceKey(event);
+  const rk = requestKey(d);
+  const recs = await rt.journal.records<{ request: string }>(key);
+  const done = recs.find((r) => r.state === 'active' && r.doc.request === rk && r.physicalId !== undefined);
+  if (done) {
+    log({ msg: 'history request already made (journal)', id: done.physicalId });
+    return { PhysicalResourceId: done.physicalId!, Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: new Date().toISOString() } };
+  }
+  let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk) ?? await rt.journal.create(key, 'creating', { request: rk });
 
   // Idempotency: a pending/processing request with the same attributes is the one an earlier delivery made.
   const existing = (await rt.client.history.statusBySubscription(d.subscriptionId))
@@ -84,6 +112,8 @@ async function create(rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   for (;;) {
     try {
       const h = await rt.client.history.create(d.subscriptionId, d.request);
+      rec = await rt.journal.save(rec, 'active', rec.doc, String(h.id));
+      await rt.journal.claim('history', String(h.id), key);
       return result(h);
     } catch (e) {
       if (!isCeiling(e)) {
@@ -105,14 +135,14 @@ async function create(rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
 
 function result(h: HistoryTransaction): OnEventResult {
   return {
-    PhysicalResourceId: h.id,
-    Data: { HistoryTransactionId: h.id, Status: String(h.status), StartedAt: new Date().toISOString() },
+    PhysicalResourceId: String(h.id),
+    Data: { HistoryTransactionId: String(h.id), Status: String(h.status), StartedAt: new Date().toISOString() },
   };
 }
 
 async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   const old = desiredOf(event.OldResourceProperties);
-  if (requestKey(old) !== requestKey(d) || !event.PhysicalResourceId) return create(rt, d);
+  if (requestKey(old) !== requestKey(d) || !event.PhysicalResourceId) return create(event, rt, d);
   // Only WaitForCompletion / TimeoutSeconds changed: nothing to send; one read fills the Status attribute.
   const id = event.PhysicalResourceId;
   let status = 'unknown';
@@ -149,7 +179,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
 export async function historyRequest(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
   const d = desiredOf(event.ResourceProperties);
-  return event.RequestType === 'Create' ? create(rt, d) : update(event, rt, d);
+  return event.RequestType === 'Create' ? create(event, rt, d) : update(event, rt, d);
 }
 
 /** Handles isComplete of `Custom::DpiHistoryRequest`. */

@@ -1,6 +1,9 @@
 import { Subscription } from '../client';
+import { contradicts, statusOrGone } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
+import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
+import { storedParameters } from './metadata';
 import { isNumericId, Props, sameSet } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
@@ -26,8 +29,19 @@ function desiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
   };
 }
 
-/** Reads the adopted subscription: it must exist, belong to the account and be a product-86 subscription. */
-async function adopt(rt: Runtime, d: LegacyDesired): Promise<Subscription> {
+/** The journal document of an adopted legacy pipeline. */
+interface LegacyDoc {
+  identity: string;
+  /** The queue and types the service has (as declared when adopted, then as confirmed by each PATCH). */
+  applied: { queueArn: string; types: string[] };
+  /** The upstream result of the last PATCH. */
+  result?: { subscriptions: Record<string, string>; destinationId?: string };
+}
+
+type LegacyRecord = JournalRecord<LegacyDoc>;
+
+/** Checks the adopted subscription: it must exist and belong to the account (a product it shows must be 86). Returns its status. */
+async function adopt(rt: Runtime, d: LegacyDesired): Promise<string> {
   if (!isNumericId(d.subscriptionId)) throw new HandlerError(`LegacyNotificationPipeline: SubscriptionId ${d.subscriptionId} is not a subscription ID`);
   let sub: Subscription;
   try {
@@ -41,73 +55,96 @@ async function adopt(rt: Runtime, d: LegacyDesired): Promise<Subscription> {
     }
     throw e;
   }
-  if (Number(sub.product) !== PRODUCT) {
+  if (contradicts(sub.product, PRODUCT)) {
     throw new HandlerError(`subscription ${sub.id} is a product ${String(sub.product)} subscription, not a legacy notification pipeline (product 86)`);
   }
-  return sub;
+  return sub.status;
 }
 
-async function retire(rt: Runtime, sub: Subscription, ri: string): Promise<void> {
-  if (sub.status === 'invalid') {
-    log({ msg: 'legacy pipeline already retired', subscriptionId: sub.id });
+async function retire(rt: Runtime, id: string, status: string | undefined, ri: string): Promise<void> {
+  if (status === undefined || status === 'invalid') {
+    log({ msg: 'legacy pipeline already retired', subscriptionId: id });
     return;
   }
   try {
-    await rt.client.legacyNotifications.delete(ri, sub.id);
+    await rt.client.legacyNotifications.delete(ri, id);
   } catch (e) {
     if (!isStatus(e, 404)) throw e;
   }
-  await rt.client.subscriptions.update(sub.id, { status: 'invalid' });
+  await rt.client.subscriptions.update(id, { status: 'invalid' });
 }
 
-async function apply(rt: Runtime, d: LegacyDesired, old: LegacyDesired | undefined): Promise<OnEventResult> {
-  const sub = await adopt(rt, d);
-  const data = { SubscriptionId: sub.id };
+/**
+ * The legacy PATCH (the service replaces the pipeline) and then the subscription's stored parameters, under
+ * product 86's `required_meta_fields` and the default keys (`subscriptions`, `destination_id`): two calls.
+ */
+async function repoint(rt: Runtime, rec: LegacyRecord, d: LegacyDesired): Promise<LegacyRecord> {
+  let result;
+  try {
+    result = await rt.client.legacyNotifications.update(d.remoteIdentityId, d.subscriptionId, { queue_arn: d.queueArn, notification_types: d.types });
+  } catch (e) {
+    if (isStatus(e, 400, 403)) {
+      throw new HandlerError(`the service rejected the legacy pipeline update of subscription ${d.subscriptionId}: ${messageOf(e)}; `
+        + 'check the queue ARN and that every type is valid for the identity\'s account type');
+    }
+    throw e;
+  }
+  const subscriptions = JSON.stringify(result.subscriptions ?? {});
+  const destination = result.destination_id ?? '';
+  const product = await rt.product(PRODUCT);
+  const params = storedParameters(PRODUCT, product.required_meta_fields ?? [], {
+    parts: { [rt.metadataKeys.subscriptions]: subscriptions, destination_id: destination, queue_arn: d.queueArn, notification_types: JSON.stringify(d.types) },
+    defaults: { [rt.metadataKeys.subscriptions]: subscriptions, ...(destination ? { destination_id: destination } : {}) },
+  });
+  const next = await rt.journal.save(rec, 'active', {
+    ...rec.doc, applied: { queueArn: d.queueArn, types: d.types }, result: { subscriptions: result.subscriptions ?? {}, destinationId: destination },
+  });
+  await rt.client.subscriptions.update(d.subscriptionId, { product_parameters: params });
+  return next;
+}
+
+async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: LegacyDesired | undefined): Promise<OnEventResult> {
+  const status = await adopt(rt, d);
+  const data = { SubscriptionId: d.subscriptionId };
+  const key = resourceKey(event);
+  let rec = (await rt.journal.records<LegacyDoc>(key)).find((r) => r.physicalId === d.subscriptionId && r.state !== 'deleted');
+  if (!rec) {
+    // Adoption changes nothing on the service: the declared queue and types are taken as what it has.
+    const was = old && old.subscriptionId === d.subscriptionId ? old : d;
+    rec = await rt.journal.create<LegacyDoc>(key, 'active', { identity: d.remoteIdentityId, applied: { queueArn: was.queueArn, types: was.types } }, d.subscriptionId);
+    await rt.journal.claim('sub', d.subscriptionId, key);
+  }
   if (d.retired) {
-    await retire(rt, sub, d.remoteIdentityId);
-    return { PhysicalResourceId: sub.id, Data: { ...data, Retired: 'true' } };
+    await retire(rt, d.subscriptionId, status, d.remoteIdentityId);
+    await rt.journal.save(rec, 'retired', rec.doc);
+    return { PhysicalResourceId: d.subscriptionId, Data: { ...data, Retired: 'true' } };
   }
   let revived = false;
-  if (sub.status === 'invalid') {
-    if (!old?.retired) {
-      throw new HandlerError(`legacy subscription ${sub.id} is invalid (deleted); it cannot be adopted: remove the LegacyNotificationPipeline from the app`);
+  if (status === 'invalid') {
+    if (rec.state !== 'retired' && !old?.retired) {
+      throw new HandlerError(`legacy subscription ${d.subscriptionId} is invalid (deleted); it cannot be adopted: remove the LegacyNotificationPipeline from the app`);
     }
     // A rollback (or an explicit un-retire) restores the retired pipeline.
-    await rt.client.subscriptions.update(sub.id, { status: 'active' });
+    await rt.client.subscriptions.update(d.subscriptionId, { status: 'active' });
     revived = true;
   }
-  const changed = revived || !old || old.retired || old.queueArn !== d.queueArn || !sameSet(old.types, d.types)
-    || old.remoteIdentityId !== d.remoteIdentityId || old.subscriptionId !== d.subscriptionId;
-  if (changed) {
-    try {
-      await rt.client.legacyNotifications.update(d.remoteIdentityId, sub.id, { queue_arn: d.queueArn, notification_types: d.types });
-    } catch (e) {
-      if (isStatus(e, 400, 403)) {
-        throw new HandlerError(`the service rejected the legacy pipeline update of subscription ${sub.id}: ${messageOf(e)}; `
-          + 'check the queue ARN and that every type is valid for the identity\'s account type');
-      }
-      throw e;
-    }
+  if (revived || rec.doc.applied.queueArn !== d.queueArn || !sameSet(rec.doc.applied.types, d.types)) {
+    await repoint(rt, rec, d);
   } else {
-    log({ msg: 'legacy pipeline unchanged', subscriptionId: sub.id });
+    log({ msg: 'legacy pipeline unchanged', subscriptionId: d.subscriptionId });
+    if (rec.state !== 'active') await rt.journal.save(rec, 'active', rec.doc);
   }
-  return { PhysicalResourceId: sub.id, Data: { ...data, Retired: 'false' } };
+  return { PhysicalResourceId: d.subscriptionId, Data: { ...data, Retired: 'false' } };
 }
 
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
   if (!isNumericId(id)) return { PhysicalResourceId: id };
-  let sub: Subscription;
-  try {
-    sub = await rt.client.subscriptions.get(id);
-  } catch (e) {
-    if (isStatus(e, 404, 403)) return { PhysicalResourceId: id };
-    throw e;
-  }
-  if (Number(sub.product) !== PRODUCT || sub.status === 'invalid') return { PhysicalResourceId: id };
-  const ri = String(sub.remote_identity ?? sub.product_parameters?.remote_identity_id
-    ?? new Props(event.ResourceProperties, 'LegacyNotificationPipeline').optString('RemoteIdentityId') ?? '');
-  await retire(rt, sub, ri);
+  const status = await statusOrGone(rt, id);
+  const rec = (await rt.journal.records<LegacyDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state !== 'deleted');
+  const ri = rec?.doc.identity ?? new Props(event.ResourceProperties, 'LegacyNotificationPipeline').optString('RemoteIdentityId') ?? '';
+  await retire(rt, id, status, ri);
+  if (rec) await rt.journal.save(rec, 'deleted', rec.doc);
   return { PhysicalResourceId: id };
 }
 
@@ -116,5 +153,5 @@ export async function legacyNotificationPipeline(event: CfnEvent, rt: Runtime): 
   if (event.RequestType === 'Delete') return remove(event, rt);
   const d = desiredOf(event.ResourceProperties);
   const old = event.RequestType === 'Update' ? desiredOf(event.OldResourceProperties) : undefined;
-  return apply(rt, d, old);
+  return apply(event, rt, d, old);
 }

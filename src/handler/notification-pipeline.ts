@@ -1,9 +1,11 @@
-import { Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
-import { NotificationPipelineAttributes as A, PipelineParameterKeys as K } from '../contract';
-import { findByMarker, markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
+import { UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
+import { NotificationPipelineAttributes as A } from '../contract';
+import { contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, statusOrGone } from './common';
 import { fitData } from './data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf, statusOf } from './errors';
+import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
+import { isResultMetaField, metaString, SERVICE_FILLED_KEYS, storedParameters } from './metadata';
 import { accountOfArn, isNumericId, Props, sameSet } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
@@ -73,7 +75,7 @@ export function pipelineError(e: unknown, d: PipelineDesired, action: 'create' |
   const msg = messageOf(e);
   if (status === 403) {
     return new HandlerError(`the service could not ${action} the notification pipeline of identity ${d.remoteIdentityId}: ${msg}; `
-      + `role assumption failed: check that ${d.roleArn} exists and its trust policy allows the service's account with the right sts:ExternalId`);
+      + `role assumption failed: check that ${d.roleArn} exists and its trust policy allows the service's account (and the sts:ExternalId, if you set one)`);
   }
   if (/legacy/i.test(msg)) {
     return new HandlerError(`identity ${d.remoteIdentityId} has an active legacy (product 86) notification pipeline; retire it first `
@@ -94,39 +96,44 @@ function failedReasons(failed: Record<string, unknown>): string {
   }).join('; ');
 }
 
-/** What the subscription records before the unified POST: the attempt, its selection and the marker. */
-function recordParams(d: PipelineDesired, marker?: string): Record<string, string> {
-  return {
-    [K.NOTIFICATION_TYPES]: JSON.stringify(d.types),
-    [K.ROLE_ARN]: d.roleArn,
-    [K.EB_TO_FH_ROLE_ARN]: d.ebRoleArn ?? '',
-    [K.AWS_REGION]: d.region,
-    [K.ACCOUNT_TYPE]: d.accountType,
-    ...(marker ? { [K.RESOURCE_MARKER]: marker } : {}),
-  };
+/** What the service was asked for (the unified body's selection and the identity's account type). */
+interface Selection {
+  types: string[];
+  roleArn: string;
+  ebRoleArn?: string;
+  region: string;
+  accountType: string;
 }
 
-/** The product parameters after a unified create/update: the selection plus what the service returned. */
-function storedParams(d: PipelineDesired, r: UnifiedPipelineResult): Record<string, string> {
-  return {
-    [K.SUBSCRIPTIONS]: JSON.stringify(r.subscriptions ?? {}),
-    [K.META]: JSON.stringify(r.meta ?? {}),
-    ...recordParams(d),
-  };
+/** The journal document of a notification pipeline. */
+interface PipelineDoc extends OwnsSubscription {
+  /** The remote identity. */
+  identity: string;
+  /** The selection of the call in flight (state posting/updating) or last confirmed. */
+  selection: Selection;
+  /** The selection the service confirmed last (absent before the first confirmed call). */
+  applied?: Selection;
+  /** The service's last confirmed result. */
+  result?: { subscriptions: Record<string, string>; failed: Record<string, unknown>; meta: Record<string, unknown> };
+  name?: string;
+  storageGroupId?: number;
 }
 
-/** True when the subscription holds pipeline metadata (absent: the unified POST's result was never stored). */
-function hasStoredMeta(sub: Subscription): boolean {
-  return sub.product_parameters?.[K.META] !== undefined;
+/**
+ * States of a pipeline record: `posting` (unified POST sent, outcome unknown), `posted` (result known, no
+ * subscription yet), `recording` (subscription POST sent), `active`, `updating` (unified PATCH sent or its result
+ * not stored: the service may differ from `applied`), `deleting`, `deleted`, `abandoned` (nothing was made).
+ */
+type PipelineRecord = JournalRecord<PipelineDoc>;
+const DONE = new Set(['deleted', 'abandoned']);
+
+function selectionOf(d: PipelineDesired): Selection {
+  return { types: d.types, roleArn: d.roleArn, ebRoleArn: d.ebRoleArn, region: d.region, accountType: d.accountType };
 }
 
-function parseJson<T>(s: string | undefined, dflt: T): T {
-  if (s === undefined) return dflt;
-  try {
-    return JSON.parse(s) as T;
-  } catch {
-    return dflt;
-  }
+function sameSelection(a: Selection | undefined, b: Selection): boolean {
+  return a !== undefined && sameSet(a.types, b.types) && a.roleArn === b.roleArn && (a.ebRoleArn ?? '') === (b.ebRoleArn ?? '')
+    && a.region === b.region;
 }
 
 /** The attributes of the resource. */
@@ -147,138 +154,225 @@ export function pipelineData(subscriptionId: string, types: string[], subscribed
   });
 }
 
-function dataFromStored(sub: Subscription, d: PipelineDesired): Record<string, string> {
-  const pp = sub.product_parameters ?? {};
-  const subscribed = parseJson<Record<string, string>>(pp[K.SUBSCRIPTIONS], {});
-  const meta = parseJson<Record<string, unknown>>(pp[K.META], {});
-  return pipelineData(sub.id, d.types, subscribed, d.types.filter((t) => subscribed[t] === undefined), meta);
+/** The attributes from the journal (what the service confirmed last). */
+function dataOf(rec: PipelineRecord): OnEventResult {
+  const id = rec.doc.subscriptionId ?? rec.physicalId ?? '';
+  const r = rec.doc.result ?? { subscriptions: {}, failed: {}, meta: {} };
+  const types = (rec.doc.applied ?? rec.doc.selection).types;
+  return { PhysicalResourceId: id, Data: pipelineData(id, types, r.subscriptions, Object.keys(r.failed ?? {}), r.meta) };
+}
+
+/** The product parameters that store a result, under product 107's `required_meta_fields` and the default mapping. */
+async function parametersOf(rt: Runtime, result: UnifiedPipelineResult): Promise<Record<string, string>> {
+  const product = await rt.product(PRODUCT);
+  const subscriptions = JSON.stringify(result.subscriptions ?? {});
+  const meta = JSON.stringify(result.meta ?? {});
+  const parts: Record<string, string> = { [rt.metadataKeys.subscriptions]: subscriptions, [rt.metadataKeys.meta]: meta };
+  for (const [k, v] of Object.entries(result.meta ?? {})) {
+    const s = metaString(v);
+    if (s !== undefined && parts[k] === undefined) parts[k] = s;
+  }
+  return storedParameters(PRODUCT, product.required_meta_fields ?? [],
+    { parts, defaults: { [rt.metadataKeys.subscriptions]: subscriptions, [rt.metadataKeys.meta]: meta } });
+}
+
+/** Fails before any change when product 107 requires a stored key that no result can fill. */
+async function precheckParameters(rt: Runtime): Promise<void> {
+  const product = await rt.product(PRODUCT);
+  const unfillable = (product.required_meta_fields ?? []).filter((k) => !SERVICE_FILLED_KEYS.has(k)
+    && k !== rt.metadataKeys.subscriptions && k !== rt.metadataKeys.meta && !isResultMetaField(k));
+  if (unfillable.length > 0) {
+    throw new HandlerError(`product ${PRODUCT} requires the stored parameter${unfillable.length > 1 ? 's' : ''} ${unfillable.join(', ')}, `
+      + 'which no unified result fills: map them with the connection\'s pipelineMetadataKeys (subscriptions, meta), '
+      + 'or report the product record to the service; nothing was created');
+  }
+}
+
+/** The unified call's role-propagation retry: a 403 while a role is younger than this is retried. */
+export const ROLE_PROPAGATION_MS = 5 * 60_000;
+
+/**
+ * Runs a unified POST or PATCH; a 403 is retried (every 20 s) only while one of the roles is younger than
+ * `ROLE_PROPAGATION_MS` (IAM propagation), within the deadline.
+ */
+async function withRolePropagation<T>(rt: Runtime, d: PipelineDesired, call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!isStatus(e, 403)) throw e;
+      const youngest = await youngestRoleCreation(rt, d);
+      const until = youngest === undefined ? 0 : youngest + ROLE_PROPAGATION_MS;
+      if (Date.now() >= until || Date.now() + 20_000 > rt.deadline) throw e;
+      log({ msg: 'the service could not assume a role that was created minutes ago (IAM propagation): retrying in 20 s', until: new Date(until).toISOString() });
+      await rt.sleep(20_000);
+    }
+  }
+}
+
+async function youngestRoleCreation(rt: Runtime, d: PipelineDesired): Promise<number | undefined> {
+  let youngest: number | undefined;
+  for (const arn of [d.roleArn, d.ebRoleArn]) {
+    if (!arn) continue;
+    const t = await rt.roleCreatedAt(arn).catch((e) => {
+      log({ level: 'WARNING', msg: 'could not read the role creation time', roleArn: arn, error: messageOf(e) });
+      return undefined;
+    });
+    if (t !== undefined && (youngest === undefined || t > youngest)) youngest = t;
+  }
+  return youngest;
 }
 
 async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   await preflightRoles(rt, d);
-  const marker = markerOf(event);
-  // A replacement (new identity) shares the marker with the resource it replaces: match the identity too.
-  const mine = (s: Subscription): boolean => s.id !== event.PhysicalResourceId
-    && String(s.remote_identity ?? s.product_parameters?.remote_identity_id) === d.remoteIdentityId;
-  const existing = await findByMarker(rt, PRODUCT, marker, mine);
-  if (existing && hasStoredMeta(existing)) {
-    log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
-    return { PhysicalResourceId: existing.id, Data: dataFromStored(existing, d) };
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<PipelineDoc>(key);
+  // The latest unfinished record of this identity (an earlier delivery, a failed deploy, a killed runner);
+  // a replacement's old record (another identity) is never taken.
+  let rec = recs.filter((r) => r.doc.identity === d.remoteIdentityId && !DONE.has(r.state) && r.physicalId !== event.PhysicalResourceId)
+    .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+  if (rec) log({ msg: 'found an earlier attempt of this resource in the journal', record: rec.id, state: rec.state, subscriptionId: rec.doc.subscriptionId });
+  if (rec && (rec.state === 'active' || rec.state === 'updating')) {
+    return converge(rt, rec, d, event);
   }
-  let sub: Subscription;
-  if (existing) {
-    // An earlier attempt recorded itself but stopped before storing the unified result (crash, timeout,
-    // failed metadata PATCH). POST again: the service reuses upstream subscriptions at the expected destination.
+  await precheckParameters(rt);
+  if (!rec) {
+    rec = await rt.journal.create<PipelineDoc>(key, 'posting', {
+      identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId,
+    });
+  } else if (rec.state === 'posting') {
     log({
       level: 'WARNING',
-      msg: 'an earlier attempt of this resource stopped before storing the pipeline metadata; creating the unified pipeline again',
-      subscriptionId: existing.id,
+      msg: 'an earlier unified create of this resource has no known outcome; creating again (the service reuses upstream subscriptions at the expected destination)',
       remoteIdentityId: d.remoteIdentityId,
-      region: d.region,
+      region: rec.doc.selection.region,
     });
-    sub = existing;
-  } else {
-    sub = await createRecord(rt, d, marker, mine);
   }
-  return provision(rt, sub.id, d, {}, 'create', d.remoteIdentityId, existing !== undefined);
+  if (rec.state === 'posting') rec = await post(rt, rec, d);
+  rec = await recordSubscription(rt, rec);
+  const failed = Object.keys(rec.doc.result?.failed ?? {});
+  if (failed.length > 0 && d.partialFailure === 'FAIL') {
+    await undo(rt, rec);
+    throw new HandlerError(`notification types failed: ${failedReasons(rec.doc.result!.failed)}; the pipeline was removed again `
+      + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
+  }
+  return dataOf(rec);
 }
 
-/**
- * Creates the product-107 subscription that records the attempt (no metadata yet). After an ambiguous
- * failure (response lost, timeout, 5xx) it looks the subscription up by the marker before giving up.
- */
-async function createRecord(rt: Runtime, d: PipelineDesired, marker: string, mine: (s: Subscription) => boolean): Promise<Subscription> {
-  const attrs = await newSubscriptionAttributes(rt, {
-    product: PRODUCT,
-    remoteIdentityId: d.remoteIdentityId,
-    storageGroupId: d.storageGroupId,
-    name: d.name,
-    params: recordParams(d, marker),
-  });
-  try {
-    return await rt.client.subscriptions.create(attrs);
-  } catch (e) {
-    if (isDefiniteFailure(e)) throw e;
-    log({ msg: 'the subscription create had no clear outcome: looking it up by the marker', error: messageOf(e) });
-    let found: Subscription | undefined;
-    try {
-      found = await findByMarker(rt, PRODUCT, marker, mine);
-    } catch (e2) {
-      throw new HandlerError(`creating the product-107 subscription of identity ${d.remoteIdentityId} had no clear outcome (${messageOf(e)}) `
-        + `and the marker lookup failed too (${messageOf(e2)}); no pipeline was created: deploy again (a subscription made meanwhile is found by its marker)`);
-    }
-    if (found) {
-      log({ msg: 'found the subscription by the marker after the ambiguous create', subscriptionId: found.id });
-      return found;
-    }
-    throw new HandlerError(`creating the product-107 subscription of identity ${d.remoteIdentityId} failed (${messageOf(e)}) `
-      + 'and no subscription carries this resource\'s marker: nothing was created; deploy again');
-  }
-}
-
-/**
- * POSTs the unified pipeline for the recorded subscription `id`, then stores its result (partial merge,
- * with `changes`). With PartialFailure FAIL and failed types: a create undoes everything (the metadata is
- * stored first, so the DELETE finds it); an update fails and leaves the rollback to CloudFormation.
- */
-async function provision(rt: Runtime, id: string, d: PipelineDesired, changes: { name?: string; storage_group?: number },
-  action: 'create' | 'update', ri: string, recovering: boolean): Promise<OnEventResult> {
+/** The unified POST, between its intent (`posting`) and outcome (`posted`, or `abandoned` when refused). */
+async function post(rt: Runtime, rec: PipelineRecord, d: PipelineDesired): Promise<PipelineRecord> {
+  const sel = selectionOf(d);
+  const r = rec.state === 'posting' && sameSelection(rec.doc.selection, sel) ? rec : await rt.journal.save(rec, 'posting', { ...rec.doc, selection: sel });
   let result: UnifiedPipelineResult;
   try {
-    result = await rt.client.notifications.create(ri, body(d));
+    result = await withRolePropagation(rt, d, () => rt.client.notifications.create(d.remoteIdentityId, body(d)));
   } catch (e) {
-    if (!isDefiniteFailure(e)) {
-      throw new HandlerError(`the unified create of identity ${ri} had no clear outcome (${messageOf(e)}); subscription ${id} records the attempt: `
-        + 'deploy again to finish it (a pipeline made meanwhile keeps its upstream subscriptions for the next attempt)');
+    if (isDefiniteFailure(e)) {
+      await rt.journal.save(r, 'abandoned', r.doc);
+      throw pipelineError(e, d, 'create');
     }
-    // The service answered 4xx: no pipeline was made by this call. A Create's record is not known to
-    // CloudFormation (the Create fails), so it is set invalid; an Update's record stays the resource.
-    const err = pipelineError(e, d, 'create');
-    if (action === 'create') {
-      try {
-        await rt.client.subscriptions.update(id, { status: 'invalid' });
-      } catch (e2) {
-        log({ level: 'WARNING', msg: 'could not set the unused subscription invalid', subscriptionId: id, error: messageOf(e2) });
-      }
-    }
-    if (recovering && /different destination/i.test(messageOf(e))) {
-      throw new HandlerError(`${err.message}; an earlier attempt (subscription ${id}) may have made a pipeline whose metadata was `
-        + 'never stored: remove its upstream subscription and delivery resources by hand');
-    }
-    throw err;
+    throw new HandlerError(`the unified create of identity ${d.remoteIdentityId} had no clear outcome (${messageOf(e)}); the lifecycle journal `
+      + `records the attempt (region ${d.region}, types ${d.types.join(', ')}): deploy again to finish it`);
   }
-  // The result is logged before it is stored: if the Lambda dies now, an operator still finds the pipeline.
-  log({ msg: 'unified pipeline created', subscriptionId: id, remoteIdentityId: ri, region: d.region, meta: result.meta, subscriptions: result.subscriptions });
+  // The result is logged before it is stored: the journal write could fail.
+  log({ msg: 'unified pipeline created', remoteIdentityId: d.remoteIdentityId, region: d.region, meta: result.meta, subscriptions: result.subscriptions });
+  return rt.journal.save(r, 'posted', {
+    ...r.doc, applied: sel, result: { subscriptions: result.subscriptions ?? {}, failed: result.failed ?? {}, meta: result.meta ?? {} },
+  });
+}
+
+/** Stores a posted result in a new product-107 subscription (the service's PATCH and DELETE read it there). */
+async function recordSubscription(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
+  const result = rec.doc.result!;
+  let params: Record<string, string>;
   try {
-    await rt.client.subscriptions.update(id, { ...changes, product_parameters: storedParams(d, result) });
+    params = await parametersOf(rt, result as UnifiedPipelineResult);
   } catch (e) {
-    const prefix = String(result.meta?.s3_notification_prefix ?? '?');
-    log({ level: 'WARNING', msg: 'pipeline metadata not stored', subscriptionId: id, remoteIdentityId: ri, region: d.region, prefix, error: messageOf(e) });
-    throw new HandlerError(`the notification pipeline of identity ${ri} was created (prefix ${prefix}) but its metadata could not be stored in `
-      + `subscription ${id} (${messageOf(e)}); deploy again: the next attempt creates the pipeline again and stores it (the delivery resources `
-      + `under prefix ${prefix} may then remain: remove them by hand)`);
+    throw leftover(rec, messageOf(e));
   }
-  const failedTypes = Object.keys(result.failed ?? {});
-  if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
-    if (action === 'create') {
-      await undo(rt, id, ri);
-      throw new HandlerError(`notification types failed: ${failedReasons(result.failed)}; the pipeline was removed again `
-        + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
-    }
-    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)} (PartialFailure FAIL); `
-      + 'the rollback restores the previous types: fix the cause, drop those types, or set partialFailure ALLOW');
+  const attrs = await newSubscriptionAttributes(rt, {
+    product: PRODUCT,
+    remoteIdentityId: rec.doc.identity,
+    storageGroupId: rec.doc.storageGroupId,
+    name: rec.doc.name,
+    params,
+  });
+  try {
+    return await createRecordedSubscription(rt, rec, attrs, 'posted',
+      (s) => !contradicts(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT));
+  } catch (e) {
+    throw leftover(rec, messageOf(e));
   }
-  return { PhysicalResourceId: id, Data: pipelineData(id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
+}
+
+/** A failure after the pipeline exists but before its subscription does: names what remains and the step that clears it. */
+function leftover(rec: PipelineRecord, cause: string): HandlerError {
+  const meta = rec.doc.result?.meta ?? {};
+  return new HandlerError(`the notification pipeline of identity ${rec.doc.identity} was created (region ${rec.doc.applied?.region}, prefix `
+    + `${String(meta.s3_notification_prefix ?? '?')}, types ${Object.keys(rec.doc.result?.subscriptions ?? {}).join(', ') || 'none'}) but its `
+    + `subscription could not be recorded (${cause}); the lifecycle journal keeps the result: deploy again (or delete the stack) to `
+    + 'record and then keep or remove it');
 }
 
 /** Removes a pipeline and marks its subscription invalid (a Create's undo, and Delete). */
-async function undo(rt: Runtime, subscriptionId: string, remoteIdentityId: string): Promise<void> {
+async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
+  const id = rec.doc.subscriptionId!;
+  let r = rec.state === 'deleting' ? rec : await rt.journal.save(rec, 'deleting', rec.doc);
   try {
-    await rt.client.notifications.delete(remoteIdentityId, subscriptionId);
+    await rt.client.notifications.delete(rec.doc.identity, id);
   } catch (e) {
+    if (isStatus(e, 400)) {
+      throw new HandlerError(`the service cannot delete the notification pipeline of subscription ${id}: ${messageOf(e)}; `
+        + 'its stored metadata must be intact: restore it or remove the pipeline resources by hand, then delete again '
+        + '(or keep the resource with removalPolicy RETAIN)');
+    }
     if (!isStatus(e, 404)) throw e;
   }
-  await rt.client.subscriptions.update(subscriptionId, { status: 'invalid' });
+  await rt.client.subscriptions.update(id, { status: 'invalid' });
+  r = await rt.journal.save(r, 'deleted', r.doc);
+  return r;
+}
+
+/**
+ * Brings an existing pipeline to the desired state: a unified PATCH when the selection differs from what the service
+ * confirmed last, or when an earlier PATCH's outcome is not known (`updating`: this is also what makes an
+ * UPDATE_ROLLBACK restore the previous selection); then the subscription's stored metadata and attributes.
+ */
+async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, event: CfnEvent): Promise<OnEventResult> {
+  const id = rec.doc.subscriptionId!;
+  const sel = selectionOf(d);
+  const changes: { name?: string; storage_group?: number } = {};
+  if (d.name !== undefined && d.name !== (rec.doc.name ?? '')) changes.name = d.name;
+  if (d.storageGroupId !== undefined && d.storageGroupId !== rec.doc.storageGroupId) changes.storage_group = d.storageGroupId;
+  const dirty = rec.state === 'updating' || !sameSelection(rec.doc.applied, sel);
+  if (!dirty) {
+    if (Object.keys(changes).length > 0) {
+      await rt.client.subscriptions.update(id, changes);
+      rec = await rt.journal.save(rec, 'active', { ...rec.doc, name: d.name ?? rec.doc.name, storageGroupId: d.storageGroupId ?? rec.doc.storageGroupId });
+    }
+    return dataOf(rec);
+  }
+  if (rec.state === 'updating') log({ msg: 'an earlier update of this pipeline has no confirmed outcome: applying the desired selection', subscriptionId: id, event: event.RequestType });
+  await preflightRoles(rt, d);
+  rec = await rt.journal.save(rec, 'updating', { ...rec.doc, selection: sel });
+  let result: UnifiedPipelineResult;
+  try {
+    result = await withRolePropagation(rt, d, () => rt.client.notifications.update(rec.doc.identity, id, body(d)));
+  } catch (e) {
+    throw pipelineError(e, d, 'update');
+  }
+  const stored = { subscriptions: result.subscriptions ?? {}, failed: result.failed ?? {}, meta: result.meta ?? {} };
+  // What the service has now, even if storing it below fails (the record stays `updating`: the next event re-applies).
+  rec = await rt.journal.save(rec, 'updating', { ...rec.doc, applied: sel, result: stored });
+  const params = await parametersOf(rt, result);
+  await rt.client.subscriptions.update(id, { ...changes, product_parameters: params });
+  rec = await rt.journal.save(rec, 'active', { ...rec.doc, name: d.name ?? rec.doc.name, storageGroupId: d.storageGroupId ?? rec.doc.storageGroupId });
+  const failedTypes = Object.keys(stored.failed);
+  if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
+    throw new HandlerError(`notification types failed: ${failedReasons(stored.failed)} (PartialFailure FAIL); `
+      + 'the rollback restores the previous types: fix the cause, drop those types, or set partialFailure ALLOW');
+  }
+  return dataOf(rec);
 }
 
 async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
@@ -295,89 +389,70 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     throw new HandlerError(`AccountType changed from ${old.optString('AccountType')} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
       + 'the account type follows the identity (type 17 seller, 18 vendor): change it back, or use another identity');
   }
-  const sub = await readOrUndefined(rt, id);
-  if (!sub || sub.status === 'invalid' || Number(sub.product) !== PRODUCT) {
+  const key = resourceKey(event);
+  let rec = (await rt.journal.records<PipelineDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
+  const status = await statusOrGone(rt, id);
+  if (status === undefined || status === 'invalid') {
     log({ msg: 'replacement: the subscription is gone or invalid', old: id });
+    if (rec) await rt.journal.save(rec, 'deleted', rec.doc);
     return create(event, rt, d);
   }
-  const pp = sub.product_parameters ?? {};
-  const storedTypes = parseJson<string[]>(pp[K.NOTIFICATION_TYPES], []);
-  const pipelineChanged = !sameSet(storedTypes, d.types) || pp[K.ROLE_ARN] !== d.roleArn
-    || (pp[K.EB_TO_FH_ROLE_ARN] ?? '') !== (d.ebRoleArn ?? '') || pp[K.AWS_REGION] !== d.region;
-  const changes: { name?: string; storage_group?: number } = {};
-  if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
-  if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
-
-  if (!hasStoredMeta(sub)) {
-    // The Create that made this subscription stopped before storing the unified result: finish it.
-    log({
-      level: 'WARNING',
-      msg: 'the subscription has no stored pipeline metadata; creating the unified pipeline again',
-      subscriptionId: id,
-      remoteIdentityId: d.remoteIdentityId,
-      region: d.region,
-    });
-    await preflightRoles(rt, d);
-    return provision(rt, id, d, changes, 'update', String(sub.remote_identity ?? pp.remote_identity_id ?? d.remoteIdentityId), true);
+  if (!rec) {
+    // A pipeline deployed before the journal existed: its previous selection is the old properties; the
+    // unified PATCH (full body) converges it and returns the result the journal then keeps.
+    log({ msg: 'no journal record for this pipeline: recording it from the previous properties', subscriptionId: id });
+    const prev = pipelineDesired(event.OldResourceProperties);
+    rec = await rt.journal.create<PipelineDoc>(key, 'updating', {
+      identity: d.remoteIdentityId, selection: selectionOf(prev), applied: selectionOf(prev), subscriptionId: id,
+    }, id);
+    await rt.journal.claim('sub', id, key);
   }
-  if (!pipelineChanged) {
-    if (Object.keys(changes).length > 0) await rt.client.subscriptions.update(id, changes);
-    return { PhysicalResourceId: id, Data: dataFromStored(sub, d) };
-  }
-  await preflightRoles(rt, d);
-  const ri = String(sub.remote_identity ?? pp.remote_identity_id ?? d.remoteIdentityId);
-  let result: UnifiedPipelineResult;
-  try {
-    result = await rt.client.notifications.update(ri, id, body(d));
-  } catch (e) {
-    throw pipelineError(e, d, 'update');
-  }
-  // Store what the service now has, even when failing below: later updates and the delete rely on it.
-  await rt.client.subscriptions.update(id, { ...changes, product_parameters: storedParams(d, result) });
-  const failedTypes = Object.keys(result.failed ?? {});
-  if (failedTypes.length > 0 && d.partialFailure === 'FAIL') {
-    throw new HandlerError(`notification types failed: ${failedReasons(result.failed)} (PartialFailure FAIL); `
-      + 'the rollback restores the previous types: fix the cause, drop those types, or set partialFailure ALLOW');
-  }
-  return { PhysicalResourceId: id, Data: pipelineData(id, d.types, result.subscriptions, failedTypes, result.meta ?? {}) };
+  return converge(rt, rec, d, event);
 }
 
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
-  const sub = await readForDelete(rt, id);
-  if (!sub || sub.status === 'invalid' || Number(sub.product) !== PRODUCT) {
-    log({ msg: 'nothing to delete', physicalResourceId: id, status: sub?.status });
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<PipelineDoc>(key);
+  if (!isNumericId(id)) {
+    // The rollback of a failed Create (placeholder physical ID): finish and remove what its attempts made.
+    for (const r of recs.filter((x) => x.physicalId === undefined && !DONE.has(x.state))) await removeAttempt(rt, r);
     return { PhysicalResourceId: id };
   }
-  const ri = String(sub.remote_identity ?? sub.product_parameters?.remote_identity_id
-    ?? new Props(event.ResourceProperties, 'NotificationPipeline').optString('RemoteIdentityId') ?? '');
-  if (!hasStoredMeta(sub)) {
-    // Recorded before the unified POST and never completed: whether that POST happened is not knowable
-    // (only its lost response would tell). Nothing more can be deleted through the service.
-    log({
-      level: 'WARNING',
-      msg: 'the subscription has no stored pipeline metadata: setting it invalid without a unified DELETE; if an interrupted create '
-        + 'made a pipeline, its delivery resources remain: check the customer account',
-      subscriptionId: sub.id,
-      remoteIdentityId: ri,
-      region: sub.product_parameters?.[K.AWS_REGION] ?? '',
-    });
-    await rt.client.subscriptions.update(sub.id, { status: 'invalid' });
+  const rec = recs.find((r) => r.physicalId === id);
+  const status = await statusOrGone(rt, id);
+  if (status === undefined || status === 'invalid') {
+    log({ msg: 'nothing to delete', physicalResourceId: id, status });
+    if (rec && !DONE.has(rec.state)) await rt.journal.save(rec, 'deleted', rec.doc);
     return { PhysicalResourceId: id };
   }
-  try {
-    await undo(rt, sub.id, ri);
-  } catch (e) {
-    if (isStatus(e, 400)) {
-      throw new HandlerError(`the service cannot delete the notification pipeline of subscription ${sub.id}: ${messageOf(e)}; `
-        + 'its stored metadata (product_parameters subscriptions/meta) must be intact: restore it or remove the pipeline resources by hand, '
-        + 'then delete again (or keep the resource with removalPolicy RETAIN)');
-    }
-    throw e;
-  }
+  const identity = rec?.doc.identity ?? new Props(event.ResourceProperties, 'NotificationPipeline').optString('RemoteIdentityId') ?? '';
+  const r = rec ?? await rt.journal.create<PipelineDoc>(key, 'deleting', {
+    identity, selection: selectionOf(pipelineDesired(event.ResourceProperties)), subscriptionId: id,
+  }, id);
+  await undo(rt, r);
   return { PhysicalResourceId: id };
 }
 
+/** Removes what a failed Create's attempt made (rollback Delete with a placeholder physical ID). */
+async function removeAttempt(rt: Runtime, rec: PipelineRecord): Promise<void> {
+  if (rec.state === 'posting') {
+    // Whether the POST was applied is unknowable through the service (its result is the only handle).
+    log({
+      level: 'WARNING',
+      msg: 'an attempt of this resource sent the unified create without a known outcome; if it was applied, its pipeline remains '
+        + '(the journal keeps the record: a later deploy of this resource reuses it)',
+      remoteIdentityId: rec.doc.identity,
+      region: rec.doc.selection.region,
+      types: rec.doc.selection.types,
+    });
+    return;
+  }
+  log({ msg: 'removing what a failed create made', record: rec.id, state: rec.state });
+  let r = rec;
+  if (r.state === 'posted' || r.state === 'recording') r = await recordSubscription(rt, r);
+  await undo(rt, r);
+}
 /** Handles `Custom::DpiNotificationPipeline`. */
 export async function notificationPipeline(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);

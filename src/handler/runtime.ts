@@ -1,6 +1,7 @@
-import { DpiClient, ServiceEndpoints } from '../client';
-import { ConnectionProperties } from '../contract';
-import { HandlerError, registerSecret } from './errors';
+import { DpiClient, ProductRecord, ServiceEndpoints } from '../client';
+import { ConnectionProperties, DEFAULT_PIPELINE_METADATA_KEYS } from '../contract';
+import { HandlerError, isStatus, registerSecret } from './errors';
+import { dynamoJournal, Journal, resetJournalCache } from './journal';
 import { log } from './log';
 import { LambdaContextLike } from './types';
 
@@ -18,6 +19,8 @@ export interface LocalRuntime {
    * Lambda's region with the Lambda's credentials.
    */
   journalEndpoint?: string;
+  /** Creation time (epoch ms) of an IAM role (default: IAM GetRole; undefined when unknown). */
+  roleCreatedAt?: (roleArn: string) => Promise<number | undefined>;
 }
 
 /** Margin kept before the Lambda's own timeout. */
@@ -26,6 +29,7 @@ export const DEADLINE_MARGIN_MS = 15_000;
 let local: LocalRuntime = {};
 const clients = new Map<string, DpiClient>();
 const ids = new Map<string, Promise<{ accountId: string; userId: string }>>();
+const products = new Map<string, Promise<ProductRecord>>();
 let callerAccount: Promise<string> | undefined;
 
 /**
@@ -36,6 +40,8 @@ export function configureLocalRuntime(runtime: LocalRuntime = {}): void {
   local = { ...runtime };
   clients.clear();
   ids.clear();
+  products.clear();
+  resetJournalCache();
   callerAccount = undefined;
 }
 
@@ -148,6 +154,22 @@ const loggingFetch: typeof fetch = async (input, init) => {
   }
 };
 
+interface IamLike {
+  IAMClient: new (cfg: object) => { send(cmd: object): Promise<{ Role?: { CreateDate?: Date } }> };
+  GetRoleCommand: new (input: { RoleName: string }) => object;
+}
+
+/** Creation time of a role (IAM GetRole; the Lambda runtime provides the SDK). */
+async function roleCreatedAt(roleArn: string): Promise<number | undefined> {
+  if (local.roleCreatedAt) return local.roleCreatedAt(roleArn);
+  const name = /:role\/(?:.*\/)?([^/]+)$/.exec(roleArn)?.[1];
+  if (!name) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  const iam = require('@aws-sdk/client-iam') as IamLike;
+  const out = await new iam.IAMClient({}).send(new iam.GetRoleCommand({ RoleName: name }));
+  return out.Role?.CreateDate ? new Date(out.Role.CreateDate).getTime() : undefined;
+}
+
 /** Everything a resource handler needs for one invocation. */
 export interface Runtime {
   /** Client bound to this invocation's deadline. */
@@ -158,6 +180,14 @@ export interface Runtime {
   ids(): Promise<{ accountId: string; userId: string }>;
   sleep(ms: number): Promise<void>;
   callerAccountId(): Promise<string>;
+  /** The lifecycle journal of the connection's account and region. */
+  readonly journal: Journal;
+  /** A product's record (`GET /v2/product/{id}`), read once per container. */
+  product(id: number): Promise<ProductRecord>;
+  /** Creation time (epoch ms) of an IAM role, for the 403 retry during IAM propagation. */
+  roleCreatedAt(roleArn: string): Promise<number | undefined>;
+  /** Keys for the parts of a pipeline result that product 107's record names no key for. */
+  readonly metadataKeys: { readonly subscriptions: string; readonly meta: string };
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
@@ -196,5 +226,23 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     }
     return p;
   };
-  return { client, deadline, ids: idsFn, sleep, callerAccountId };
+  const product = (id: number): Promise<ProductRecord> => {
+    const pk = `${key}|${id}`;
+    let p = products.get(pk);
+    if (!p) {
+      p = client.products.get(id).catch((e) => {
+        if (isStatus(e, 404)) throw new HandlerError(`product ${id} does not exist; look up product IDs with 'dpi products'`);
+        throw e;
+      });
+      p.catch(() => products.delete(pk));
+      products.set(pk, p);
+    }
+    return p;
+  };
+  const journal = dynamoJournal({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep });
+  const metadataKeys = {
+    subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
+    meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
+  };
+  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, product, metadataKeys, roleCreatedAt };
 }

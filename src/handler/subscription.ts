@@ -1,13 +1,11 @@
 import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
-import { PipelineParameterKeys } from '../contract';
-import { markerOf, newSubscriptionAttributes, readForDelete, readOrUndefined } from './common';
+import { contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, statusOrGone, unclaimedSubscriptions } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
+import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { isNumericId, Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
-
-const MARKER = PipelineParameterKeys.RESOURCE_MARKER;
 
 interface SubscriptionDesired {
   productId: number;
@@ -88,46 +86,47 @@ export async function checkAgainstProduct(rt: Runtime, d: SubscriptionDesired): 
   return product;
 }
 
-function data(sub: Subscription): Record<string, string> {
-  return { SubscriptionId: sub.id, Status: String(sub.status) };
+/** What the service confirmed last for the subscription. */
+interface Applied {
+  params: Record<string, string>;
+  status: 'active' | 'paused';
+  name?: string;
+  storageGroupId?: number;
+  dateStart?: string;
 }
 
-/** Same remote identity (the stored top-level one, or the stored `remote_identity_id`). */
-function sameIdentity(s: Subscription, remoteIdentityId: string | undefined): boolean {
-  return String(s.remote_identity ?? s.product_parameters?.remote_identity_id ?? '') === String(remoteIdentityId ?? '');
+/** The journal document of a subscription resource. */
+interface SubscriptionDoc extends OwnsSubscription {
+  product: number;
+  identity?: string;
+  applied?: Applied;
 }
 
-/** Same storage group (absent and null are the same). */
-function sameStorage(s: Subscription, storageGroupId: number | undefined): boolean {
-  return String(s.storage_group ?? '') === String(storageGroupId ?? '');
+type SubscriptionRecord = JournalRecord<SubscriptionDoc>;
+const DONE = new Set(['deleted', 'abandoned']);
+
+function appliedOf(d: SubscriptionDesired): Applied {
+  return { params: wantedParams(d), status: d.status, name: d.name, storageGroupId: d.storageGroupId, dateStart: d.dateStart };
 }
 
-/**
- * The service's duplicates of a subscription: same account, product, remote identity and storage group, in one of
- * `statuses`, other than `exceptId`.
- */
-function duplicatesOf(subs: Subscription[], accountId: string, product: number, remoteIdentityId: string | undefined,
-  storageGroupId: number | undefined, statuses: SubscriptionStatus[], exceptId?: string): Subscription[] {
-  return subs.filter((s) => s.id !== exceptId && statuses.includes(s.status)
-    && (s.account === undefined || String(s.account) === accountId)
-    && (s.product === undefined || Number(s.product) === product)
-    && sameIdentity(s, remoteIdentityId) && sameStorage(s, storageGroupId));
+function data(id: string, status: string): Record<string, string> {
+  return { SubscriptionId: id, Status: status };
+}
+
+function matchesDesired(d: SubscriptionDesired): (s: Subscription) => boolean {
+  return (s) => !contradicts(s.product, d.productId) && !contradicts(s.remote_identity, d.remoteIdentityId)
+    && !contradicts(s.storage_group, d.storageGroupId);
 }
 
 async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
-  const marker = markerOf(event);
-  // One list serves the idempotency lookup, the reactivation of an invalid record and the duplicate warning.
-  const subs = (await rt.client.subscriptions.list({ product: d.productId }))
-    .filter((s) => s.product === undefined || Number(s.product) === d.productId);
-  const mine = subs.filter((s) => s.product_parameters?.[MARKER] === marker && s.id !== event.PhysicalResourceId
-    && sameIdentity(s, d.remoteIdentityId));
-  const existing = mine.find((s) => s.status !== 'invalid');
-  if (existing) {
-    log({ msg: 'create already done by an earlier delivery', subscriptionId: existing.id });
-    return converge(event, rt, d, existing);
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<SubscriptionDoc>(key);
+  let rec = recs.filter((r) => !DONE.has(r.state) && r.doc.product === d.productId && (r.doc.identity ?? '') === (d.remoteIdentityId ?? '')
+    && r.physicalId !== event.PhysicalResourceId).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+  if (rec?.state === 'active') {
+    log({ msg: 'create already done by an earlier delivery', subscriptionId: rec.physicalId });
+    return converge(rt, rec, d);
   }
-  const invalid = mine.filter((s) => s.status === 'invalid').sort((a, b) => Number(b.id) - Number(a.id))[0];
-  if (invalid) return reactivate(rt, d, invalid);
   await checkAgainstProduct(rt, d);
   const attrs = await newSubscriptionAttributes(rt, {
     product: d.productId,
@@ -135,139 +134,73 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     remoteIdentityId: d.remoteIdentityId,
     storageGroupId: d.storageGroupId,
     name: d.name,
-    params: { ...wantedParams(d), [MARKER]: marker },
+    params: wantedParams(d),
   });
-  // The service accepts a duplicate create (only leaving `invalid` is refused): create it, but say so.
-  const dups = duplicatesOf(subs, String(attrs.account), d.productId, d.remoteIdentityId, d.storageGroupId, ['active']);
-  if (dups.length > 0) {
-    log({
-      level: 'WARNING',
-      msg: `an active subscription with the same product, remote identity and storage group already exists (${dups.map((s) => s.id).join(', ')}, `
-        + 'not made by this resource); creating another one: data may be collected twice. To use the existing one instead, '
-        + 'import it with Subscription.fromSubscriptionId',
-      duplicateSubscriptionIds: dups.map((s) => s.id),
-      productId: d.productId,
-      remoteIdentityId: d.remoteIdentityId,
-      storageGroupId: d.storageGroupId,
-    });
-  }
-  let sub: Subscription;
+  if (!rec) rec = await rt.journal.create<SubscriptionDoc>(key, 'abandoned', { product: d.productId, identity: d.remoteIdentityId });
   try {
-    sub = await rt.client.subscriptions.create(attrs);
+    rec = await createRecordedSubscription(rt, rec, attrs, 'abandoned', matchesDesired(d));
   } catch (e) {
     if (isStatus(e, 400, 403, 409)) throw new HandlerError(`the service rejected the subscription to product ${d.productId}: ${messageOf(e)}`);
     throw e;
   }
+  const id = rec.physicalId!;
   if (d.status === 'paused') {
     try {
-      sub = await rt.client.subscriptions.update(sub.id, { status: 'paused' });
+      await rt.client.subscriptions.update(id, { status: 'paused' });
     } catch (e) {
-      // Undo: a Create that fails half-way leaves nothing behind.
-      await rt.client.subscriptions.update(sub.id, { status: 'invalid' }).catch(() => undefined);
+      // Create never leaks: the subscription this attempt made is set invalid before the failure is reported.
+      await rt.client.subscriptions.update(id, { status: 'invalid' }).catch((e2) => {
+        log({ level: 'WARNING', msg: 'could not set the subscription of the failed create invalid', subscriptionId: id, error: messageOf(e2) });
+      });
+      await rt.journal.save(rec, 'deleted', rec.doc);
       throw e;
     }
   }
-  return { PhysicalResourceId: sub.id, Data: data(sub) };
+  rec = await rt.journal.save(rec, 'active', { ...rec.doc, applied: appliedOf(d) });
+  return { PhysicalResourceId: id, Data: data(id, d.status) };
 }
 
-/**
- * The Create's marker lookup found only an `invalid` subscription of this resource (e.g. an earlier Create of the
- * same stack was rolled back): bring it back instead of making another record. One PATCH sets it active with the
- * desired attributes and parameters (parameters it stores but no longer wanted are removed); a paused resource is
- * then paused (`invalid` may only go to `active` or `cancelled`). The service refuses (409) while a duplicate
- * active or cancelled subscription exists.
- */
-async function reactivate(rt: Runtime, d: SubscriptionDesired, sub: Subscription): Promise<OnEventResult> {
-  log({ msg: 'reactivating the invalid subscription this resource created earlier', subscriptionId: sub.id });
-  await checkAgainstProduct(rt, d);
-  const stored = sub.product_parameters ?? {};
+/** Applies the difference between what the service confirmed last (the journal) and the desired state. */
+async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDesired, serviceStatus?: string): Promise<OnEventResult> {
+  const id = rec.physicalId!;
+  const applied = rec.doc.applied ?? { params: {}, status: 'active' };
   const want = wantedParams(d);
-  const params: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(want)) if (stored[k] !== v) params[k] = v;
-  for (const k of Object.keys(stored)) if (want[k] === undefined && k !== MARKER && k !== 'remote_identity_id') params[k] = null;
-  const changes: SubscriptionUpdate = { status: 'active' };
-  if (Object.keys(params).length > 0) changes.product_parameters = params as Record<string, string>;
-  if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
-  if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
-  if (d.dateStart !== undefined && d.dateStart !== sub.date_start) changes.date_start = d.dateStart;
-  let updated: Subscription;
-  try {
-    updated = await rt.client.subscriptions.update(sub.id, changes);
-  } catch (e) {
-    if (isStatus(e, 409)) throw await duplicateError(rt, d, sub, e);
-    if (isStatus(e, 400)) throw new HandlerError(`the service rejected the reactivation of subscription ${sub.id}: ${messageOf(e)}`);
-    throw e;
-  }
-  if (d.status === 'paused') {
-    try {
-      updated = await rt.client.subscriptions.update(sub.id, { status: 'paused' });
-    } catch (e) {
-      // Undo: leave it invalid as it was found.
-      await rt.client.subscriptions.update(sub.id, { status: 'invalid' }).catch(() => undefined);
-      throw e;
-    }
-  }
-  return { PhysicalResourceId: sub.id, Data: data(updated) };
-}
-
-/** The actionable error of a refused reactivation (409): names the duplicate when it can be found. */
-async function duplicateError(rt: Runtime, d: SubscriptionDesired, sub: Subscription, cause: unknown): Promise<HandlerError> {
-  const storage = d.storageGroupId ?? (sub.storage_group ?? undefined);
-  let dup: Subscription | undefined;
-  try {
-    const { accountId } = await rt.ids();
-    const subs = await rt.client.subscriptions.list({ product: d.productId });
-    dup = duplicatesOf(subs, accountId, d.productId, d.remoteIdentityId, storage, ['active', 'cancelled'], sub.id)[0];
-  } catch (e) {
-    log({ level: 'WARNING', msg: 'could not list subscriptions to name the duplicate', error: messageOf(e) });
-  }
-  const which = dup ? `subscription ${dup.id} (${dup.status})` : 'another active or cancelled subscription';
-  const importId = dup ? `'${dup.id}'` : 'its ID';
-  return new HandlerError(`subscription ${sub.id}, which this resource created earlier and is now invalid, cannot be reactivated because `
-    + `${which} has the same product ${d.productId}, remote identity ${d.remoteIdentityId ?? 'none'} and storage group ${storage ?? 'none'} `
-    + `(the service answered 409: ${messageOf(cause)}): set ${dup ? dup.id : 'that subscription'} invalid and deploy again, `
-    + `or use it instead with Subscription.fromSubscriptionId(this, id, ${importId}) and remove this resource`);
-}
-
-/** Applies the difference between the stored subscription and the desired state. */
-async function converge(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, sub: Subscription): Promise<OnEventResult> {
-  const old = event.RequestType === 'Update' ? desiredOf(event.OldResourceProperties) : undefined;
-  const stored = sub.product_parameters ?? {};
-  const want = wantedParams(d);
-  const changes: Omit<SubscriptionUpdate, 'product_parameters'> & { product_parameters?: Record<string, string | null> } = {};
-  const params: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(want)) if (stored[k] !== v) params[k] = v;
-  // Removed by the user: present in the old properties (or stored stage_ids) but no longer wanted.
-  const removable = new Set<string>(old ? Object.keys(wantedParams(old)) : []);
-  for (const k of removable) {
-    if (want[k] === undefined && stored[k] !== undefined && k !== MARKER && k !== 'remote_identity_id') params[k] = null;
+  const changes: SubscriptionUpdate = {};
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries(want)) if (applied.params[k] !== v) params[k] = v;
+  const dropped = Object.keys(applied.params).filter((k) => want[k] === undefined && k !== 'remote_identity_id' && applied.params[k] !== '');
+  for (const k of dropped) params[k] = '';
+  if (dropped.length > 0) {
+    log({ level: 'WARNING', msg: 'the service cannot delete stored parameters (values are strings, null is not accepted): setting them empty', subscriptionId: id, keys: dropped });
   }
   if (Object.keys(params).length > 0) {
     await checkAgainstProduct(rt, d);
     changes.product_parameters = params;
   }
-  if (d.name !== undefined && d.name !== (sub.name ?? '')) changes.name = d.name;
-  if (d.storageGroupId !== undefined && d.storageGroupId !== (sub.storage_group ?? undefined)) changes.storage_group = d.storageGroupId;
-  if (d.dateStart !== undefined && (!old || old.dateStart !== d.dateStart) && d.dateStart !== sub.date_start) changes.date_start = d.dateStart;
-  if (d.status !== sub.status) {
-    if (sub.status === 'cancelled') {
-      throw new HandlerError(`subscription ${sub.id} is cancelled and cannot become ${d.status} again; `
+  if (d.name !== undefined && d.name !== (applied.name ?? '')) changes.name = d.name;
+  if (d.storageGroupId !== undefined && d.storageGroupId !== applied.storageGroupId) changes.storage_group = d.storageGroupId;
+  if (d.dateStart !== undefined && d.dateStart !== applied.dateStart) changes.date_start = d.dateStart;
+  const current = serviceStatus ?? applied.status;
+  if (d.status !== current) {
+    if (current === 'cancelled') {
+      throw new HandlerError(`subscription ${id} is cancelled and cannot become ${d.status} again; `
         + 'replace the resource (e.g. change its logical ID) to create a new subscription');
     }
     changes.status = d.status as SubscriptionStatus;
   }
   if (Object.keys(changes).length === 0) {
-    log({ msg: 'subscription unchanged', subscriptionId: sub.id });
-    return { PhysicalResourceId: sub.id, Data: data(sub) };
+    log({ msg: 'subscription unchanged', subscriptionId: id });
+    return { PhysicalResourceId: id, Data: data(id, current) };
   }
-  let updated: Subscription;
   try {
-    updated = await rt.client.subscriptions.update(sub.id, changes as SubscriptionUpdate);
+    await rt.client.subscriptions.update(id, changes);
   } catch (e) {
-    if (isStatus(e, 400, 409)) throw new HandlerError(`the service rejected the update of subscription ${sub.id}: ${messageOf(e)}`);
+    if (isStatus(e, 400, 409)) throw new HandlerError(`the service rejected the update of subscription ${id}: ${messageOf(e)}`);
     throw e;
   }
-  return { PhysicalResourceId: sub.id, Data: data(updated) };
+  const kept = Object.fromEntries(Object.entries({ ...applied.params, ...params }).filter(([, v]) => v !== ''));
+  await rt.journal.save(rec, 'active', { ...rec.doc, applied: { ...appliedOf(d), params: kept } });
+  return { PhysicalResourceId: id, Data: data(id, d.status) };
 }
 
 async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
@@ -278,24 +211,60 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     log({ msg: 'replacement: product or remote identity changed', old: id });
     return create(event, rt, d);
   }
-  const sub = await readOrUndefined(rt, id);
-  if (!sub || sub.status === 'invalid') {
+  const key = resourceKey(event);
+  let rec = (await rt.journal.records<SubscriptionDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
+  const status = await statusOrGone(rt, id);
+  if (status === undefined || status === 'invalid') {
     log({ msg: 'replacement: the subscription is gone or invalid', old: id });
+    if (rec) await rt.journal.save(rec, 'deleted', rec.doc);
     return create(event, rt, d);
   }
-  return converge(event, rt, d, sub);
+  if (!rec) {
+    // Deployed before the journal existed: what the service has is taken from the previous properties.
+    log({ msg: 'no journal record for this subscription: recording it from the previous properties', subscriptionId: id });
+    rec = await rt.journal.create<SubscriptionDoc>(key, 'active', {
+      product: d.productId, identity: d.remoteIdentityId, subscriptionId: id, applied: appliedOf(desiredOf(event.OldResourceProperties)),
+    }, id);
+    await rt.journal.claim('sub', id, key);
+  }
+  return converge(rt, rec, d, status);
 }
 
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
-  const sub = await readForDelete(rt, id);
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<SubscriptionDoc>(key);
   const onDelete = new Props(event.ResourceProperties, 'Subscription').optString('OnDelete') === 'cancelled' ? 'cancelled' : 'invalid';
-  if (!sub || sub.status === 'invalid' || sub.status === onDelete) {
-    log({ msg: 'nothing to delete', physicalResourceId: id, status: sub?.status });
-    return { PhysicalResourceId: id };
+  const targets = isNumericId(id)
+    ? [{ id, rec: recs.find((r) => r.physicalId === id) }]
+    // Rollback of a failed Create: an attempt whose POST had no clear outcome is resolved through the journal's claims.
+    : await Promise.all(recs.filter((r) => r.state === 'recording').map(async (r) => ({ id: await resolveAttempt(rt, r, event), rec: r })));
+  for (const t of targets) {
+    if (t.id === undefined) continue;
+    const status = await statusOrGone(rt, t.id);
+    if (status !== undefined && status !== 'invalid' && status !== onDelete) {
+      await rt.client.subscriptions.update(t.id, { status: onDelete });
+    } else {
+      log({ msg: 'nothing to delete', physicalResourceId: t.id, status });
+    }
+    if (t.rec && !DONE.has(t.rec.state)) await rt.journal.save(t.rec, 'deleted', t.rec.doc);
   }
-  await rt.client.subscriptions.update(sub.id, { status: onDelete });
   return { PhysicalResourceId: id };
+}
+
+/** The subscription of an attempt whose POST had no clear outcome (undefined: it made none). */
+async function resolveAttempt(rt: Runtime, rec: SubscriptionRecord, event: CfnEvent): Promise<string | undefined> {
+  const d = desiredOf(event.ResourceProperties);
+  const candidates = await unclaimedSubscriptions(rt, d.productId, matchesDesired(d));
+  if (candidates.length === 1) {
+    await rt.journal.claim('sub', candidates[0], rec.key);
+    return candidates[0];
+  }
+  if (candidates.length > 1) {
+    log({ level: 'WARNING', msg: 'an attempt of this resource had no clear outcome and several unclaimed subscriptions match it; none is changed', candidates });
+  }
+  await rt.journal.save(rec, 'abandoned', rec.doc);
+  return undefined;
 }
 
 /** Handles `Custom::DpiSubscription`. */

@@ -1,0 +1,279 @@
+/**
+ * The lifecycle journal: a DynamoDB table in the customer's account and region that records, for every
+ * custom resource, what the handler is about to do (intent) and what the service answered (outcome).
+ * Idempotent Create, the rollback Delete with a placeholder physical ID, UPDATE_ROLLBACK and recovery after a
+ * lost response read it, never the service's read fields (the spec shows subscription reads only with `id`
+ * and `status`). See docs/handler.md ("The lifecycle journal").
+ *
+ * One table per AWS account and region, shared by every stack; the handler creates it on first use
+ * (pay-per-request, point-in-time recovery, deletion protection) and it outlives the stacks, so records that a
+ * failed or deleted stack left stay findable.
+ *
+ * Items:
+ * - a resource's records: `pk` = resource key (`<stack name>/<logical ID>`), `sk` = record ID (one per remote
+ *   object the resource made or attempted: an attempt, a replacement); attributes `state`, `physicalId`,
+ *   `version` (conditional writes), `updatedAt`, `doc` (JSON of the resource type's document);
+ * - claims: `pk` = `claim#<kind>#<service ID>`, `sk` = `claim`, attribute `owner` (the resource key): which
+ *   resource owns a service record (found without reading the service's fields).
+ */
+import { randomBytes } from 'crypto';
+import type * as ddb from '@aws-sdk/client-dynamodb';
+import { DEFAULT_JOURNAL_TABLE } from '../contract';
+import { HandlerError, messageOf } from './errors';
+import { log } from './log';
+import { CfnEvent } from './types';
+
+/** One record of a resource. */
+export interface JournalRecord<D> {
+  readonly key: string;
+  readonly id: string;
+  readonly state: string;
+  readonly physicalId?: string;
+  readonly version: number;
+  readonly updatedAt: string;
+  readonly doc: D;
+}
+
+/** The journal's storage operations (DynamoDB). */
+export interface Journal {
+  /** Every record of a resource (strongly consistent, all pages). */
+  records<D>(key: string): Promise<JournalRecord<D>[]>;
+  /** Writes a new record (fails if the ID exists). */
+  create<D>(key: string, state: string, doc: D, physicalId?: string): Promise<JournalRecord<D>>;
+  /** Writes a record's next state; fails when another invocation changed it meanwhile. */
+  save<D>(rec: JournalRecord<D>, state: string, doc: D, physicalId?: string): Promise<JournalRecord<D>>;
+  /** Records that `owner` owns service record `kind`/`id`; returns the owner on record (an earlier one wins). */
+  claim(kind: string, id: string, owner: string): Promise<string>;
+  /** The owners of service records `kind`/`ids` (absent: unclaimed). */
+  owners(kind: string, ids: string[]): Promise<Map<string, string>>;
+}
+
+type DdbModule = typeof import('@aws-sdk/client-dynamodb');
+
+function sdk(): DdbModule {
+  // The Lambda runtime provides the SDK (external in the bundle); `dpi local-deploy` ships it as a dependency.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  return require('@aws-sdk/client-dynamodb') as DdbModule;
+}
+
+/** The resource key of an event: `<stack name>/<logical ID>` (stable across retries, rollbacks and redeploys). */
+export function resourceKey(event: CfnEvent): string {
+  const explicit = event.ResourceProperties?.JournalKey;
+  if (typeof explicit === 'string' && explicit !== '') return explicit;
+  // arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>
+  const m = /:stack\/([^/]+)\//.exec(event.StackId ?? '');
+  return `${m ? m[1] : event.StackId}/${event.LogicalResourceId}`;
+}
+
+const S = (v: string): ddb.AttributeValue => ({ S: v });
+const N = (v: number): ddb.AttributeValue => ({ N: String(v) });
+
+function fromItem<D>(item: Record<string, ddb.AttributeValue>): JournalRecord<D> {
+  let doc: D;
+  try {
+    doc = JSON.parse(item.doc?.S ?? '{}') as D;
+  } catch {
+    throw new HandlerError(`journal record ${item.pk?.S}/${item.sk?.S} is not valid JSON; restore it from the table's point-in-time backup`);
+  }
+  return {
+    key: item.pk.S!,
+    id: item.sk.S!,
+    state: item.state?.S ?? '',
+    physicalId: item.physicalId?.S,
+    version: Number(item.version?.N ?? '0'),
+    updatedAt: item.updatedAt?.S ?? '',
+    doc,
+  };
+}
+
+function toItem<D>(r: JournalRecord<D>): Record<string, ddb.AttributeValue> {
+  const item: Record<string, ddb.AttributeValue> = {
+    pk: S(r.key), sk: S(r.id), state: S(r.state), version: N(r.version), updatedAt: S(r.updatedAt), doc: S(JSON.stringify(r.doc)),
+  };
+  if (r.physicalId !== undefined) item.physicalId = S(r.physicalId);
+  return item;
+}
+
+/** A record ID that sorts by creation time. */
+function newRecordId(): string {
+  return `${new Date().toISOString()}#${randomBytes(4).toString('hex')}`;
+}
+
+const ensured = new Map<string, Promise<void>>();
+
+/** Forgets which tables were ensured (tests and the local runner, with a new server). */
+export function resetJournalCache(): void {
+  ensured.clear();
+}
+
+async function ensureTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>): Promise<void> {
+  const m = sdk();
+  const describe = async (): Promise<string | undefined> => {
+    try {
+      const out = await client.send(new m.DescribeTableCommand({ TableName: table }));
+      return out.Table?.TableStatus;
+    } catch (e) {
+      if ((e as { name?: string }).name === 'ResourceNotFoundException') return undefined;
+      throw e;
+    }
+  };
+  let status = await describe();
+  if (status === undefined) {
+    log({ msg: 'creating the lifecycle journal table', table });
+    try {
+      await client.send(new m.CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+        DeletionProtectionEnabled: true,
+        Tags: [{ Key: 'created-by', Value: 'data-pipeline-integration-cdk' }],
+      }));
+    } catch (e) {
+      // Another stack's handler created it at the same time.
+      if ((e as { name?: string }).name !== 'ResourceInUseException') throw e;
+    }
+    for (let i = 0; i < 120; i++) {
+      status = await describe();
+      if (status === 'ACTIVE') break;
+      await sleep(1000);
+    }
+    if (status !== 'ACTIVE') throw new HandlerError(`the lifecycle journal table ${table} did not become ACTIVE; deploy again`);
+    try {
+      await client.send(new m.UpdateContinuousBackupsCommand({
+        TableName: table, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      }));
+    } catch (e) {
+      log({ level: 'WARNING', msg: 'could not enable point-in-time recovery on the journal table', table, error: messageOf(e) });
+    }
+  }
+}
+
+function journalError(table: string, e: unknown): Error {
+  if (e instanceof HandlerError) return e;
+  const name = (e as { name?: string }).name ?? 'Error';
+  return new HandlerError(`the lifecycle journal (DynamoDB table ${table}) failed: ${name}: ${messageOf(e)}; `
+    + 'check that the provider role may use the table, then deploy again');
+}
+
+/** Options of `dynamoJournal`. */
+export interface JournalOptions {
+  readonly table?: string;
+  /** A DynamoDB-compatible endpoint (local runner, tests): static local credentials, region us-east-1. */
+  readonly endpoint?: string;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+const clients = new Map<string, ddb.DynamoDBClient>();
+
+/** The journal in DynamoDB (one client per endpoint per container; the table ensured once per container). */
+export function dynamoJournal(opts: JournalOptions): Journal {
+  const table = opts.table && opts.table !== '' ? opts.table : DEFAULT_JOURNAL_TABLE;
+  const m = sdk();
+  const ck = opts.endpoint ?? '';
+  let client = clients.get(ck);
+  if (!client) {
+    client = opts.endpoint
+      ? new m.DynamoDBClient({ endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+      : new m.DynamoDBClient({});
+    clients.set(ck, client);
+  }
+  const c = client;
+  const ready = (): Promise<void> => {
+    const k = `${ck}|${table}`;
+    let p = ensured.get(k);
+    if (!p) {
+      p = ensureTable(c, table, opts.sleep);
+      p.catch(() => ensured.delete(k));
+      ensured.set(k, p);
+    }
+    return p;
+  };
+  const run = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      await ready();
+      return await fn();
+    } catch (e) {
+      throw journalError(table, e);
+    }
+  };
+  const conditionFailed = (e: unknown): boolean => (e as { name?: string }).name === 'ConditionalCheckFailedException';
+
+  return {
+    records: <D>(key: string) => run(async () => {
+      const out: JournalRecord<D>[] = [];
+      let start: Record<string, ddb.AttributeValue> | undefined;
+      do {
+        const page: ddb.QueryCommandOutput = await c.send(new m.QueryCommand({
+          TableName: table,
+          KeyConditionExpression: 'pk = :k',
+          ExpressionAttributeValues: { ':k': S(key) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }));
+        for (const item of page.Items ?? []) out.push(fromItem<D>(item));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return out;
+    }),
+    create: <D>(key: string, state: string, doc: D, physicalId?: string) => run(async () => {
+      const rec: JournalRecord<D> = { key, id: newRecordId(), state, physicalId, version: 1, updatedAt: new Date().toISOString(), doc };
+      await c.send(new m.PutItemCommand({ TableName: table, Item: toItem(rec), ConditionExpression: 'attribute_not_exists(pk)' }));
+      return rec;
+    }),
+    save: <D>(rec: JournalRecord<D>, state: string, doc: D, physicalId?: string) => run(async () => {
+      const next: JournalRecord<D> = {
+        ...rec, state, doc, physicalId: physicalId ?? rec.physicalId, version: rec.version + 1, updatedAt: new Date().toISOString(),
+      };
+      try {
+        await c.send(new m.PutItemCommand({
+          TableName: table,
+          Item: toItem(next),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': N(rec.version) },
+        }));
+      } catch (e) {
+        if (conditionFailed(e)) {
+          throw new HandlerError(`journal record ${rec.key} (${rec.id}) was changed by another invocation meanwhile; deploy again`);
+        }
+        throw e;
+      }
+      return next;
+    }),
+    claim: (kind: string, id: string, owner: string) => run(async () => {
+      const pk = `claim#${kind}#${id}`;
+      try {
+        await c.send(new m.PutItemCommand({
+          TableName: table,
+          Item: { pk: S(pk), sk: S('claim'), owner: S(owner), updatedAt: S(new Date().toISOString()) },
+          ConditionExpression: 'attribute_not_exists(pk) OR #o = :o',
+          ExpressionAttributeNames: { '#o': 'owner' },
+          ExpressionAttributeValues: { ':o': S(owner) },
+        }));
+        return owner;
+      } catch (e) {
+        if (!conditionFailed(e)) throw e;
+        const got = await c.send(new m.GetItemCommand({ TableName: table, Key: { pk: S(pk), sk: S('claim') }, ConsistentRead: true }));
+        return got.Item?.owner?.S ?? owner;
+      }
+    }),
+    owners: (kind: string, ids: string[]) => run(async () => {
+      const out = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += 100) {
+        let keys: Array<Record<string, ddb.AttributeValue>> | undefined = ids.slice(i, i + 100)
+          .map((id) => ({ pk: S(`claim#${kind}#${id}`), sk: S('claim') }));
+        for (let round = 0; keys && keys.length > 0 && round < 10; round++) {
+          const got: ddb.BatchGetItemCommandOutput = await c.send(new m.BatchGetItemCommand({
+            RequestItems: { [table]: { Keys: keys, ConsistentRead: true } },
+          }));
+          for (const item of got.Responses?.[table] ?? []) {
+            out.set(item.pk.S!.slice(`claim#${kind}#`.length), item.owner?.S ?? '');
+          }
+          keys = got.UnprocessedKeys?.[table]?.Keys;
+          if (keys && keys.length > 0) await opts.sleep(100 * (round + 1));
+        }
+      }
+      return out;
+    }),
+  };
+}
