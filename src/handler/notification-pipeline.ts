@@ -229,7 +229,7 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   const recs = await rt.journal.records<PipelineDoc>(key);
   // The latest unfinished record of this identity (an earlier delivery, a failed deploy, a killed runner);
   // a replacement's old record (another identity) is never taken.
-  let rec = recs.filter((r) => r.doc.identity === d.remoteIdentityId && !DONE.has(r.state) && r.physicalId !== event.PhysicalResourceId)
+  let rec = recs.filter((r) => r.doc.identity === d.remoteIdentityId && !DONE.has(r.state) && (event.PhysicalResourceId === undefined || r.physicalId !== event.PhysicalResourceId))
     .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
   if (rec) log({ msg: 'found an earlier attempt of this resource in the journal', record: rec.id, state: rec.state, subscriptionId: rec.doc.subscriptionId });
   if (rec && (rec.state === 'active' || rec.state === 'updating')) {

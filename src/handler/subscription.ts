@@ -122,7 +122,7 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   const key = resourceKey(event);
   const recs = await rt.journal.records<SubscriptionDoc>(key);
   let rec = recs.filter((r) => !DONE.has(r.state) && r.doc.product === d.productId && (r.doc.identity ?? '') === (d.remoteIdentityId ?? '')
-    && r.physicalId !== event.PhysicalResourceId).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+    && (event.PhysicalResourceId === undefined || r.physicalId !== event.PhysicalResourceId)).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
   if (rec?.state === 'active') {
     log({ msg: 'create already done by an earlier delivery', subscriptionId: rec.physicalId });
     return converge(rt, rec, d);

@@ -1,6 +1,6 @@
-import { EB_ROLE, HandlerHarness, ROLE, STACK_ID, useHandlerHarness } from './helpers';
+import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
-import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
+import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
 
 const T = ResourceTypes.NOTIFICATION_PIPELINE;
 const BASE = {
@@ -13,16 +13,6 @@ const BASE = {
   StorageGroupId: '501',
   Name: 'Seller notifications',
   PartialFailure: 'FAIL',
-};
-
-/** The product parameters a Create records before its unified POST (no `subscriptions` / `meta` yet). */
-const RECORD = {
-  cdk_resource: `${STACK_ID}/Resource`,
-  notification_types: JSON.stringify(BASE.NotificationTypes),
-  role_arn: ROLE,
-  eb_to_fh_role_arn: EB_ROLE,
-  aws_region: 'us-east-1',
-  account_type: 'seller',
 };
 
 let h: HandlerHarness;
@@ -53,12 +43,11 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(sub.status).toBe('active');
     expect(sub.storage_group).toBe(501);
     expect(sub.name).toBe('Seller notifications');
-    expect(sub.product_parameters.cdk_resource).toBe(`${STACK_ID}/Resource`);
-    expect(JSON.parse(sub.product_parameters.notification_types)).toEqual(BASE.NotificationTypes);
+    // Only the keys the service reads (product 107's required_meta_fields and the default mapping): no marker,
+    // no selection (the journal keeps those).
+    expect(Object.keys(sub.product_parameters).sort()).toEqual(['meta', 'remote_identity_id', 'subscriptions']);
     expect(Object.keys(JSON.parse(sub.product_parameters.subscriptions)).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
     const meta = JSON.parse(sub.product_parameters.meta);
-    expect(sub.product_parameters.role_arn).toBe(ROLE);
-    expect(sub.product_parameters.aws_region).toBe('us-east-1');
     expect(created.Data).toMatchObject({
       SubscriptionId: id,
       SubscribedTypes: 'ORDER_CHANGE,FEED_PROCESSING_FINISHED',
@@ -84,7 +73,7 @@ describe('Custom::DpiNotificationPipeline', () => {
       `PATCH /v2/sub/${id} 200`,
     ]);
     state = h.state();
-    expect(JSON.parse(subOf(state, id).product_parameters.notification_types)).toEqual(types2);
+    expect(Object.keys(JSON.parse(subOf(state, id).product_parameters.subscriptions)).sort()).toEqual([...types2].sort());
     expect(state.pipelines[0].notificationTypes.sort()).toEqual([...types2].sort());
     // The queue path was kept (same prefix).
     expect(updated.Data!.Prefix).toBe(created.Data!.Prefix);
@@ -177,7 +166,8 @@ describe('Custom::DpiNotificationPipeline', () => {
     state = h.state();
     expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362 && u.enabled).map((u: any) => u.notificationType).sort())
       .toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
-    expect(JSON.parse(subOf(state, id).product_parameters.notification_types)).toEqual(BASE.NotificationTypes);
+    expect(Object.keys(JSON.parse(subOf(state, id).product_parameters.subscriptions)).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    expect(rolled.Data!.SubscribedTypes.split(',').sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
     // And the restored pipeline can still be deleted cleanly (the stored metadata follows every PATCH).
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
     expect(pipelineResources(h.state())).toEqual([]);
@@ -199,8 +189,8 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(reason).toMatch(/role assumption failed/);
     expect(reason).toContain('ExternalId');
     expect(reason).toContain('role/missing');
-    // The record made before the unified POST is set invalid again: no active product-107 subscription stays.
-    expect(h.state().subscriptions.filter((s: any) => s.product === 107).map((s: any) => s.status)).toEqual(['invalid']);
+    // The unified POST comes first: nothing was made, no product-107 subscription either.
+    expect(h.state().subscriptions.filter((s: any) => s.product === 107)).toEqual([]);
     expect(h.state().pipelines).toEqual([]);
   });
 
@@ -258,180 +248,149 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(await h.changingRequests()).toEqual([]);
   });
 
-  test('Create records the attempt first: POST /v2/sub without metadata, POST unified, then PATCH storing subscriptions and meta', async () => {
+  test('Create: the unified POST, then POST /v2/sub storing the result; the result is logged before it is stored', async () => {
     await h.clearRequests();
     const r = await h.onEvent(h.event(T, 'Create', BASE));
-    const id = r.PhysicalResourceId;
     expect(await h.changingRequests()).toEqual([
-      'POST /v2/sub 201',
       'POST /service/sp/notifications-unified/362 207',
-      `PATCH /v2/sub/${id} 200`,
+      'POST /v2/sub 201',
     ]);
-    const pp = subOf(h.state(), id).product_parameters;
-    expect(pp.cdk_resource).toBe(`${STACK_ID}/Resource`);
+    const pp = subOf(h.state(), r.PhysicalResourceId).product_parameters;
     expect(JSON.parse(pp.meta).pipeline_id).toBe(h.state().pipelines[0].id);
-    // The unified result is logged before it is stored (an operator finds it even if the Lambda dies).
     const logged = h.logs.find((l) => l.includes('"msg":"unified pipeline created"'));
     expect(logged).toContain(JSON.parse(pp.meta).s3_notification_prefix);
   });
 
-  test('crash after the unified POST (metadata PATCH fails): a repeated Create finishes it, Delete cleans up what is stored', async () => {
+  test('the subscription POST fails after the unified POST: the reason names the pipeline; a repeated Create records it without a second unified POST', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
-    await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub/', status: 500, count: 1 });
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
     const reason = await h.fails(h.event(T, 'Create', props));
-    expect(reason).toContain('metadata could not be stored');
+    expect(reason).toContain('notification pipeline of identity 362 was created');
     expect(reason).toContain('deploy again');
     let state = h.state();
-    const record = state.subscriptions.filter((s: any) => s.product === 107);
-    expect(record).toHaveLength(1);
-    expect(record[0].status).toBe('active');
-    expect(record[0].product_parameters.meta).toBeUndefined();
-    expect(record[0].product_parameters.cdk_resource).toBe(`${STACK_ID}/Resource`);
-    const crashed = state.pipelines.map((p: any) => p.id);
-    expect(crashed).toHaveLength(1);
-    const upstream = state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
-    expect(upstream).toHaveLength(1);
+    expect(state.subscriptions.filter((s: any) => s.product === 107)).toEqual([]);
+    expect(state.pipelines).toHaveLength(1);
 
-    // The repeated Create (same StackId + LogicalResourceId) finds the record without metadata and finishes it.
     await h.clearRequests();
     const r = await h.onEvent(h.event(T, 'Create', props));
-    expect(r.PhysicalResourceId).toBe(String(record[0].id));
-    expect(await h.changingRequests()).toEqual([
-      'POST /service/sp/notifications-unified/362 207',
-      `PATCH /v2/sub/${r.PhysicalResourceId} 200`,
-    ]);
-    expect(h.logs.some((l) => l.includes('"level":"WARNING"') && l.includes('stopped before storing the pipeline metadata'))).toBe(true);
+    expect(await h.changingRequests()).toEqual(['POST /v2/sub 201']);
     state = h.state();
-    const subs107 = state.subscriptions.filter((s: any) => s.product === 107 && s.remote_identity === 362 && s.status === 'active');
-    expect(subs107).toHaveLength(1);
-    const meta = JSON.parse(subs107[0].product_parameters.meta);
-    expect(r.Data!.Prefix).toBe(meta.s3_notification_prefix);
-    // The upstream subscription at the expected (shared event-bus) destination was reused, not duplicated.
-    const upstream2 = state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
-    expect(upstream2.map((u: any) => u.id)).toEqual([upstream[0].id]);
-    expect(JSON.parse(subs107[0].product_parameters.subscriptions)).toEqual({ ORDER_CHANGE: upstream[0].id });
-
-    // Delete removes the stored pipeline and the upstream subscription.
+    expect(state.pipelines).toHaveLength(1);
+    expect(JSON.parse(subOf(state, r.PhysicalResourceId).product_parameters.meta).pipeline_id).toBe(state.pipelines[0].id);
     await h.onEvent(h.event(T, 'Delete', props, { PhysicalResourceId: r.PhysicalResourceId }));
     state = h.state();
-    expect(subOf(state, r.PhysicalResourceId).status).toBe('invalid');
+    expect(state.pipelines).toEqual([]);
+    expect(pipelineResources(state)).toEqual([]);
     expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
-    expect(state.pipelines.some((p: any) => p.id === meta.pipeline_id)).toBe(false);
-    expect(pipelineResources(state).filter((x: any) => x.pipelineId === meta.pipeline_id)).toEqual([]);
-    // Residual (documented): the crashed attempt's own delivery resources, whose metadata the service never
-    // handed back in a stored form, cannot be reached through the service interface.
-    expect(state.pipelines.map((p: any) => p.id)).toEqual(crashed);
   });
 
-  test('a dropped subscription POST (ambiguous) is looked up by the marker before giving up; nothing else is made', async () => {
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', drop: true, count: 1 });
-    await h.clearRequests();
-    const reason = await h.fails(h.event(T, 'Create', BASE));
-    expect(reason).toContain('no subscription carries this resource\'s marker');
-    const log = (await h.requests()).map((x) => `${x.method} ${x.path} ${x.status}`);
-    const post = log.indexOf('POST /v2/sub 0');
-    expect(post).toBeGreaterThanOrEqual(0);
-    expect(log.slice(post + 1)).toEqual(['GET /v2/sub 200']);
-    expect(h.state().subscriptions.filter((s: any) => s.product === 107)).toEqual([]);
-    expect(h.state().pipelines).toEqual([]);
+  test('the rollback Delete of a failed Create (placeholder physical ID) finds the attempt in the journal and removes it', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
+    await h.fails(h.event(T, 'Create', BASE));
+    expect(h.state().pipelines).toHaveLength(1);
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: 'HandlerTest-Resource-1A2B3C4D' }));
+    const state = h.state();
+    expect(state.pipelines).toEqual([]);
+    expect(pipelineResources(state)).toEqual([]);
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
+    expect(state.subscriptions.filter((s: any) => s.product === 107).map((s: any) => s.status)).toEqual(['invalid']);
+    // A later Create starts anew (the attempt is done in the journal).
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    expect(subOf(h.state(), r.PhysicalResourceId).status).toBe('active');
+    expect(h.state().pipelines).toHaveLength(1);
   });
 
-  test('a subscription POST applied but its response lost (ambiguous) is found by the marker in the same invocation: one subscription', async () => {
-    // The emulator handles the POST (the subscription is created) and then drops the connection.
+  test('a subscription POST applied but its response lost is found among the unclaimed subscriptions: one subscription', async () => {
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
     await h.clearRequests();
     const r = await h.onEvent(h.event(T, 'Create', BASE));
-    const applied = r.PhysicalResourceId;
     const log = (await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path} ${x.status}`);
     const post = log.indexOf('POST /v2/sub 201');
     expect(post).toBeGreaterThan(0);
-    // After the lost answer: the lookup by the marker, the unified POST and the metadata PATCH; no second subscription POST.
-    expect(log.slice(post + 1)).toEqual([
-      'GET /v2/sub 200',
-      'POST /service/sp/notifications-unified/362 207',
-      `PATCH /v2/sub/${applied} 200`,
-    ]);
+    expect(log.slice(post + 1)).toEqual(['GET /v2/sub 200']);
     expect(h.logs.some((l) => l.includes('the subscription create had no clear outcome'))).toBe(true);
-    expect(h.logs.some((l) => l.includes('found the subscription by the marker after the ambiguous create'))).toBe(true);
     const state = h.state();
-    const subs107 = state.subscriptions.filter((s: any) => s.product === 107);
-    expect(subs107.map((s: any) => String(s.id))).toEqual([applied]);
-    expect(subs107[0].product_parameters.cdk_resource).toBe(`${STACK_ID}/Resource`);
+    expect(state.subscriptions.filter((s: any) => s.product === 107).map((s: any) => String(s.id))).toEqual([r.PhysicalResourceId]);
     expect(state.pipelines).toHaveLength(1);
-    expect(JSON.parse(subOf(state, applied).product_parameters.meta).pipeline_id).toBe(state.pipelines[0].id);
   });
 
-  test('a unified POST applied but its response lost: the Create fails (ambiguous); a repeated Create finishes it with the recorded subscription', async () => {
+  test('a subscription created outside the stack is never taken for a lost response: a second unclaimed candidate fails naming both', async () => {
+    // A product-107 subscription of the same identity made by hand (no resource claims it).
+    const other = await h.subscribe(107, 362, { subscriptions: '{}', meta: '{}' });
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
+    const reason = await h.fails(h.event(T, 'Create', BASE));
+    expect(reason).toContain(other);
+    expect(reason).toContain('claimed by no resource');
+  });
+
+  test('a unified POST applied but its response lost: the Create fails; a repeated Create posts again and records the pipeline', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/', dropResponse: true, count: 1 });
     const reason = await h.fails(h.event(T, 'Create', props));
     expect(reason).toContain('had no clear outcome');
     expect(reason).toContain('deploy again');
     let state = h.state();
-    // The service applied the POST: a pipeline and its upstream subscription exist, but nothing stored them.
-    const record = state.subscriptions.filter((s: any) => s.product === 107);
-    expect(record).toHaveLength(1);
-    expect(record[0].status).toBe('active');
-    expect(record[0].product_parameters.meta).toBeUndefined();
     const lost = state.pipelines.map((p: any) => p.id);
     expect(lost).toHaveLength(1);
     const upstream = state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
     expect(upstream).toHaveLength(1);
 
-    // The repeated Create (same StackId + LogicalResourceId) uses the recorded subscription and POSTs again.
     await h.clearRequests();
     const r = await h.onEvent(h.event(T, 'Create', props));
-    expect(r.PhysicalResourceId).toBe(String(record[0].id));
-    expect(await h.changingRequests()).toEqual([
-      'POST /service/sp/notifications-unified/362 207',
-      `PATCH /v2/sub/${r.PhysicalResourceId} 200`,
-    ]);
+    expect(await h.changingRequests()).toEqual(['POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 201']);
+    expect(h.logs.some((l) => l.includes('"level":"WARNING"') && l.includes('has no known outcome'))).toBe(true);
     state = h.state();
-    expect(state.subscriptions.filter((s: any) => s.product === 107)).toHaveLength(1);
     const meta = JSON.parse(subOf(state, r.PhysicalResourceId).product_parameters.meta);
-    // The event-bus upstream subscription was reused (same ID), not duplicated.
     expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362).map((u: any) => u.id)).toEqual([upstream[0].id]);
-    // Leftover (documented): the first POST's pipeline, whose answer was lost, stays besides the stored one;
-    // its delivery resources are not reachable through the service interface.
-    expect(meta.pipeline_id).not.toBe(lost[0]);
+    // Residual (documented): the first POST's pipeline, whose answer was lost, is not reachable through the service.
     expect(state.pipelines.map((p: any) => p.id).sort()).toEqual([lost[0], meta.pipeline_id].sort());
-    expect(pipelineResources(state).some((x: any) => x.pipelineId === lost[0])).toBe(true);
-
-    // Delete removes the stored pipeline and the upstream subscription; the lost pipeline remains.
     await h.onEvent(h.event(T, 'Delete', props, { PhysicalResourceId: r.PhysicalResourceId }));
     state = h.state();
-    expect(subOf(state, r.PhysicalResourceId).status).toBe('invalid');
     expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
     expect(state.pipelines.map((p: any) => p.id)).toEqual(lost);
   });
 
-  test('Delete of a subscription without stored metadata sets it invalid, warns with identity and region, calls no unified DELETE', async () => {
-    const id = await h.subscribe(107, 362, RECORD);
+  test('UPDATE_ROLLBACK after an update whose stored metadata could not be written re-applies the previous selection', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    const next = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
+    await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: `/v2/sub/${id}`, status: 400, count: 1 });
+    await h.fails(h.event(T, 'Update', next, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
+    // The unified PATCH was applied (FEED_PROCESSING_FINISHED dropped), the metadata is stale.
+    const enabled = (): string[] => h.state().upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362 && u.enabled)
+      .map((u: any) => u.notificationType).sort();
+    expect(enabled()).toEqual(['ORDER_CHANGE']);
     await h.clearRequests();
-    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
-    expect(await h.changingRequests()).toEqual([`PATCH /v2/sub/${id} 200`]);
-    expect(subOf(h.state(), id).status).toBe('invalid');
-    const warning = h.logs.find((l) => l.includes('"level":"WARNING"') && l.includes('no stored pipeline metadata') && l.includes(`"subscriptionId":"${id}"`));
-    expect(warning).toBeDefined();
-    expect(warning).toContain('"remoteIdentityId":"362"');
-    expect(warning).toContain('"region":"us-east-1"');
+    const rolled = await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...next } }));
+    expect(await h.changingRequests()).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
+    expect(enabled()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    expect(rolled.Data!.SubscribedTypes.split(',').sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    expect(rolled.Data!.Prefix).toBe(JSON.parse(subOf(h.state(), id).product_parameters.meta).s3_notification_prefix);
   });
 
-  test('Update of a subscription without stored metadata creates the unified pipeline and stores it (no unified PATCH)', async () => {
-    const id = await h.subscribe(107, 362, RECORD);
+  test('a pipeline deployed before the journal existed: Update converges it with the full-body PATCH, Delete removes it', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    await h.reset({ keepEmulator: true });
+    const next = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
     await h.clearRequests();
-    const r = await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
-    expect(r.PhysicalResourceId).toBe(id);
-    const changing = await h.changingRequests();
-    expect(changing[0]).toBe('POST /service/sp/notifications-unified/362 207');
-    expect(changing[1]).toBe(`PATCH /v2/sub/${id} 200`);
-    expect(changing).toHaveLength(2);
-    const state = h.state();
-    expect(JSON.parse(subOf(state, id).product_parameters.meta).pipeline_id).toBe(state.pipelines[0].id);
-    expect(r.Data!.SubscribedTypes.split(',').sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
-    // And it can now be deleted cleanly.
-    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
-    expect(pipelineResources(h.state())).toEqual([]);
+    const r = await h.onEvent(h.event(T, 'Update', next, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
+    expect(await h.changingRequests()).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
+    expect(r.Data!.SubscribedTypes).toBe('ORDER_CHANGE');
+    await h.reset({ keepEmulator: true });
+    await h.onEvent(h.event(T, 'Delete', next, { PhysicalResourceId: id }));
+    expect(h.state().pipelines).toEqual([]);
+    expect(subOf(h.state(), id).status).toBe('invalid');
+  });
+
+  test('a required meta field that no result can fill fails before any change, naming it', async () => {
+    const p107 = DEFAULT_FIXTURES.products!.find((p) => p.id === 107)!;
+    await h.admin('POST', '/fixtures', { products: [{ ...p107, required_meta_fields: ['remote_identity_id', 'pipeline_owner'] }] });
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Create', BASE));
+    expect(reason).toContain('pipeline_owner');
+    expect(reason).toContain('nothing was created');
+    expect(await h.changingRequests()).toEqual([]);
   });
 
   test('the secret is read once per warm container and the token is cached across invocations', async () => {
