@@ -155,5 +155,3 @@ export interface ProductOrderJobsProperties extends Base {
   /** default 1000 */
   readonly StageId?: string;
 }
-// TEMP until the emulator no longer imports it
-export const PipelineParameterKeys = { SUBSCRIPTIONS: 'subscriptions', META: 'meta' } as const;
