@@ -195,4 +195,18 @@ describe('options', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('numeric admin inputs out of range are 400, not 500', async () => {
+    const tx = await h.admin('POST', '/tx', { id: 'huge', sender: 'supervisor', status: 'PROCESSING', timestamp: 1e308 });
+    expect(tx.status).toBe(400);
+    expect(tx.body.errors[0].detail).toMatch(/timestamp/);
+    expect((await h.admin('POST', '/tx', { id: 'sub', sender: 'supervisor', status: 'PROCESSING', subscription_id: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/clock', { now: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/clock', { advance: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/x', status: 500, count: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/x', status: 503, retryAfter: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { accounts: [{ id: 1e308 }] })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { failingCleanupSubscriptions: [1e308] })).status).toBe(400);
+    expect((await h.admin('GET', '/faults')).body.faults).toEqual([]);
+  });
 });
