@@ -1,5 +1,5 @@
-import { DEFAULT_FIXTURES } from '../../src/emulator';
 import { createSub, Harness, useHarness } from './helpers';
+import { DEFAULT_FIXTURES } from '../../src/emulator';
 
 let h: Harness;
 useHarness((started) => {
@@ -33,6 +33,12 @@ async function requireKeys(keys: string[]): Promise<void> {
   expect(r.status).toBe(200);
 }
 
+/** The default-key parameters of a unified result. */
+const stored = (a: { subscriptions: Record<string, string>; meta: Record<string, string> }): Record<string, string> => ({
+  subscriptions: JSON.stringify(a.subscriptions),
+  meta: JSON.stringify(a.meta),
+});
+
 const patchSub = (id: number, pp: Record<string, string>) => h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id: String(id), attributes: { product_parameters: pp } } });
 
 describe('default fixtures: remote_identity_id, subscriptions, meta', () => {
@@ -45,7 +51,7 @@ describe('default fixtures: remote_identity_id, subscriptions, meta', () => {
 
   test('PATCH and DELETE work with the stored metadata', async () => {
     const a = await unifiedPost(362, ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED']);
-    const sid = await createSub(h, { product: 107, remote_identity: 362, product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) } });
+    const sid = await createSub(h, { product: 107, remote_identity: 362, product_parameters: stored(a) });
     const p = await h.api('PATCH', `${U}/362/${sid}`, body(['ORDER_CHANGE']));
     expect(p.status).toBe(207);
     const b = p.body.data.attributes;
@@ -63,7 +69,7 @@ describe('default fixtures: remote_identity_id, subscriptions, meta', () => {
   ])('400 when the stored %s', async (_n, key, value) => {
     const a = await unifiedPost(362, ['ORDER_CHANGE']);
     const other = await unifiedPost(363, ['ITEM_SALES_EVENT_CHANGE']);
-    const sid = await createSub(h, { product: 107, remote_identity: 362, product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) } });
+    const sid = await createSub(h, { product: 107, remote_identity: 362, product_parameters: stored(a) });
     const v = value === 'other' ? JSON.stringify(other.meta) : value;
     // Rewrite the stored value (fixtures bypass the create-time checks).
     await h.admin('POST', '/fixtures', {
@@ -97,7 +103,7 @@ describe("fixtures naming other keys: ['remote_identity_id', 'upstream_subscript
     await requireKeys(KEYS);
     const a = await unifiedPost(362, ['ORDER_CHANGE']);
     // The default keys no longer satisfy the product.
-    await expect(createSub(h, { product: 107, remote_identity: 362, product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) } }))
+    await expect(createSub(h, { product: 107, remote_identity: 362, product_parameters: stored(a) }))
       .rejects.toThrow(/upstream_subscriptions/);
     const sid = await createSub(h, {
       product: 107,
@@ -107,7 +113,8 @@ describe("fixtures naming other keys: ['remote_identity_id', 'upstream_subscript
     const p = await h.api('PATCH', `${U}/362/${sid}`, body(['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED']));
     expect(p.status).toBe(207);
     const b = p.body.data.attributes;
-    expect((await patchSub(sid, { upstream_subscriptions: JSON.stringify(b.subscriptions), s3_notification_prefix: b.meta.s3_notification_prefix })).status).toBe(200);
+    const next = { upstream_subscriptions: JSON.stringify(b.subscriptions), s3_notification_prefix: b.meta.s3_notification_prefix };
+    expect((await patchSub(sid, next)).status).toBe(200);
     expect((await h.api('DELETE', `${U}/362/${sid}`)).status).toBe(204);
     expect((await h.state()).pipelines).toHaveLength(0);
   });
@@ -124,8 +131,8 @@ describe("fixtures naming other keys: ['remote_identity_id', 'upstream_subscript
     const pp: Record<string, string | undefined> = {
       remote_identity_id: '362', upstream_subscriptions: JSON.stringify(a.subscriptions), s3_notification_prefix: a.meta.s3_notification_prefix, ...over,
     };
-    const stored = Object.fromEntries(Object.entries(pp).filter(([, v]) => v !== undefined));
-    await h.admin('POST', '/fixtures', { subscriptions: [{ id: 9701, account: 1001, user: 2001, product: 107, remote_identity: 362, product_parameters: stored }] });
+    const kept = Object.fromEntries(Object.entries(pp).filter(([, v]) => v !== undefined));
+    await h.admin('POST', '/fixtures', { subscriptions: [{ id: 9701, account: 1001, user: 2001, product: 107, remote_identity: 362, product_parameters: kept }] });
     for (const r of [await h.api('DELETE', `${U}/362/9701`), await h.api('PATCH', `${U}/362/9701`, body(['ORDER_CHANGE']))]) {
       expect(r.status).toBe(400);
       expect(r.body.errors[0].detail).toMatch(msg);

@@ -57,8 +57,17 @@ describe("reads: 'vendor'", () => {
         type: 'Subscription',
         id,
         attributes: {
-          status: 'active', name: 'Orders', product_id: 3001, remote_identity_id: 362, storage_group_id: 501, account_id: 1001, user_id: 2001,
-          date_start: '2026-01-01T00:00:00Z', created_at: '2026-06-15T12:00:00', modified_at: '2026-06-15T12:00:00', invalidated_at: null,
+          status: 'active',
+          name: 'Orders',
+          product_id: 3001,
+          remote_identity_id: 362,
+          storage_group_id: 501,
+          account_id: 1001,
+          user_id: 2001,
+          date_start: '2026-01-01T00:00:00Z',
+          created_at: '2026-06-15T12:00:00',
+          modified_at: '2026-06-15T12:00:00',
+          invalidated_at: null,
         },
       });
       for (const k of ['product_parameters', 'remote_identity', 'account', 'product', 'date_end']) expect(rec.attributes).not.toHaveProperty(k);
@@ -111,8 +120,14 @@ describe("reads: 'vendor'", () => {
       data: {
         type: 'Job',
         attributes: {
-          is_primary: false, valid_date_start: '2026-06-16', valid_date_end: '2026-06-16', stage_id: 1000,
-          extra_context: JSON.stringify({ order_ids: ['123-1234567-1234567'] }), request_start: 1, request_end: 0, schedule: '15 2 16 6 *',
+          is_primary: false,
+          valid_date_start: '2026-06-16',
+          valid_date_end: '2026-06-16',
+          stage_id: 1000,
+          extra_context: JSON.stringify({ order_ids: ['123-1234567-1234567'] }),
+          request_start: 1,
+          request_end: 0,
+          schedule: '15 2 16 6 *',
         },
       },
     });

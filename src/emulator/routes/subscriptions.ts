@@ -238,7 +238,9 @@ const TRANSITIONS: Record<string, string[]> = {
 };
 
 /** Applies a PATCH (v2 attributes; `params` = the already-checked parameters to merge, if any). */
-function patchSubscription(ctx: Ctx, who: Principal, id: number, attrs: Record<string, unknown>, params: Record<string, string> | undefined): SubscriptionRecord {
+function patchSubscription(
+  ctx: Ctx, who: Principal, id: number, attrs: Record<string, unknown>, params: Record<string, string> | undefined,
+): SubscriptionRecord {
   const sub = ownedSubscription(ctx.s, who, id);
   for (const k of ['account', 'user', 'product']) {
     if (attrs[k] !== undefined && String(attrs[k]) !== String((sub as unknown as Record<string, unknown>)[k])) fail(400, `${k} cannot be changed`);
@@ -363,7 +365,8 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
   app.get('/v2/product', async (req) => {
     principal(req);
     const filter = flagFilter(req, 'is_storage_product');
-    return listBody(ctx, req, ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter).map((p) => productRecord(p, vendor)));
+    const rows = ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter);
+    return listBody(ctx, req, rows.map((p) => productRecord(p, vendor)));
   });
   const oneProduct = (req: FastifyRequest): ProductFixture => {
     principal(req);
