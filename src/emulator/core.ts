@@ -77,9 +77,18 @@ export interface Fault {
   dropResponse?: boolean;
 }
 
+/**
+ * Wire shape of read, create and update responses of the service routes: `minimal` answers only what the interface
+ * specification shows; `vendor` answers as the vendor's public API documentation shows (paginated list envelopes,
+ * the smaller v2 subscription representation, documented attributes and single-record routes, numeric IDs).
+ */
+export type ReadMode = 'minimal' | 'vendor';
+
 /** Everything a route needs: the mutable state, the clock and settings. */
 export interface Ctx {
   s: EmulatorState;
+  /** Response shape of the service routes (the admin API always answers the full state). */
+  reads: ReadMode;
   tokenTtlSeconds: number;
   secret: Buffer;
   requests: RequestLogEntry[];

@@ -5,23 +5,26 @@ import { EmulatorState, JobRecord, SubscriptionRecord } from './state';
 
 type Keyed = Record<string, unknown>;
 
+/** A safe integer (fixture IDs; `1e308` is not one). */
+const int = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+
 const KEYS: Record<string, (r: Keyed) => string | undefined> = {
-  accounts: (r) => (typeof r.id === 'number' ? String(r.id) : undefined),
-  users: (r) => (typeof r.id === 'number' && typeof r.account === 'number' ? String(r.id) : undefined),
-  refreshTokens: (r) => (typeof r.token === 'string' && typeof r.accountId === 'number' && typeof r.userId === 'number' ? r.token : undefined),
-  products: (r) => (typeof r.id === 'number' && typeof r.name === 'string' ? String(r.id) : undefined),
-  productCards: (r) => (typeof r.id === 'number' ? String(r.id) : undefined),
-  payloads: (r) => ((typeof r.id === 'string' || typeof r.id === 'number') && typeof r.product === 'number'
-    && typeof r.name === 'string' && typeof r.stage_id === 'number' ? String(r.id) : undefined),
-  remoteIdentities: (r) => (typeof r.id === 'number' && typeof r.account === 'number' && typeof r.remote_identity_type_id === 'number' ? String(r.id) : undefined),
-  storages: (r) => (typeof r.id === 'number' && typeof r.account === 'number' ? String(r.id) : undefined),
-  subscriptions: (r) => (typeof r.id === 'number' && typeof r.account === 'number' && typeof r.user === 'number' && typeof r.product === 'number' ? String(r.id) : undefined),
+  accounts: (r) => (int(r.id) ? String(r.id) : undefined),
+  users: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
+  refreshTokens: (r) => (typeof r.token === 'string' && int(r.accountId) && int(r.userId) ? r.token : undefined),
+  products: (r) => (int(r.id) && typeof r.name === 'string' ? String(r.id) : undefined),
+  productCards: (r) => (int(r.id) ? String(r.id) : undefined),
+  payloads: (r) => ((typeof r.id === 'string' || int(r.id)) && int(r.product)
+    && typeof r.name === 'string' && int(r.stage_id) ? String(r.id) : undefined),
+  remoteIdentities: (r) => (int(r.id) && int(r.account) && int(r.remote_identity_type_id) ? String(r.id) : undefined),
+  storages: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
+  subscriptions: (r) => (int(r.id) && int(r.account) && int(r.user) && int(r.product) ? String(r.id) : undefined),
   marketplaces: (r) => (typeof r.id === 'string' ? r.id : undefined),
   credentials: (r) => (typeof r.client_id === 'string' && typeof r.client_secret === 'string' && typeof r.refresh_token === 'string'
     && typeof r.region === 'string' && typeof r.selling_partner_id === 'string' ? `${r.client_id}|${r.refresh_token}` : undefined),
   asins: (r) => (typeof r.marketplaceId === 'string' && typeof r.asin === 'string' ? `${r.marketplaceId}|${r.asin}` : undefined),
   cloudRoles: (r) => (typeof r.accountId === 'string' && typeof r.roleArn === 'string' ? r.roleArn : undefined),
-  legacyPipelines: (r) => (typeof r.subscriptionId === 'number' && typeof r.remoteIdentityId === 'number' && typeof r.queueArn === 'string'
+  legacyPipelines: (r) => (int(r.subscriptionId) && int(r.remoteIdentityId) && typeof r.queueArn === 'string'
     && Array.isArray(r.notificationTypes) ? String(r.subscriptionId) : undefined),
 };
 
@@ -50,9 +53,15 @@ export function applyFixtures(ctx: Ctx, fx: unknown): Record<string, number> {
       counts[name] = 1;
       continue;
     }
+    if (name === 'pageSize') {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 1000) fail(400, 'pageSize must be an integer 1-1000');
+      s.pageSize = value;
+      counts[name] = 1;
+      continue;
+    }
     if ((LISTS as readonly string[]).includes(name)) {
       const wantString = name === 'failingNotificationTypes';
-      if (!Array.isArray(value) || value.some((v) => (wantString ? typeof v !== 'string' : typeof v !== 'number'))) {
+      if (!Array.isArray(value) || value.some((v) => (wantString ? typeof v !== 'string' : !int(v)))) {
         fail(400, `${name} must be an array of ${wantString ? 'strings' : 'numbers'}`);
       }
       (s as unknown as Record<string, unknown>)[name] = [...value];
@@ -136,13 +145,25 @@ function subscriptionFromFixture(r: SubscriptionFixture, now: number): Subscript
   };
 }
 
+/** Job IDs: `j-<n>` in minimal mode (the spec shows no format), numeric strings in vendor mode (as documented). */
+export function newJobId(ctx: Ctx): string {
+  const n = ++ctx.s.counters.job;
+  return ctx.reads === 'vendor' ? String(4100000 + n) : `j-${n}`;
+}
+
+/** History transaction IDs: `h-<n>` in minimal mode, numeric strings in vendor mode (as documented). */
+export function newHistoryId(ctx: Ctx): string {
+  const n = ++ctx.s.counters.history;
+  return ctx.reads === 'vendor' ? String(72000 + n) : `h-${n}`;
+}
+
 /** Creates the primary job of a new subscription when its product has `initialize_job = 1`. */
 export function createPrimaryJob(ctx: Ctx, sub: SubscriptionRecord): JobRecord | undefined {
   const product = ctx.s.products.find((p) => p.id === sub.product);
   if (!product || product.initialize_job !== 1) return undefined;
   if (ctx.s.jobs.some((j) => j.subscription_id === sub.id && j.is_primary)) return undefined;
   const job: JobRecord = {
-    id: `j-${++ctx.s.counters.job}`,
+    id: newJobId(ctx),
     account: sub.account,
     subscription_id: sub.id,
     is_primary: true,

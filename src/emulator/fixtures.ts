@@ -1,15 +1,44 @@
 import { readFileSync } from 'node:fs';
-import type { BackendInfo, HistoryInfo, Marketplace, ProductStage } from '../client/types';
 
 /** Records the emulator can be seeded with (all optional; merged over the defaults). */
 export interface AccountFixture { id: number; name?: string }
 export interface UserFixture { id: number; account: number; email?: string }
 export interface RefreshTokenFixture { token: string; accountId: number; userId: number }
 
-// Catalog records are the wire shapes of the client (src/client/types.ts owns them).
-export type { BackendInfo, HistoryInfo };
+// Catalog records: the emulator's own copies of the wire shapes of the interface specification (the emulator
+// imports nothing from the library, so that it stays an independent witness of the service's behaviour).
+
+/** One `backend_info[]` record of a product definition (one per subproduct stream). */
+export interface BackendInfo {
+  subproduct_id: string;
+  worker_name: string;
+  job_type: string;
+  base_schedule_start: string | null;
+  base_schedule_end: string | null;
+  base_request_start: number | null;
+  num_days: number | null;
+  days_list: number[] | null;
+  num_stages: number | null;
+  stage_list: number[] | null;
+}
+
+/** One `history_info[]` record of a product definition (one per stage per subproduct). */
+export interface HistoryInfo {
+  stage_id: number;
+  subproduct_id: string;
+  /** Maximum days of history that can be requested for the stage. */
+  days: number;
+  schedule_offset: number | null;
+  /** Maximum age in days of a single data request for the stage. */
+  max_request_time: number;
+}
+
 /** One `stages[]` record of a product definition. */
-export type StageInfo = ProductStage;
+export interface StageInfo {
+  name: string;
+  stage_id: number;
+  restricted_to: string[] | null;
+}
 
 /** A product: the catalog definition plus the subscriptions-service fields (`required_meta_fields`). */
 export interface ProductFixture {
@@ -41,6 +70,16 @@ export interface RemoteIdentityFixture {
   remote_identity_type_name?: string;
   /** Marketplace IDs the identity participates in (types 17/18). */
   marketplaces?: string[];
+  /** `1` when the identity's credentials were revoked or expired (vendor reads, `invalid_identity` filter). Default 0. */
+  invalid_identity?: 0 | 1;
+  /** The user who authorized the identity (vendor reads). Default: the first user of the account. */
+  user?: number;
+  /** Vendor reads: region of the identity (default `global`). */
+  region?: string;
+  /** Vendor reads: email of the third-party profile. */
+  email?: string;
+  /** Vendor reads: the provider's identifying value (default: the identity ID). */
+  remote_unique_id?: string;
 }
 export interface StorageFixture { id: number; account: number; name?: string; status?: string; product?: number }
 export interface SubscriptionFixture {
@@ -57,7 +96,14 @@ export interface SubscriptionFixture {
   product_parameters?: Record<string, string>;
 }
 /** A marketplace, as `GET /service/sp/marketplaces/{id}` returns it. */
-export type MarketplaceFixture = Marketplace;
+export interface MarketplaceFixture {
+  id: string;
+  name: string;
+  countryCode: string;
+  defaultCurrencyCode: string;
+  defaultLanguageCode: string;
+  domainName: string;
+}
 export interface CredentialFixture {
   client_id: string;
   client_secret: string;
@@ -91,6 +137,8 @@ export interface EmulatorFixtures {
   asins?: AsinFixture[];
   cloudRoles?: CloudRoleFixture[];
   historyMaxRequests?: number;
+  /** Default page size of lists in `reads: 'vendor'` mode (default 20; `page_size` overrides it per request). */
+  pageSize?: number;
   legacyPipelines?: LegacyPipelineFixture[];
   /** Notification types whose upstream subscription fails (listed in `failed` of a 207). Replaces the list. */
   failingNotificationTypes?: string[];
@@ -179,11 +227,11 @@ export const DEFAULT_FIXTURES: EmulatorFixtures = {
       allow_as_trial: 1,
       premium_product: 0,
       initialize_job: 0,
-      subscription_info: { spm_requirements: ['remote_identity_id'] },
+      subscription_info: { spm_requirements: ['remote_identity_id', 'subscriptions', 'meta'] },
       backend_info: null,
       history_info: null,
       stages: null,
-      required_meta_fields: ['remote_identity_id'],
+      required_meta_fields: ['remote_identity_id', 'subscriptions', 'meta'],
     },
     {
       id: 3001,
@@ -339,6 +387,7 @@ export const DEFAULT_FIXTURES: EmulatorFixtures = {
     { accountId: DEFAULT_CLOUD_ACCOUNT, roleArn: `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-eventbus-to-firehose`, trustsService: true },
   ],
   historyMaxRequests: 3,
+  pageSize: 20,
   legacyPipelines: [{
     subscriptionId: 8601,
     remoteIdentityId: 364,

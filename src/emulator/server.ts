@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, Ctx, errorsBody, Fault, fail, isObj, titleOf } from './core';
+import { ApiError, Ctx, errorsBody, Fault, fail, isObj, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
@@ -29,7 +29,21 @@ export interface EmulatorOptions {
   stateFile?: string;
   /** Initial clock (Unix seconds); default real time. The clock then advances in real time. */
   now?: number;
+  /**
+   * Wire shape of the service routes' read, create and update responses (the admin API and `state()` always show
+   * the full state). `minimal` (default): only what the interface specification shows (e.g. a subscription is
+   * `{type, id, attributes: {status}}`; lists are one `data` array). `vendor`: as the vendor's public API docs show
+   * (paginated list envelopes, the v2 subscription representation, documented attributes, filters and
+   * single-record routes, numeric job and history IDs). See docs/emulator.md, "Read modes".
+   */
+  reads?: ReadMode;
 }
+
+/** The read modes `EmulatorOptions.reads` accepts. */
+export const READ_MODES: readonly ReadMode[] = ['minimal', 'vendor'];
+
+/** Latest clock value the admin API accepts (9999-12-31T23:59:59Z). */
+const MAX_CLOCK = 253402300799;
 
 export interface RunningEmulator {
   url: string;
@@ -43,10 +57,13 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Starts the emulator on real HTTP. */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const reads = opts.reads ?? 'minimal';
+  if (!READ_MODES.includes(reads)) throw new Error(`reads must be one of ${READ_MODES.join(', ')} (got ${String(opts.reads)})`);
   let offset = opts.now !== undefined ? opts.now - Date.now() / 1000 : 0;
   const now = (): number => Math.floor(Date.now() / 1000 + offset);
   const ctx: Ctx = {
     s: emptyState(),
+    reads,
     now,
     tokenTtlSeconds: opts.tokenTtlSeconds ?? 3600,
     secret: randomBytes(32),
@@ -234,9 +251,9 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
         fail(400, 'status must be an HTTP status (100-599), or 0 to drop the connection');
       }
       const count = f.count === undefined ? 1 : f.count;
-      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) fail(400, 'count must be a positive integer');
+      if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1) fail(400, 'count must be a positive integer');
       if (f.method !== undefined && typeof f.method !== 'string') fail(400, 'method must be a string');
-      if (f.retryAfter !== undefined && (typeof f.retryAfter !== 'number' || f.retryAfter < 0)) fail(400, 'retryAfter must be a non-negative number');
+      if (f.retryAfter !== undefined && (typeof f.retryAfter !== 'number' || !Number.isSafeInteger(f.retryAfter) || f.retryAfter < 0)) fail(400, 'retryAfter must be a non-negative integer (seconds)');
       if (f.delayMs !== undefined && (typeof f.delayMs !== 'number' || f.delayMs < 0 || f.delayMs > 60000)) fail(400, 'delayMs must be 0-60000');
       added.push({
         method: f.method as string | undefined,
@@ -261,9 +278,16 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
   app.post('/_emulator/clock', async (req) => {
     const b = req.body;
     if (!isObj(b)) fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
-    if (typeof b.now === 'number' && Number.isFinite(b.now)) setNow(b.now);
-    else if (typeof b.advance === 'number' && Number.isFinite(b.advance)) setNow(ctx.now() + b.advance);
-    else fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
+    const inRange = (n: number): boolean => Number.isSafeInteger(Math.floor(n)) && n >= 0 && n <= MAX_CLOCK;
+    if (typeof b.now === 'number' && Number.isFinite(b.now)) {
+      if (!inRange(b.now)) fail(400, `now must be Unix seconds between 0 and ${MAX_CLOCK}`);
+      setNow(b.now);
+    } else if (typeof b.advance === 'number' && Number.isFinite(b.advance)) {
+      if (!inRange(ctx.now() + b.advance)) fail(400, `advance must keep the clock between 0 and ${MAX_CLOCK}`);
+      setNow(ctx.now() + b.advance);
+    } else {
+      fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
+    }
     refreshHistory(ctx);
     return { now: ctx.now() };
   });

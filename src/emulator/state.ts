@@ -147,6 +147,8 @@ export interface EmulatorState {
   asins: AsinFixture[];
   cloudRoles: CloudRoleFixture[];
   historyMaxRequests: number;
+  /** Default page size of vendor-mode lists (fixture `pageSize`). */
+  pageSize: number;
   failingNotificationTypes: string[];
   failingCleanupSubscriptions: number[];
   failingHistorySubscriptions: number[];
@@ -181,6 +183,7 @@ export function emptyState(): EmulatorState {
     asins: [],
     cloudRoles: [],
     historyMaxRequests: 3,
+    pageSize: 20,
     failingNotificationTypes: [],
     failingCleanupSubscriptions: [],
     failingHistorySubscriptions: [],

@@ -30,7 +30,8 @@ describe('admin API', () => {
     expect(r.status).toBe(200);
     expect(r.body.loaded).toEqual({ accounts: 1, users: 1, refreshTokens: 1, storages: 1, historyMaxRequests: 1 });
     const t = await h.exchange('third-token');
-    expect((await h.api('GET', '/account', undefined, t)).body.data).toMatchObject({ id: '1003', attributes: { name: 'Third' } });
+    expect((await h.api('GET', '/account', undefined, t)).body.data).toEqual({ type: 'Account', id: '1003' });
+    expect((await h.state()).accounts).toContainEqual({ id: 1003, name: 'Third' });
     expect((await h.api('GET', '/storages?status=active', undefined, t)).body.data.map((s: any) => s.id)).toEqual(['601']);
     expect((await h.admin('POST', '/fixtures', { nonsense: [] })).status).toBe(400);
     expect((await h.admin('POST', '/fixtures', { accounts: [{ name: 'no id' }] })).status).toBe(400);
@@ -74,7 +75,7 @@ describe('admin API', () => {
     // The server applied it: the subscription exists.
     const list = (await h.api('GET', '/v2/sub')).body.data;
     expect(list).toHaveLength(before + 1);
-    expect(list.filter((s: any) => s.attributes.name === 'lost-response')).toHaveLength(1);
+    expect((await h.state()).subscriptions.filter((s: any) => s.name === 'lost-response')).toHaveLength(1);
     const log = (await h.admin('GET', '/requests')).body.filter((r: any) => r.method === 'POST' && r.path === '/v2/sub');
     expect(log.map((r: any) => r.status)).toEqual([201]);
     // One-shot: the next create answers normally.
@@ -193,5 +194,19 @@ describe('options', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('numeric admin inputs out of range are 400, not 500', async () => {
+    const tx = await h.admin('POST', '/tx', { id: 'huge', sender: 'supervisor', status: 'PROCESSING', timestamp: 1e308 });
+    expect(tx.status).toBe(400);
+    expect(tx.body.errors[0].detail).toMatch(/timestamp/);
+    expect((await h.admin('POST', '/tx', { id: 'sub', sender: 'supervisor', status: 'PROCESSING', subscription_id: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/clock', { now: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/clock', { advance: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/x', status: 500, count: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/x', status: 503, retryAfter: 1e308 })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { accounts: [{ id: 1e308 }] })).status).toBe(400);
+    expect((await h.admin('POST', '/fixtures', { failingCleanupSubscriptions: [1e308] })).status).toBe(400);
+    expect((await h.admin('GET', '/faults')).body.faults).toEqual([]);
   });
 });

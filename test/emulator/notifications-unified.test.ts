@@ -253,11 +253,21 @@ describe('update and delete', () => {
   });
 
   test('delete answers 400 when the stored metadata is missing or invalid', async () => {
-    const sid = await createSub(h, { product: 107, remote_identity: 362 });
-    expect((await h.api('DELETE', `${U}/362/${sid}`)).status).toBe(400);
-    const bad = await createSub(h, { product: 107, remote_identity: 362, product_parameters: { subscriptions: '{}', meta: 'not json' } });
-    const r = await h.api('DELETE', `${U}/362/${bad}`);
+    // Product 107 requires its metadata on create; a record without it can only come from fixtures.
+    expect((await h.api('POST', '/v2/sub', {
+      data: { type: 'Subscription', attributes: { account: 1001, user: 2001, product: 107, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 362 } },
+    })).status).toBe(400);
+    await h.admin('POST', '/fixtures', {
+      subscriptions: [
+        { id: 9501, account: 1001, user: 2001, product: 107, remote_identity: 362, product_parameters: { remote_identity_id: '362' } },
+        { id: 9502, account: 1001, user: 2001, product: 107, remote_identity: 362, product_parameters: { remote_identity_id: '362', subscriptions: '{"ORDER_CHANGE":"upstream-1"}', meta: 'not json' } },
+      ],
+    });
+    const none = await h.api('DELETE', `${U}/362/9501`);
+    expect(none.status).toBe(400);
+    expect(none.body.errors[0].detail).toMatch(/missing or invalid stored metadata \(subscriptions\)/);
+    const r = await h.api('DELETE', `${U}/362/9502`);
     expect(r.status).toBe(400);
-    expect(r.body.errors[0].detail).toMatch(/meta/);
+    expect(r.body.errors[0].detail).toMatch(/missing or invalid stored metadata \(meta\)/);
   });
 });

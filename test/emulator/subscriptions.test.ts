@@ -10,22 +10,24 @@ const post = (attrs: Record<string, unknown>, path = '/v2/sub') => h.api('POST',
 const patch = (id: number, attrs: Record<string, unknown>) => h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id: String(id), attributes: attrs } });
 
 describe('lookups', () => {
-  test('account, user, identities, storages', async () => {
-    expect((await h.api('GET', '/account')).body.data).toMatchObject({ type: 'Account', id: '1001' });
-    expect((await h.api('GET', '/user')).body.data).toMatchObject({ type: 'User', id: '2001' });
+  test('account, user, identities, storages: only id (minimal reads)', async () => {
+    expect((await h.api('GET', '/account')).body).toEqual({ data: { type: 'Account', id: '1001' } });
+    expect((await h.api('GET', '/user')).body).toEqual({ data: { type: 'User', id: '2001' } });
     for (const p of ['/sri', '/ri']) {
-      const ids = (await h.api('GET', p)).body.data.map((x: any) => x.id);
-      expect(ids).toEqual(['362', '363', '364', '365']);
+      const body = (await h.api('GET', p)).body;
+      expect(body.data.map((x: any) => x.id)).toEqual(['362', '363', '364', '365']);
+      expect(Object.keys(body)).toEqual(['data']);
+      expect(body.data[0]).toEqual({ type: 'RemoteIdentity', id: '362' });
     }
-    const ri = (await h.api('GET', '/sri')).body.data[0];
-    expect(ri).toMatchObject({ type: 'RemoteIdentity', attributes: { remote_identity_type_id: 17 } });
     for (const p of ['/storages?status=active', '/v2/storages?status=active']) {
       const st = (await h.api('GET', p)).body.data;
-      expect(st.map((x: any) => x.id)).toEqual(['501']);
-      expect(st[0]).toMatchObject({ type: 'Storage', attributes: { status: 'active', product: 4001 } });
+      expect(st).toEqual([{ type: 'Storage', id: '501' }]);
     }
     expect((await h.api('GET', '/storages')).body.data.map((x: any) => x.id)).toEqual(['501', '502']);
     expect((await h.other('GET', '/sri')).body.data.map((x: any) => x.id)).toEqual(['372']);
+    // The vendor's single-record routes are not part of the spec.
+    expect((await h.api('GET', '/ri/362')).status).toBe(404);
+    expect((await h.api('GET', '/product/3001')).status).toBe(404);
   });
 
   test('products in both forms, storage filter, one product, 404', async () => {
@@ -52,22 +54,23 @@ describe('create', () => {
   test('v2 form: 201, remote_identity_id copied, primary job created for initialize_job products', async () => {
     const r = await post({ ...ORDERS_SUB, name: 'Orders' });
     expect(r.status).toBe(201);
-    expect(r.body.data).toMatchObject({
-      type: 'Subscription',
-      attributes: {
-        account: 1001,
-        user: 2001,
-        product: 3001,
-        status: 'active',
-        remote_identity: 362,
-        storage_group: 501,
-        name: 'Orders',
-        product_parameters: { marketplace_id: 'ATVPDKIKX0DER', remote_identity_id: '362' },
-      },
+    // Minimal reads: the spec shows only id and status.
+    expect(r.body).toEqual({ data: { type: 'Subscription', id: expect.stringMatching(/^\d+$/), attributes: { status: 'active' } } });
+    const rec = (await h.state()).subscriptions.find((x: any) => x.id === Number(r.body.data.id));
+    expect(rec).toMatchObject({
+      account: 1001,
+      user: 2001,
+      product: 3001,
+      status: 'active',
+      remote_identity: 362,
+      storage_group: 501,
+      name: 'Orders',
+      product_parameters: { marketplace_id: 'ATVPDKIKX0DER', remote_identity_id: '362' },
     });
     const id = Number(r.body.data.id);
-    const read = await h.api('GET', `/sub/${id}`);
-    expect(read.body.data.attributes.status).toBe('active');
+    for (const path of [`/sub/${id}`, `/v2/sub/${id}`]) {
+      expect((await h.api('GET', path)).body).toEqual({ data: { type: 'Subscription', id: String(id), attributes: { status: 'active' } } });
+    }
     const st = await h.state();
     expect(st.jobs.filter((j: any) => j.subscription_id === id && j.is_primary)).toHaveLength(1);
   });
@@ -84,8 +87,10 @@ describe('create', () => {
       ],
     }, '/sub');
     expect(r.status).toBe(201);
-    expect(r.body.data.attributes.product_parameters).toEqual({ profile_id: '42', stage_ids: '[1000]', remote_identity_id: '365' });
-    expect(r.body.data.attributes.date_end).toBe('2027-01-01T00:00:00Z');
+    expect(r.body.data.attributes).toEqual({ status: 'active' });
+    const rec = (await h.state()).subscriptions.find((x: any) => x.id === Number(r.body.data.id));
+    expect(rec.product_parameters).toEqual({ profile_id: '42', stage_ids: '[1000]', remote_identity_id: '365' });
+    expect(rec.date_end).toBe('2027-01-01T00:00:00Z');
     const bad = await post({ product: 3002, remote_identity: 365, subscription_product_meta_attributes: [{ data_key: 'profile_id', data_value: 42 }] }, '/sub');
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].detail).toMatch(/profile_id/);
@@ -142,14 +147,33 @@ describe('read and list', () => {
 });
 
 describe('update', () => {
-  test('partial merge of product_parameters; null removes a key', async () => {
+  test('partial merge of product_parameters; values must be strings (null does not delete)', async () => {
     const id = await createSub(h, { ...ORDERS_SUB, product_parameters: { marketplace_id: 'ATVPDKIKX0DER', extra: 'x', other: 'y' } });
-    const r = await patch(id, { product_parameters: { extra: 'z', other: null, added: 'a' }, name: 'renamed' });
+    const r = await patch(id, { product_parameters: { extra: 'z', added: 'a' }, name: 'renamed' });
     expect(r.status).toBe(200);
-    expect(r.body.data.attributes.product_parameters).toEqual({ marketplace_id: 'ATVPDKIKX0DER', extra: 'z', added: 'a', remote_identity_id: '362' });
-    expect(r.body.data.attributes.name).toBe('renamed');
-    expect((await patch(id, { product_parameters: { marketplace_id: null } })).status).toBe(400);
-    expect((await patch(id, { product_parameters: { x: 1 } })).status).toBe(400);
+    expect(r.body.data.attributes).toEqual({ status: 'active' });
+    const rec = (await h.state()).subscriptions.find((x: any) => x.id === id);
+    expect(rec.product_parameters).toEqual({ marketplace_id: 'ATVPDKIKX0DER', extra: 'z', other: 'y', added: 'a', remote_identity_id: '362' });
+    expect(rec.name).toBe('renamed');
+    for (const pp of [{ other: null }, { marketplace_id: null }, { x: 1 }, { x: true }, { x: { y: 'z' } }]) {
+      const bad = await patch(id, { product_parameters: pp });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].detail).toMatch(/must be a string/);
+    }
+    expect((await h.state()).subscriptions.find((x: any) => x.id === id).product_parameters).toEqual(rec.product_parameters);
+  });
+
+  test('remote_identity_id in product_parameters only when equal to remote_identity', async () => {
+    expect((await post({ ...ORDERS_SUB, product_parameters: { marketplace_id: 'X', remote_identity_id: '362' } })).status).toBe(201);
+    const bad = await post({ ...ORDERS_SUB, product_parameters: { marketplace_id: 'X', remote_identity_id: '363' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].detail).toMatch(/remote_identity_id/);
+    expect((await post({ product: 4001, product_parameters: { remote_identity_id: '362' } })).status).toBe(400);
+    expect((await post({ ...ORDERS_SUB, product_parameters: null })).status).toBe(400);
+    const id = await createSub(h, ORDERS_SUB);
+    expect((await patch(id, { product_parameters: { remote_identity_id: '362' } })).status).toBe(200);
+    expect((await patch(id, { product_parameters: { remote_identity_id: '364' } })).status).toBe(400);
+    expect((await patch(id, { remote_identity: 364, product_parameters: { remote_identity_id: '364' } })).status).toBe(200);
   });
 
   test('body id must match; immutable fields; 403 and 404', async () => {

@@ -1,7 +1,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, startEmulator } from '../../emulator';
+import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, READ_MODES, ReadMode, startEmulator } from '../../emulator';
 import { RunContext } from '../context';
 import { CliError } from '../errors';
 import { parseIntFlag } from '../format';
@@ -13,6 +13,7 @@ interface EmulatorFlags {
   fixtures?: string;
   tokenTtl?: string;
   stateFile?: string;
+  reads: string;
 }
 
 /** `dpi emulator` */
@@ -24,11 +25,16 @@ export function emulatorCommand(ctx: RunContext): Command {
     .option('--fixtures <file>', 'JSON file of fixtures merged over the defaults (see docs/emulator.md)')
     .option('--token-ttl <seconds>', 'lifetime of issued access tokens (default 3600)')
     .option('--state-file <file>', 'keep the state in this JSON file (loaded at start when present, saved on every change and on stop)')
+    .option('--reads <mode>', 'response shapes: minimal (only what the interface spec shows) or vendor (as the vendor docs show)', 'minimal')
     .action(async (opts: EmulatorFlags) => {
       const io = ctx.io;
       let port: number;
       let ttl: number | undefined;
       let fixtures: EmulatorFixtures | undefined;
+      if (!(READ_MODES as readonly string[]).includes(opts.reads)) {
+        throw new CliError(`--reads must be one of ${READ_MODES.join(', ')} (got '${opts.reads}')`);
+      }
+      const reads = opts.reads as ReadMode;
       try {
         port = parseIntFlag('--port', opts.port, 0, 65535);
         if (opts.tokenTtl !== undefined) ttl = parseIntFlag('--token-ttl', opts.tokenTtl, 1);
@@ -40,7 +46,7 @@ export function emulatorCommand(ctx: RunContext): Command {
       const intr = interruption(io);
       let emu;
       try {
-        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile });
+        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads });
       } catch (e) {
         intr.dispose();
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
@@ -50,7 +56,7 @@ export function emulatorCommand(ctx: RunContext): Command {
         `default refresh token for local use (emulator only, not a secret): ${DEFAULT_REFRESH_TOKEN}\n`
         + `  export DPI_BASE_URL=${emu.url}\n`
         + `  export DPI_REFRESH_TOKEN=${DEFAULT_REFRESH_TOKEN}\n`
-        + 'admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n',
+        + `responses: ${reads} reads; admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n`,
       );
       const signal = await intr.promise;
       intr.dispose();

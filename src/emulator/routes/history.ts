@@ -2,8 +2,9 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { FastifyInstance } from 'fastify';
 import { ApiError, Ctx, dayNumber, dayOf, envelopeAttributes, fail, isDate, parseIntStrict, principal } from '../core';
-import { ownedSubscription } from '../domain';
+import { newHistoryId, ownedSubscription } from '../domain';
 import { HistoryRecord } from '../state';
+import { isoSeconds } from '../views';
 
 export const H = '/service/history/production/history';
 /** Seconds after creation (or after `start_time`) at which a request starts processing. */
@@ -29,6 +30,13 @@ export function refreshHistory(ctx: Ctx): void {
   }
 }
 
+/** A history transaction as the read mode shows it: minimal = `id` and `status` only (what the spec shows). */
+export function historyView(ctx: Ctx, h: HistoryRecord): Record<string, unknown> {
+  if (ctx.reads === 'minimal') return { type: 'HistoryTransaction', id: h.id, attributes: { status: h.status } };
+  return historyToApi(h);
+}
+
+/** The full history transaction record (vendor reads). */
 export function historyToApi(h: HistoryRecord): Record<string, unknown> {
   return {
     type: 'HistoryTransaction',
@@ -42,7 +50,7 @@ export function historyToApi(h: HistoryRecord): Record<string, unknown> {
       stage_id: h.stage_id,
       product_id: h.product_id,
       start_time: h.start_time,
-      created_at: h.created_at,
+      created_at: isoSeconds(h.created_at),
       error_message: h.error_message,
     },
   };
@@ -139,7 +147,7 @@ export function registerHistoryRoutes(app: FastifyInstance, ctx: Ctx): void {
     const now = ctx.now();
     const processingAt = startAt + HISTORY_PROCESSING_DELAY;
     const rec: HistoryRecord = {
-      id: `h-${++ctx.s.counters.history}`,
+      id: newHistoryId(ctx),
       account: who.account,
       subscription_id: sub.id,
       status: 'pending',
@@ -156,7 +164,7 @@ export function registerHistoryRoutes(app: FastifyInstance, ctx: Ctx): void {
       error_message: null,
     };
     ctx.s.history.push(rec);
-    return reply.status(201).send({ data: historyToApi(rec) });
+    return reply.status(201).send({ data: historyView(ctx, rec) });
   });
 
   const ownedHistory = (who: { account: number }, id: string): HistoryRecord => {
@@ -178,30 +186,30 @@ export function registerHistoryRoutes(app: FastifyInstance, ctx: Ctx): void {
     if (sid === undefined) fail(404, 'subscription not found');
     ownedSubscription(ctx.s, who, sid);
     refreshHistory(ctx);
-    return { data: ctx.s.history.filter((h) => h.subscription_id === sid).map(historyToApi) };
+    return { data: ctx.s.history.filter((h) => h.subscription_id === sid).map((h) => historyView(ctx, h)) };
   });
   app.get(`${H}/:id`, async (req) => {
     const who = principal(req);
     refreshHistory(ctx);
-    return { data: historyToApi(ownedHistory(who, (req.params as Record<string, string>).id)) };
+    return { data: historyView(ctx, ownedHistory(who, (req.params as Record<string, string>).id)) };
   });
   app.patch(`${H}/:id`, async (req) => {
     const who = principal(req);
     cancelStatus(req.body);
     refreshHistory(ctx);
-    return { data: historyToApi(cancelOne(ownedHistory(who, (req.params as Record<string, string>).id))) };
+    return { data: historyView(ctx, cancelOne(ownedHistory(who, (req.params as Record<string, string>).id))) };
   });
   app.patch(`${H}/status/:x`, async (req) => {
     const who = principal(req);
     const x = (req.params as Record<string, string>).x;
     cancelStatus(req.body);
     refreshHistory(ctx);
-    if (ctx.s.history.some((h) => h.id === x)) return { data: historyToApi(cancelOne(ownedHistory(who, x))) };
+    if (ctx.s.history.some((h) => h.id === x)) return { data: historyView(ctx, cancelOne(ownedHistory(who, x))) };
     const sid = parseIntStrict(x);
     if (sid === undefined) fail(404, `no history transaction or subscription ${x}`);
     ownedSubscription(ctx.s, who, sid);
     const changed = ctx.s.history.filter((h) => h.subscription_id === sid && (h.status === 'pending' || h.status === 'processing'));
     for (const h of changed) cancelOne(h);
-    return { data: changed.map(historyToApi) };
+    return { data: changed.map((h) => historyView(ctx, h)) };
   });
 }

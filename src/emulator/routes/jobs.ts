@@ -1,9 +1,10 @@
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { FastifyInstance } from 'fastify';
-import { Ctx, dayOf, envelopeAttributes, fail, isDate, parseIntStrict, principal, queryOne } from '../core';
-import { ownedSubscription } from '../domain';
+import { Ctx, dayOf, envelopeAttributes, fail, isDate, parseIntStrict, principal, queryOne, ReadMode } from '../core';
+import { newJobId, ownedSubscription } from '../domain';
 import { JobRecord } from '../state';
+import { intFilter, isoSeconds, listBody } from '../views';
 
 export const MAX_ORDER_IDS = 100;
 export const ORDER_ID = /^\d{3}-\d{7}-\d{7}$/;
@@ -15,46 +16,75 @@ export function isCron(v: unknown): boolean {
   return (parts.length === 5 || parts.length === 6) && parts.every((p) => CRON_FIELD.test(p));
 }
 
-export function jobToApi(j: JobRecord): Record<string, unknown> {
+/** The full job record (vendor reads; the admin state keeps the same fields). */
+export function jobToApi(j: JobRecord, ctx?: Ctx): Record<string, unknown> {
+  const sub = ctx?.s.subscriptions.find((x) => x.id === j.subscription_id);
   return {
     type: 'Job',
     id: j.id,
     attributes: {
+      report_date: j.valid_date_start,
       subscription_id: j.subscription_id,
-      is_primary: j.is_primary,
-      parent_job_id: j.parent_job_id,
-      stage_id: j.stage_id,
       valid_date_start: j.valid_date_start,
       valid_date_end: j.valid_date_end,
-      extra_context: j.extra_context,
+      status: 'pending',
+      schedule: j.schedule,
+      orig_schedule: j.schedule,
       request_start: j.request_start,
       request_end: j.request_end,
-      schedule: j.schedule,
-      created_at: j.created_at,
+      created_at: isoSeconds(j.created_at),
+      modified_at: isoSeconds(j.created_at),
+      is_primary: j.is_primary,
+      stage_id: j.stage_id,
+      extra_context: j.extra_context ?? '',
+      product_id: sub?.product ?? null,
+      subproduct_id: 'default',
     },
   };
+}
+
+/** A job as the read mode shows it: minimal = `id` and `is_primary` only (what the spec shows). */
+export function jobView(ctx: Ctx, j: JobRecord, mode: ReadMode = ctx.reads): Record<string, unknown> {
+  if (mode === 'minimal') return { type: 'Job', id: j.id, attributes: { is_primary: j.is_primary } };
+  return jobToApi(j, ctx);
 }
 
 export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get('/service/jobs/jobs', async (req) => {
     const who = principal(req);
     const raw = queryOne(req.query, 'subscription_ids');
-    if (raw === undefined || raw === '') fail(400, 'subscription_ids is required');
-    const ids = raw.split(',').map((x) => parseIntStrict(x.trim()));
-    if (ids.some((x) => x === undefined)) fail(400, 'subscription_ids must be comma-separated integers');
-    for (const id of ids) ownedSubscription(ctx.s, who, id!);
-    const stageRaw = queryOne(req.query, 'stage_id');
-    let stage: number | undefined;
-    if (stageRaw !== undefined) {
-      stage = parseIntStrict(stageRaw);
-      if (stage === undefined) fail(400, 'stage_id must be an integer');
+    // The spec lists jobs by subscription; the vendor documents subscription_ids as one filter among others.
+    if ((raw === undefined && ctx.reads === 'minimal') || raw === '') fail(400, 'subscription_ids is required');
+    let ids: number[] | undefined;
+    if (raw !== undefined) {
+      const parsed = raw.split(',').map((x) => parseIntStrict(x.trim()));
+      if (parsed.some((x) => x === undefined)) fail(400, 'subscription_ids must be comma-separated integers');
+      ids = parsed as number[];
+      for (const id of ids) ownedSubscription(ctx.s, who, id);
     }
-    return {
-      data: ctx.s.jobs
-        .filter((j) => ids.includes(j.subscription_id) && (stage === undefined || j.stage_id === null || j.stage_id === stage))
-        .map(jobToApi),
-    };
+    const stage = intFilter(req, 'stage_id');
+    let jobIds: string[] | undefined;
+    if (ctx.reads === 'vendor') {
+      const one = queryOne(req.query, 'id');
+      const many = queryOne(req.query, 'ids');
+      if (one !== undefined || many !== undefined) jobIds = [...(one !== undefined ? [one] : []), ...(many ?? '').split(',').filter((x) => x !== '')];
+    }
+    const rows = ctx.s.jobs.filter((j) => j.account === who.account && (ids === undefined || ids.includes(j.subscription_id))
+      && (stage === undefined || j.stage_id === null || j.stage_id === stage)
+      && (jobIds === undefined || jobIds.includes(j.id)));
+    if (ctx.reads === 'vendor' && queryOne(req.query, 'order_by') === '-id') rows.reverse();
+    return listBody(ctx, req, rows.map((j) => jobView(ctx, j)));
   });
+  if (ctx.reads === 'vendor') {
+    app.get('/service/jobs/jobs/:id', async (req) => {
+      const who = principal(req);
+      const id = (req.params as Record<string, string>).id;
+      const j = ctx.s.jobs.find((x) => x.id === id);
+      if (!j) fail(404, `job ${id} not found`);
+      if (j.account !== who.account) fail(403, `job ${id} belongs to a different account`);
+      return { data: jobView(ctx, j) };
+    });
+  }
 
   app.post('/service/jobs/jobs/:primary', async (req, reply) => {
     const who = principal(req);
@@ -90,7 +120,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
       if (attrs[k] !== undefined && parseIntStrict(attrs[k]) === undefined) fail(400, `${k} must be an integer`);
     }
     const job: JobRecord = {
-      id: `j-${++ctx.s.counters.job}`,
+      id: newJobId(ctx),
       account: who.account,
       subscription_id: parent.subscription_id,
       is_primary: false,
@@ -106,6 +136,6 @@ export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
     };
     ownedSubscription(ctx.s, who, parent.subscription_id);
     ctx.s.jobs.push(job);
-    return reply.status(201).send({ data: jobToApi(job) });
+    return reply.status(201).send({ data: jobView(ctx, job) });
   });
 }

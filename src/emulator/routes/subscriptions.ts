@@ -1,20 +1,23 @@
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Ctx, envelopeAttributes, fail, isDateTime, isObj, parseIntStrict, pathId, principal, Principal, queryOne } from '../core';
 import { createPrimaryJob, ownedSubscription } from '../domain';
-import { ProductFixture } from '../fixtures';
+import { ProductFixture, RemoteIdentityFixture, StorageFixture } from '../fixtures';
 import { SubscriptionRecord } from '../state';
+import { flagFilter, intFilter, isoSeconds, listBody } from '../views';
 
 const STATUSES = ['active', 'paused', 'cancelled', 'invalid'];
 
-export function productRecord(p: ProductFixture): Record<string, unknown> {
+/** A Product record (subscriptions service), as the spec shows it; vendor reads add the documented extras. */
+export function productRecord(p: ProductFixture, vendor = false): Record<string, unknown> {
   return {
     type: 'Product',
     id: String(p.id),
     attributes: {
       active: p.active ?? 1,
       name: p.name,
+      ...(vendor ? { summary: p.summary ?? '' } : {}),
       is_storage_product: p.is_storage_product ?? 0,
       required_meta_fields: p.required_meta_fields ?? [],
     },
@@ -26,23 +29,69 @@ export function productRecord(p: ProductFixture): Record<string, unknown> {
   };
 }
 
-export function subscriptionToApi(sub: SubscriptionRecord): Record<string, unknown> {
+/** Which representation a subscription answer uses: the v2 routes or the unversioned (v1) ones. */
+export type SubscriptionForm = 'v2' | 'v1';
+
+/**
+ * A subscription as the read mode shows it. minimal: `{type, id, attributes: {status}}` (the spec shows nothing
+ * else). vendor: the documented smaller v2 representation (`*_id` references, dates; no parameters); the
+ * unversioned routes add `date_end`.
+ */
+export function subscriptionView(ctx: Ctx, sub: SubscriptionRecord, form: SubscriptionForm): Record<string, unknown> {
+  if (ctx.reads === 'minimal') return { type: 'Subscription', id: String(sub.id), attributes: { status: sub.status } };
+  const attributes: Record<string, unknown> = {
+    status: sub.status,
+    date_start: sub.date_start,
+    created_at: isoSeconds(sub.created_at),
+    modified_at: isoSeconds(sub.updated_at),
+    name: sub.name,
+    invalidated_at: sub.status === 'invalid' || sub.status === 'cancelled' ? isoSeconds(sub.updated_at) : null,
+    account_id: sub.account,
+    product_id: sub.product,
+    subproduct_id: 'default',
+    remote_identity_id: sub.remote_identity,
+    storage_group_id: sub.storage_group,
+    multi_storage_parent_id: null,
+    user_id: sub.user,
+  };
+  if (form === 'v1') attributes.date_end = sub.date_end;
+  return { type: 'Subscription', id: String(sub.id), attributes };
+}
+
+function identityView(ctx: Ctx, r: RemoteIdentityFixture): Record<string, unknown> {
+  if (ctx.reads === 'minimal') return { type: 'RemoteIdentity', id: String(r.id) };
+  const user = r.user ?? ctx.s.users.find((u) => u.account === r.account)?.id ?? null;
   return {
-    type: 'Subscription',
-    id: String(sub.id),
+    type: 'RemoteIdentity',
+    id: String(r.id),
     attributes: {
-      account: sub.account,
-      user: sub.user,
-      product: sub.product,
-      name: sub.name,
-      status: sub.status,
-      date_start: sub.date_start,
-      date_end: sub.date_end,
-      remote_identity: sub.remote_identity,
-      storage_group: sub.storage_group,
-      product_parameters: { ...sub.product_parameters },
+      name: r.name ?? '',
+      created_at: '2024-01-01T00:00:00',
+      modified_at: '2024-01-01T00:00:00',
+      remote_unique_id: r.remote_unique_id ?? String(r.id),
+      account_id: r.account,
+      user_id: user,
+      invalid_identity: r.invalid_identity ?? 0,
+      invalidated_at: r.invalid_identity === 1 ? '2024-01-01T00:00:00' : null,
+      notified_at: null,
+      notification_counter: 0,
+      region: r.region ?? 'global',
+      email: r.email ?? '',
+      oauth_id: null,
+    },
+    relationships: {
+      remote_identity_type: { data: { type: 'RemoteIdentityType', id: String(r.remote_identity_type_id) } },
+      account: { data: { type: 'Account', id: String(r.account) } },
+      user: { data: user === null ? null : { type: 'User', id: String(user) } },
+      remote_identity_type_application: { data: null },
+      oauth: { data: null },
     },
   };
+}
+
+function storageView(ctx: Ctx, x: StorageFixture): Record<string, unknown> {
+  if (ctx.reads === 'minimal') return { type: 'Storage', id: String(x.id) };
+  return { type: 'Storage', id: String(x.id), attributes: { name: x.name ?? '', status: x.status ?? 'active', product_id: x.product ?? null, account_id: x.account } };
 }
 
 function intAttr(attrs: Record<string, unknown>, key: string, required: boolean): number | undefined {
@@ -56,13 +105,23 @@ function intAttr(attrs: Record<string, unknown>, key: string, required: boolean)
   return n;
 }
 
+/** `product_parameters`: a flat object whose every value is a string (null is not a deletion: 400). */
 function checkParams(pp: unknown): Record<string, string> {
-  if (pp === undefined || pp === null) return {};
+  if (pp === undefined) return {};
   if (!isObj(pp)) fail(400, 'product_parameters must be a flat object of strings');
   for (const [k, v] of Object.entries(pp)) {
-    if (typeof v !== 'string') fail(400, `product_parameters.${k} must be a string`);
+    if (typeof v !== 'string') fail(400, `product_parameters.${k} must be a string (every value is a string; null does not delete a parameter)`);
   }
   return { ...(pp as Record<string, string>) };
+}
+
+/** `remote_identity_id` in the parameters is accepted only when it equals the subscription's `remote_identity`. */
+function checkParamIdentity(params: Record<string, string>, ri: number | null | undefined): void {
+  const v = params.remote_identity_id;
+  if (v === undefined) return;
+  if (ri === undefined || ri === null || parseIntStrict(v) !== ri) {
+    fail(400, `product_parameters.remote_identity_id (${v}) must equal remote_identity (${ri ?? 'absent'}); set the identity through remote_identity`);
+  }
 }
 
 /** Checks the stored parameters against the product (required meta, stage IDs). */
@@ -126,6 +185,7 @@ function createSubscription(ctx: Ctx, who: Principal, attrs: Record<string, unkn
   const sg = intAttr(attrs, 'storage_group', false);
   checkIdentity(ctx, who, product, ri);
   checkStorage(ctx, who, sg);
+  checkParamIdentity(params, ri);
   if (ri !== undefined) params.remote_identity_id = String(ri);
   checkProductRules(ctx, product, params);
   const now = ctx.now();
@@ -177,93 +237,176 @@ const TRANSITIONS: Record<string, string[]> = {
   invalid: ['active', 'cancelled'],
 };
 
+/** Applies a PATCH (v2 attributes; `params` = the already-checked parameters to merge, if any). */
+function patchSubscription(
+  ctx: Ctx, who: Principal, id: number, attrs: Record<string, unknown>, params: Record<string, string> | undefined,
+): SubscriptionRecord {
+  const sub = ownedSubscription(ctx.s, who, id);
+  for (const k of ['account', 'user', 'product']) {
+    if (attrs[k] !== undefined && String(attrs[k]) !== String((sub as unknown as Record<string, unknown>)[k])) fail(400, `${k} cannot be changed`);
+  }
+  const next: SubscriptionRecord = { ...sub, product_parameters: { ...sub.product_parameters } };
+  if (attrs.name !== undefined) {
+    if (typeof attrs.name !== 'string') fail(400, 'name must be a string');
+    next.name = attrs.name;
+  }
+  if (attrs.date_start !== undefined) {
+    if (!isDateTime(attrs.date_start)) fail(400, 'date_start must be an ISO 8601 datetime');
+    next.date_start = attrs.date_start;
+  }
+  if (attrs.date_end !== undefined) {
+    if (attrs.date_end !== null && !isDateTime(attrs.date_end)) fail(400, 'date_end must be an ISO 8601 datetime or null');
+    next.date_end = attrs.date_end;
+  }
+  const product = ctx.s.products.find((p) => p.id === sub.product);
+  if (attrs.remote_identity !== undefined) {
+    const ri = intAttr(attrs, 'remote_identity', false);
+    if (product) checkIdentity(ctx, who, product, ri);
+    next.remote_identity = ri ?? null;
+    if (ri !== undefined) next.product_parameters.remote_identity_id = String(ri);
+  }
+  if (attrs.storage_group !== undefined) {
+    const sg = intAttr(attrs, 'storage_group', false);
+    checkStorage(ctx, who, sg);
+    next.storage_group = sg ?? null;
+  }
+  if (params !== undefined) {
+    checkParamIdentity(params, next.remote_identity);
+    Object.assign(next.product_parameters, params);
+    if (product) checkProductRules(ctx, product, next.product_parameters);
+  }
+  if (attrs.status !== undefined) {
+    const to = attrs.status;
+    if (typeof to !== 'string' || !STATUSES.includes(to)) fail(400, `status must be one of ${STATUSES.join(', ')}`);
+    if (to !== sub.status) {
+      if (!(TRANSITIONS[sub.status] ?? []).includes(to)) fail(400, `status cannot change from ${sub.status} to ${to}`);
+      if (sub.status === 'invalid' && hasDuplicate(ctx, next)) {
+        fail(409, `subscription ${id} cannot leave invalid: a duplicate active or cancelled subscription exists (same account, product, remote identity and storage group)`);
+      }
+      next.status = to;
+    }
+  }
+  next.updated_at = ctx.now();
+  Object.assign(sub, next);
+  return sub;
+}
+
+/** The `data.id` of a PATCH body must name the subscription of the path. */
+function patchBody(req: FastifyRequest): { id: number; attrs: Record<string, unknown> } {
+  const id = pathId((req.params as Record<string, string>).id, 'subscription');
+  const { attrs, id: bodyId } = envelopeAttributes(req.body, 'Subscription');
+  if (bodyId === undefined || String(bodyId) !== String(id)) fail(400, `data.id must equal the subscription ID ${id}`);
+  return { id, attrs };
+}
+
+/** Vendor-mode subscription list filters (the documented v2 ones that the emulator keeps). */
+function vendorSubFilter(req: FastifyRequest): (x: SubscriptionRecord) => boolean {
+  const status = queryOne(req.query, 'status');
+  const statusNot = queryOne(req.query, 'status__not');
+  const product = intFilter(req, 'product');
+  const ri = intFilter(req, 'remote_identity');
+  const sg = intFilter(req, 'storage_group');
+  const user = intFilter(req, 'user');
+  const id = intFilter(req, 'id');
+  return (x) => (status === undefined || x.status === status) && (statusNot === undefined || x.status !== statusNot)
+    && (product === undefined || x.product === product) && (ri === undefined || x.remote_identity === ri)
+    && (sg === undefined || x.storage_group === sg) && (user === undefined || x.user === user) && (id === undefined || x.id === id);
+}
+
 export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void {
+  const vendor = ctx.reads === 'vendor';
   app.get('/account', async (req) => {
     const who = principal(req);
+    if (!vendor) return { data: { type: 'Account', id: String(who.account) } };
     const a = ctx.s.accounts.find((x) => x.id === who.account);
     return { data: { type: 'Account', id: String(who.account), attributes: { name: a?.name ?? '' } } };
   });
   app.get('/user', async (req) => {
     const who = principal(req);
+    if (!vendor) return { data: { type: 'User', id: String(who.user) } };
     const u = ctx.s.users.find((x) => x.id === who.user);
-    return { data: { type: 'User', id: String(who.user), attributes: { email: u?.email ?? '', account: who.account } } };
+    return listBody(ctx, req, [{ type: 'User', id: String(who.user), attributes: { email: u?.email ?? '', account_id: who.account } }]);
   });
-  const identities = async (req: Parameters<typeof principal>[0]): Promise<unknown> => {
+  const identities = async (req: FastifyRequest): Promise<unknown> => {
     const who = principal(req);
-    return {
-      data: ctx.s.remoteIdentities.filter((r) => r.account === who.account).map((r) => ({
-        type: 'RemoteIdentity',
-        id: String(r.id),
-        attributes: {
-          name: r.name ?? '', remote_identity_type_id: r.remote_identity_type_id, remote_identity_type_name: r.remote_identity_type_name ?? '',
-        },
-      })),
-    };
+    let rows = ctx.s.remoteIdentities.filter((r) => r.account === who.account);
+    if (vendor) {
+      const type = intFilter(req, 'remote_identity_type');
+      const invalid = flagFilter(req, 'invalid_identity');
+      rows = rows.filter((r) => (type === undefined || r.remote_identity_type_id === type)
+        && (invalid === undefined || (r.invalid_identity ?? 0) === invalid));
+      if (queryOne(req.query, 'ordering') === '-id') rows = [...rows].sort((a, b) => b.id - a.id);
+    }
+    return listBody(ctx, req, rows.map((r) => identityView(ctx, r)));
   };
   app.get('/sri', identities);
   app.get('/ri', identities);
-  const storages = async (req: Parameters<typeof principal>[0]): Promise<unknown> => {
+  if (vendor) {
+    app.get('/ri/:id', async (req) => {
+      const who = principal(req);
+      const id = pathId((req.params as Record<string, string>).id, 'remote identity');
+      const r = ctx.s.remoteIdentities.find((x) => x.id === id);
+      if (!r || r.account !== who.account) fail(404, `remote identity ${id} not found`);
+      return { data: identityView(ctx, r) };
+    });
+  }
+  const storages = async (req: FastifyRequest): Promise<unknown> => {
     const who = principal(req);
     const status = queryOne(req.query, 'status');
-    return {
-      data: ctx.s.storages.filter((x) => x.account === who.account && (status === undefined || (x.status ?? 'active') === status)).map((x) => ({
-        type: 'Storage', id: String(x.id), attributes: { name: x.name ?? '', status: x.status ?? 'active', product: x.product ?? null },
-      })),
-    };
+    const rows = ctx.s.storages.filter((x) => x.account === who.account && (status === undefined || (x.status ?? 'active') === status));
+    return listBody(ctx, req, rows.map((x) => storageView(ctx, x)));
   };
   app.get('/storages', storages);
   app.get('/v2/storages', storages);
   app.get('/product', async (req) => {
     principal(req);
-    return { data: ctx.s.products.map(productRecord) };
+    return listBody(ctx, req, ctx.s.products.map((p) => productRecord(p, vendor)));
   });
   app.get('/v2/product', async (req) => {
     principal(req);
-    const raw = queryOne(req.query, 'is_storage_product');
-    let filter: number | undefined;
-    if (raw !== undefined) {
-      if (raw !== '0' && raw !== '1') fail(400, 'is_storage_product must be 0 or 1');
-      filter = Number(raw);
-    }
-    return { data: ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter).map(productRecord) };
+    const filter = flagFilter(req, 'is_storage_product');
+    const rows = ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter);
+    return listBody(ctx, req, rows.map((p) => productRecord(p, vendor)));
   });
-  app.get('/v2/product/:id', async (req) => {
+  const oneProduct = (req: FastifyRequest): ProductFixture => {
     principal(req);
     const id = pathId((req.params as Record<string, string>).id, 'product');
     const p = ctx.s.products.find((x) => x.id === id);
     if (!p) fail(404, `product ${id} not found`);
-    return { data: productRecord(p) };
-  });
+    return p;
+  };
+  app.get('/v2/product/:id', async (req) => ({ data: productRecord(oneProduct(req), vendor) }));
+  // The vendor documents the unversioned single-product read as a bare record (no data envelope).
+  if (vendor) app.get('/product/:id', async (req) => productRecord(oneProduct(req), true));
 
   app.get('/v2/sub', async (req) => {
     const who = principal(req);
-    const raw = queryOne(req.query, 'product');
-    let product: number | undefined;
-    if (raw !== undefined) {
-      product = parseIntStrict(raw);
-      if (product === undefined) fail(400, 'product must be an integer');
-    }
-    const subs = ctx.s.subscriptions.filter((x) => x.account === who.account && (product === undefined || x.product === product));
-    return { data: subs.map(subscriptionToApi) };
+    const product = intFilter(req, 'product');
+    const extra = vendor ? vendorSubFilter(req) : () => true;
+    const subs = ctx.s.subscriptions.filter((x) => x.account === who.account && (product === undefined || x.product === product) && extra(x));
+    return listBody(ctx, req, subs.map((x) => subscriptionView(ctx, x, 'v2')));
   });
   app.get('/sub', async (req) => {
     const who = principal(req);
     const raw = queryOne(req.query, 'account');
-    if (raw === undefined) fail(400, 'query parameter account is required');
-    const account = parseIntStrict(raw);
-    if (account === undefined) fail(400, 'account must be an integer');
-    if (account !== who.account) fail(403, `account ${account} is not the authenticated account`);
-    return { data: ctx.s.subscriptions.filter((x) => x.account === account).map(subscriptionToApi) };
+    if (raw === undefined && !vendor) fail(400, 'query parameter account is required');
+    if (raw !== undefined) {
+      const account = parseIntStrict(raw);
+      if (account === undefined) fail(400, 'account must be an integer');
+      if (account !== who.account) fail(403, `account ${account} is not the authenticated account`);
+    }
+    const extra = vendor ? vendorSubFilter(req) : () => true;
+    return listBody(ctx, req, ctx.s.subscriptions.filter((x) => x.account === who.account && extra(x)).map((x) => subscriptionView(ctx, x, 'v1')));
   });
   app.get('/sub/:id', async (req) => {
     const who = principal(req);
     const sub = ownedSubscription(ctx.s, who, pathId((req.params as Record<string, string>).id, 'subscription'));
-    return { data: subscriptionToApi(sub) };
+    return { data: subscriptionView(ctx, sub, 'v1') };
   });
   app.get('/v2/sub/:id', async (req) => {
     const who = principal(req);
     const sub = ownedSubscription(ctx.s, who, pathId((req.params as Record<string, string>).id, 'subscription'));
-    return { data: subscriptionToApi(sub) };
+    return { data: subscriptionView(ctx, sub, 'v2') };
   });
 
   app.post('/v2/sub', async (req, reply) => {
@@ -272,7 +415,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     if (attrs.subscription_product_meta_attributes !== undefined) fail(400, 'use product_parameters with /v2/sub (subscription_product_meta_attributes belongs to /sub)');
     const params = checkParams(attrs.product_parameters);
     const sub = createSubscription(ctx, who, attrs, params);
-    return reply.status(201).send({ data: subscriptionToApi(sub) });
+    return reply.status(201).send({ data: subscriptionView(ctx, sub, 'v2') });
   });
   app.post('/sub', async (req, reply) => {
     const who = principal(req);
@@ -280,65 +423,24 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     if (attrs.product_parameters !== undefined) fail(400, 'use subscription_product_meta_attributes with /sub (product_parameters belongs to /v2/sub)');
     const params = metaArrayToParams(attrs.subscription_product_meta_attributes);
     const sub = createSubscription(ctx, who, attrs, params);
-    return reply.status(201).send({ data: subscriptionToApi(sub) });
+    return reply.status(201).send({ data: subscriptionView(ctx, sub, 'v1') });
   });
 
   app.patch('/v2/sub/:id', async (req) => {
     const who = principal(req);
-    const id = pathId((req.params as Record<string, string>).id, 'subscription');
-    const { attrs, id: bodyId } = envelopeAttributes(req.body, 'Subscription');
-    if (bodyId === undefined || String(bodyId) !== String(id)) fail(400, `data.id must equal the subscription ID ${id}`);
-    const sub = ownedSubscription(ctx.s, who, id);
-    for (const k of ['account', 'user', 'product']) {
-      if (attrs[k] !== undefined && String(attrs[k]) !== String((sub as unknown as Record<string, unknown>)[k])) fail(400, `${k} cannot be changed`);
-    }
-    const next: SubscriptionRecord = { ...sub, product_parameters: { ...sub.product_parameters } };
-    if (attrs.name !== undefined) {
-      if (typeof attrs.name !== 'string') fail(400, 'name must be a string');
-      next.name = attrs.name;
-    }
-    if (attrs.date_start !== undefined) {
-      if (!isDateTime(attrs.date_start)) fail(400, 'date_start must be an ISO 8601 datetime');
-      next.date_start = attrs.date_start;
-    }
-    if (attrs.date_end !== undefined) {
-      if (attrs.date_end !== null && !isDateTime(attrs.date_end)) fail(400, 'date_end must be an ISO 8601 datetime or null');
-      next.date_end = attrs.date_end;
-    }
-    const product = ctx.s.products.find((p) => p.id === sub.product);
-    if (attrs.remote_identity !== undefined) {
-      const ri = intAttr(attrs, 'remote_identity', false);
-      if (product) checkIdentity(ctx, who, product, ri);
-      next.remote_identity = ri ?? null;
-      if (ri !== undefined) next.product_parameters.remote_identity_id = String(ri);
-    }
-    if (attrs.storage_group !== undefined) {
-      const sg = intAttr(attrs, 'storage_group', false);
-      checkStorage(ctx, who, sg);
-      next.storage_group = sg ?? null;
-    }
-    if (attrs.product_parameters !== undefined) {
-      if (!isObj(attrs.product_parameters)) fail(400, 'product_parameters must be a flat object of strings');
-      for (const [k, v] of Object.entries(attrs.product_parameters)) {
-        if (v === null) delete next.product_parameters[k];
-        else if (typeof v !== 'string') fail(400, `product_parameters.${k} must be a string (or null to remove it)`);
-        else next.product_parameters[k] = v;
-      }
-      if (product) checkProductRules(ctx, product, next.product_parameters);
-    }
-    if (attrs.status !== undefined) {
-      const to = attrs.status;
-      if (typeof to !== 'string' || !STATUSES.includes(to)) fail(400, `status must be one of ${STATUSES.join(', ')}`);
-      if (to !== sub.status) {
-        if (!(TRANSITIONS[sub.status] ?? []).includes(to)) fail(400, `status cannot change from ${sub.status} to ${to}`);
-        if (sub.status === 'invalid' && hasDuplicate(ctx, next)) {
-          fail(409, `subscription ${id} cannot leave invalid: a duplicate active or cancelled subscription exists (same account, product, remote identity and storage group)`);
-        }
-        next.status = to;
-      }
-    }
-    next.updated_at = ctx.now();
-    Object.assign(sub, next);
-    return { data: subscriptionToApi(sub) };
+    const { id, attrs } = patchBody(req);
+    if (attrs.subscription_product_meta_attributes !== undefined) fail(400, 'subscription_product_meta_attributes is not accepted by /v2/sub; use product_parameters');
+    const params = attrs.product_parameters === undefined ? undefined : checkParams(attrs.product_parameters);
+    return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v2') };
   });
+  if (vendor) {
+    app.patch('/sub/:id', async (req) => {
+      const who = principal(req);
+      const { id, attrs } = patchBody(req);
+      if (attrs.product_parameters !== undefined) fail(400, 'use subscription_product_meta_attributes with /sub (product_parameters belongs to /v2/sub)');
+      const meta = attrs.subscription_product_meta_attributes;
+      const params = meta === undefined ? undefined : metaArrayToParams(meta);
+      return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v1') };
+    });
+  }
 }

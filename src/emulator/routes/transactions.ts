@@ -62,7 +62,10 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
   if (typeof r.id !== 'string' || r.id === '') badTx('id must be a non-empty string');
   if (typeof r.sender !== 'string' || !SENDERS.includes(r.sender)) badTx(`sender must be one of ${SENDERS.join(', ')}`);
   if (typeof r.status !== 'string' || !TX_STATUSES.includes(r.status)) badTx(`status must be one of ${TX_STATUSES.join(', ')}`);
-  if (r.timestamp !== undefined && (typeof r.timestamp !== 'number' || !Number.isFinite(r.timestamp) || r.timestamp < 0)) badTx('timestamp must be Unix seconds');
+  // Unix seconds up to 9999-12-31 (a larger number, e.g. 1e308, is no time and no safe integer).
+  if (r.timestamp !== undefined && (typeof r.timestamp !== 'number' || !Number.isFinite(r.timestamp) || r.timestamp < 0 || r.timestamp > 253402300799)) {
+    badTx('timestamp must be Unix seconds (0-253402300799)');
+  }
   if (r.modified_at !== undefined && typeof r.modified_at !== 'string') badTx('modified_at must be a string');
   if (r.subscription_id !== undefined && r.subscription_id !== null && (typeof r.subscription_id !== 'number' || !Number.isSafeInteger(r.subscription_id))) {
     badTx('subscription_id must be an integer');
