@@ -54,9 +54,12 @@ export function isStatus(err: unknown, ...statuses: number[]): boolean {
 
 /**
  * True when a failed call certainly changed nothing: the service answered with a 4xx and the client
- * did not flag the outcome as ambiguous. A network error, timeout or 5xx may have been applied.
+ * did not flag the outcome as ambiguous, or the request was never sent. A network error, timeout or 5xx may
+ * have been applied.
  */
 export function isDefiniteFailure(err: unknown): boolean {
+  // Not a service answer (e.g. the client refused the request before sending it): nothing was sent.
+  if (!(err instanceof ServiceError)) return !(err instanceof TypeError);
   const s = statusOf(err);
   return s !== undefined && s >= 400 && s < 500 && !(err instanceof ServiceError && err.ambiguous);
 }

@@ -352,8 +352,13 @@ async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, ev
     }
     return dataOf(rec);
   }
-  if (rec.state === 'updating') log({ msg: 'an earlier update of this pipeline has no confirmed outcome: applying the desired selection', subscriptionId: id, event: event.RequestType });
   await preflightRoles(rt, d);
+  if (rec.state === 'updating') {
+    log({ msg: 'an earlier update of this pipeline has no confirmed outcome: storing the last confirmed result, then applying the desired selection', subscriptionId: id, event: event.RequestType });
+    // The service's PATCH and DELETE read the stored metadata: it must describe what the service has now (the
+    // journal's last confirmed result) before anything else; the PATCH is idempotent.
+    if (rec.doc.result) await rt.client.subscriptions.update(id, { product_parameters: await parametersOf(rt, rec.doc.result as UnifiedPipelineResult) });
+  }
   rec = await rt.journal.save(rec, 'updating', { ...rec.doc, selection: sel });
   let result: UnifiedPipelineResult;
   try {

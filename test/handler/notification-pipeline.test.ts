@@ -362,7 +362,10 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(enabled()).toEqual(['ORDER_CHANGE']);
     await h.clearRequests();
     const rolled = await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...next } }));
-    expect(await h.changingRequests()).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
+    // First the journal's last confirmed result is stored (the service reads it), then the previous selection.
+    expect(await h.changingRequests()).toEqual([
+      `PATCH /v2/sub/${id} 200`, `PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`,
+    ]);
     expect(enabled()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
     expect(rolled.Data!.SubscribedTypes.split(',').sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
     expect(rolled.Data!.Prefix).toBe(JSON.parse(subOf(h.state(), id).product_parameters.meta).s3_notification_prefix);
