@@ -386,6 +386,40 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(subOf(h.state(), id).status).toBe('invalid');
   });
 
+  test('product 107 names other stored keys: the library stores under them and the service reads them on update and delete', async () => {
+    const p107 = DEFAULT_FIXTURES.products!.find((p) => p.id === 107)!;
+    const keys = ['remote_identity_id', 'upstream_subscriptions', 's3_notification_prefix'];
+    await h.admin('POST', '/fixtures', { products: [{ ...p107, required_meta_fields: keys, subscription_info: { spm_requirements: keys } }] });
+    const props = { ...BASE, Connection: { ...h.connection, PipelineSubscriptionsKey: 'upstream_subscriptions' } };
+    const created = await h.onEvent(h.event(T, 'Create', props));
+    const id = created.PhysicalResourceId;
+    let pp = subOf(h.state(), id).product_parameters;
+    // The named keys, plus the full meta under the default key (the record names no key for it); no `subscriptions`.
+    expect(Object.keys(pp).sort()).toEqual(['meta', 'remote_identity_id', 's3_notification_prefix', 'upstream_subscriptions']);
+    expect(pp.s3_notification_prefix).toBe(created.Data!.Prefix);
+    expect(Object.keys(JSON.parse(pp.upstream_subscriptions)).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    const next = { ...props, NotificationTypes: ['ORDER_CHANGE'] };
+    const updated = await h.onEvent(h.event(T, 'Update', next, { PhysicalResourceId: id, OldResourceProperties: props }));
+    pp = subOf(h.state(), id).product_parameters;
+    expect(Object.keys(JSON.parse(pp.upstream_subscriptions))).toEqual(['ORDER_CHANGE']);
+    expect(pp.s3_notification_prefix).toBe(updated.Data!.Prefix);
+    await h.onEvent(h.event(T, 'Delete', next, { PhysicalResourceId: id }));
+    const state = h.state();
+    expect(state.pipelines).toEqual([]);
+    expect(pipelineResources(state)).toEqual([]);
+    expect(subOf(state, id).status).toBe('invalid');
+  });
+
+  test('a stored key the service needs but the library did not write: the service refuses the delete (400), the reason says so', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const p107 = DEFAULT_FIXTURES.products!.find((p) => p.id === 107)!;
+    const keys = ['remote_identity_id', 'subscriptions', 'meta', 'pipeline_owner'];
+    await h.admin('POST', '/fixtures', { products: [{ ...p107, required_meta_fields: keys, subscription_info: { spm_requirements: keys } }] });
+    const reason = await h.fails(h.event(T, 'Delete', BASE, { PhysicalResourceId: created.PhysicalResourceId }));
+    expect(reason).toContain('stored metadata');
+    expect(h.state().pipelines).toHaveLength(1);
+  });
+
   test('a required meta field that no result can fill fails before any change, naming it', async () => {
     const p107 = DEFAULT_FIXTURES.products!.find((p) => p.id === 107)!;
     await h.admin('POST', '/fixtures', { products: [{ ...p107, required_meta_fields: ['remote_identity_id', 'pipeline_owner'] }] });
