@@ -253,7 +253,12 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
         AttributeDefinitions: d.AttributeDefinitions as SavedTable['AttributeDefinitions'],
         BillingMode: billing,
         ...(billing === 'PROVISIONED'
-          ? { ProvisionedThroughput: { ReadCapacityUnits: Number(pt?.ReadCapacityUnits ?? 1) || 1, WriteCapacityUnits: Number(pt?.WriteCapacityUnits ?? 1) || 1 } }
+          ? {
+            ProvisionedThroughput: {
+              ReadCapacityUnits: Number(pt?.ReadCapacityUnits ?? 1) || 1,
+              WriteCapacityUnits: Number(pt?.WriteCapacityUnits ?? 1) || 1,
+            },
+          }
           : {}),
         ...(indexes(d.GlobalSecondaryIndexes) ? { GlobalSecondaryIndexes: indexes(d.GlobalSecondaryIndexes) } : {}),
         ...(indexes(d.LocalSecondaryIndexes) ? { LocalSecondaryIndexes: indexes(d.LocalSecondaryIndexes) } : {}),

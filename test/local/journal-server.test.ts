@@ -2,11 +2,11 @@
  * The local journal server: a real DynamoDB-compatible server (dynalite) that the SDK talks to,
  * persisted to a JSON state file between runs.
  */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   ConditionalCheckFailedException, CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand,
 } from '@aws-sdk/client-dynamodb';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { tempDir } from './helpers';
 import { readJournalState, startJournalServer } from '../../src/local/journal-server';
 import { useJournalServer } from '../journal-server';
@@ -49,9 +49,14 @@ test('SDK round trip, conditional failure, flush, stop, restart from the state f
   try {
     await createJournalTable(db1);
     const item = {
-      pk: { S: 'pipeline#9001' }, sk: { S: 'op#0001' }, stackId: { S: 'arn:stack/Demo/1' },
-      state: { S: 'CREATED' }, count: { N: '3' }, blob: { B: Buffer.from([0, 1, 254, 255]) },
-      tags: { SS: ['a', 'b'] }, meta: { M: { ok: { BOOL: true }, none: { NULL: true }, list: { L: [{ S: 'x' }, { N: '1' }] } } },
+      pk: { S: 'pipeline#9001' },
+      sk: { S: 'op#0001' },
+      stackId: { S: 'arn:stack/Demo/1' },
+      state: { S: 'CREATED' },
+      count: { N: '3' },
+      blob: { B: Buffer.from([0, 1, 254, 255]) },
+      tags: { SS: ['a', 'b'] },
+      meta: { M: { ok: { BOOL: true }, none: { NULL: true }, list: { L: [{ S: 'x' }, { N: '1' }] } } },
     };
     await db1.send(new PutItemCommand({ TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
     // The same conditional put again is a real ConditionalCheckFailedException.
