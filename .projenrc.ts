@@ -30,6 +30,12 @@ const project = new awscdk.AwsCdkConstructLibrary({
   excludeTypescript: ['src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**'],
   lambdaAutoDiscover: false,
 
+  // The lifecycle journal of the handler (DynamoDB) and the local DynamoDB-compatible server that
+  // `dpi local-deploy` runs it against. Runtime dependencies of the package (the handler bundle keeps
+  // `@aws-sdk/*` external and is loaded in-process by local-deploy; the CLI requires dynalite), bundled
+  // into the package tarball because jsii requires non-jsii dependencies to be bundled.
+  bundledDeps: ['@aws-sdk/client-dynamodb@^3', 'dynalite@^4'],
+
   devDeps: [
     'cdk-nag@^3.0.2',
     'aws-cdk@^2',
@@ -93,7 +99,9 @@ project.bundler.addBundle('./src/cli/dpi.ts', {
   target: 'node20',
   banner: '#!/usr/bin/env node',
   executable: true,
-  externals: ['@aws-sdk/*'],
+  // dynalite (the local journal server) loads LevelDB bindings relative to its own files: it is a
+  // runtime dependency of the package, required from node_modules, never bundled.
+  externals: ['@aws-sdk/*', 'dynalite'],
 });
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 

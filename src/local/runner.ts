@@ -9,10 +9,11 @@ import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../emulat
 import { AssemblyStack, readAssembly } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import {
-  CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, loadHandler,
+  CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, LambdaLikeContext, loadHandler,
   OnEventResponse, redact,
 } from './handler';
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
+import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import { formatEvent, ProgressEvent, renderSummary, SummaryRow, summaryRows } from './output';
 import {
   emptyState, LocalState, lockState, newStackId, readState, removeState, resourceKey, ResourceState, StackState, writeState,
@@ -153,6 +154,7 @@ class Runner {
   private readonly secrets: string[] = [];
   private state: LocalState = emptyState();
   private emulator?: RunningEmulator;
+  private journal?: JournalServer;
   private url?: string;
   private handler?: HandlerModule;
   private failed = false;
@@ -187,6 +189,16 @@ class Runner {
         this.progress(`❌  ${error}`);
       }
     } finally {
+      if (this.journal) {
+        try {
+          await this.journal.stop();
+        } catch (e) {
+          this.failed = true;
+          const message = `could not save the journal: ${redact((e as Error).message, this.secrets)}`;
+          error = error ?? message;
+          this.progress(`❌  ${message}`);
+        }
+      }
       if (this.emulator) await this.emulator.stop();
       unlock?.();
     }
@@ -225,6 +237,33 @@ class Runner {
     if (typeof this.handler.configureLocalRuntime !== 'function') {
       throw new Error('the handler bundle does not export configureLocalRuntime: rebuild it with \'npx projen bundle\'');
     }
+    // The handler's lifecycle journal (DynamoDB in the cloud): a local DynamoDB-compatible server whose
+    // tables and items live in journal.json beside the state file (kept by --destroy).
+    const journalFile = join(dirname(this.stateFile), JOURNAL_STATE_FILE_NAME);
+    this.journal = await startJournalServer({ stateFile: journalFile, forbidden: this.secrets });
+    this.progress(`Journal at ${this.journal.endpoint} (state ${journalFile})`);
+  }
+
+  /**
+   * Runs one handler invocation, then saves the journal (a killed run loses at most the invocation in
+   * flight). A failed save fails the invocation, unless the invocation itself failed (its error wins).
+   */
+  private async invokeHandler<T>(fnName: string, fnArn: string, budget: number, fn: (context: LambdaLikeContext) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await invokeWithContext(fnName, fnArn, budget, this.sink, fn);
+    } catch (e) {
+      await this.journal?.flush().catch(() => undefined);
+      throw e;
+    }
+    if (this.journal) {
+      try {
+        await this.journal.flush();
+      } catch (e) {
+        throw new Error(`could not save the journal after the invocation: ${(e as Error).message}`);
+      }
+    }
+    return result;
   }
 
   /** Points the handler's local runtime at the stack's account (clears its caches only when the account changes). */
@@ -235,6 +274,7 @@ class Runner {
     this.handler!.configureLocalRuntime!({
       readSecret: async () => token,
       callerAccountId: async () => account,
+      journalEndpoint: this.journal?.endpoint,
     });
   }
 
@@ -306,7 +346,7 @@ class Runner {
     const fnName = `${stack.stackName}-DpiProviderOnEvent`;
     const fnArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${fnName}`;
     const handler = this.handler!;
-    const response: OnEventResponse = (await invokeWithContext(fnName, fnArn, budget, this.sink, (c) => handler.onEvent(event, c))) ?? {};
+    const response: OnEventResponse = (await this.invokeHandler(fnName, fnArn, budget, (c) => handler.onEvent(event, c))) ?? {};
     let newPhysical = response.PhysicalResourceId;
     if (newPhysical === undefined || newPhysical === '') {
       newPhysical = requestType === 'Create' ? requestId : physicalId!;
@@ -326,7 +366,7 @@ class Runner {
       try {
         for (;;) {
           const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
-          const done = await invokeWithContext(completeName, completeArn, budget, this.sink, (c) => isCompleteFn(completeEvent, c));
+          const done = await this.invokeHandler(completeName, completeArn, budget, (c) => isCompleteFn(completeEvent, c));
           if (done && done.IsComplete) {
             data = { ...data, ...(done.Data ?? {}) };
             break;

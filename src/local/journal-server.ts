@@ -1,0 +1,310 @@
+/**
+ * A DynamoDB-compatible server (dynalite, memory backend) for the handler's lifecycle journal while
+ * `dpi local-deploy` runs, persisted to a JSON file between runs.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+
+/** File name of the journal state beside the runner's state file. */
+export const JOURNAL_STATE_FILE_NAME = 'journal.json';
+
+/** Region the handler uses with a local journal endpoint. */
+export const JOURNAL_LOCAL_REGION = 'us-east-1';
+
+/** Options of `startJournalServer`. */
+export interface JournalServerOptions {
+  /**
+   * JSON file the tables and items are restored from at start (when it exists) and saved to by
+   * `flush()` and `stop()`. Without it, the journal lives in memory only.
+   */
+  readonly stateFile?: string;
+  /** Values that must never be written into the state file (secrets): a flush that would is refused. */
+  readonly forbidden?: readonly string[];
+}
+
+/** A running journal server. */
+export interface JournalServer {
+  /** `http://127.0.0.1:<port>`: the endpoint for the DynamoDB client (any credentials, region us-east-1). */
+  readonly endpoint: string;
+  /** Saves every table (definition and items) to the state file atomically (no-op without a state file). */
+  flush(): Promise<void>;
+  /** Flushes, then closes the server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** DynamoDB's wire form of an item (`{ attr: { S: '...' } }`, binary values base64). */
+export type WireItem = Record<string, unknown>;
+
+/** A key schema element. */
+export interface KeyElement {
+  readonly AttributeName: string;
+  readonly KeyType: string;
+}
+
+/** A saved secondary index. */
+export interface SavedIndex {
+  readonly IndexName: string;
+  readonly KeySchema: KeyElement[];
+  readonly Projection: Record<string, unknown>;
+}
+
+/** A saved table: what is needed to create it again, and its items. */
+export interface SavedTable {
+  readonly TableName: string;
+  readonly KeySchema: KeyElement[];
+  readonly AttributeDefinitions: Array<{ AttributeName: string; AttributeType: string }>;
+  readonly BillingMode: 'PAY_PER_REQUEST' | 'PROVISIONED';
+  readonly ProvisionedThroughput?: { ReadCapacityUnits: number; WriteCapacityUnits: number };
+  readonly GlobalSecondaryIndexes?: SavedIndex[];
+  readonly LocalSecondaryIndexes?: SavedIndex[];
+  readonly Items: WireItem[];
+}
+
+/** The journal state file. */
+export interface JournalState {
+  readonly version: 1;
+  readonly tables: SavedTable[];
+}
+
+interface DynaliteOptions {
+  createTableMs?: number;
+  deleteTableMs?: number;
+  updateTableMs?: number;
+}
+type DynaliteFactory = (options: DynaliteOptions) => Server;
+
+/** Loads dynalite (a runtime dependency of this package, never bundled into the CLI). */
+function dynalite(): DynaliteFactory {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('dynalite') as DynaliteFactory;
+}
+
+class DynamoError extends Error {
+  constructor(readonly type: string, message: string) {
+    super(message);
+  }
+}
+
+/** Minimal DynamoDB JSON-protocol client (dynalite checks the shape of the signature, not its value). */
+function caller(endpoint: string): (op: string, body: Record<string, unknown>) => Promise<Record<string, unknown>> {
+  return async (op, body) => {
+    const date = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
+    const res = await fetch(`${endpoint}/`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${op}`,
+        'x-amz-date': date,
+        'authorization': `AWS4-HMAC-SHA256 Credential=local/${date.slice(0, 8)}/${JOURNAL_LOCAL_REGION}/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0`,
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    const parsed = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+    if (!res.ok) {
+      const type = String(parsed.__type ?? `HTTP ${res.status}`).split('#').pop() ?? 'Error';
+      throw new DynamoError(type, `${op}: ${type}: ${String(parsed.message ?? parsed.Message ?? text)}`);
+    }
+    return parsed;
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Reads and checks a journal state file; errors name the file. */
+export function readJournalState(file: string): JournalState {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`the journal state file ${file} cannot be read (${(e as Error).message}); fix it or delete it (the journal records in it are then lost)`);
+  }
+  const bad = (why: string): Error => new Error(`the journal state file ${file} is not valid: ${why}; fix it or delete it (the journal records in it are then lost)`);
+  if (!isObject(parsed)) throw bad('not a JSON object');
+  if (parsed.version !== 1) throw bad(`unsupported version ${JSON.stringify(parsed.version)}`);
+  if (!Array.isArray(parsed.tables)) throw bad('"tables" is not an array');
+  for (const [i, t] of parsed.tables.entries()) {
+    if (!isObject(t) || typeof t.TableName !== 'string' || !Array.isArray(t.KeySchema) || !Array.isArray(t.AttributeDefinitions) || !Array.isArray(t.Items)) {
+      throw bad(`tables[${i}] lacks TableName, KeySchema, AttributeDefinitions or Items`);
+    }
+    if (t.Items.some((item) => !isObject(item))) throw bad(`tables[${i}] (${t.TableName}) has an item that is not an object`);
+  }
+  return parsed as unknown as JournalState;
+}
+
+function indexes(raw: unknown): SavedIndex[] | undefined {
+  if (!Array.isArray(raw) || raw.length === 0) return undefined;
+  return raw.filter(isObject).map((i) => ({
+    IndexName: String(i.IndexName),
+    KeySchema: i.KeySchema as KeyElement[],
+    Projection: (i.Projection as Record<string, unknown> | undefined) ?? { ProjectionType: 'ALL' },
+  }));
+}
+
+function createTableInput(t: SavedTable): Record<string, unknown> {
+  const provisioned = t.BillingMode === 'PROVISIONED';
+  const throughput = t.ProvisionedThroughput ?? { ReadCapacityUnits: 1, WriteCapacityUnits: 1 };
+  const input: Record<string, unknown> = {
+    TableName: t.TableName,
+    KeySchema: t.KeySchema,
+    AttributeDefinitions: t.AttributeDefinitions,
+    BillingMode: t.BillingMode,
+  };
+  if (provisioned) input.ProvisionedThroughput = throughput;
+  if (t.GlobalSecondaryIndexes) {
+    input.GlobalSecondaryIndexes = t.GlobalSecondaryIndexes.map((g) => ({ ...g, ...(provisioned ? { ProvisionedThroughput: throughput } : {}) }));
+  }
+  if (t.LocalSecondaryIndexes) input.LocalSecondaryIndexes = t.LocalSecondaryIndexes;
+  return input;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts dynalite on 127.0.0.1 (free port, memory backend) and restores the tables and items of
+ * `stateFile` when it exists. A corrupt state file fails the start with an error naming the file.
+ */
+export async function startJournalServer(options: JournalServerOptions = {}): Promise<JournalServer> {
+  const stateFile = options.stateFile;
+  const saved = stateFile && existsSync(stateFile) ? readJournalState(stateFile) : undefined;
+  const server = dynalite()({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const call = caller(endpoint);
+  let closed = false;
+  const close = (): Promise<void> => new Promise((resolve) => {
+    if (closed) return resolve();
+    closed = true;
+    server.closeIdleConnections?.();
+    server.close(() => resolve());
+  });
+
+  const waitActive = async (name: string): Promise<void> => {
+    for (let i = 0; i < 200; i++) {
+      const d = await call('DescribeTable', { TableName: name });
+      if ((d.Table as Record<string, unknown> | undefined)?.TableStatus === 'ACTIVE') return;
+      await sleep(10);
+    }
+    throw new Error(`the journal table ${name} did not become ACTIVE`);
+  };
+
+  if (saved) {
+    try {
+      for (const t of saved.tables) {
+        await call('CreateTable', createTableInput(t));
+        await waitActive(t.TableName);
+        for (let i = 0; i < t.Items.length; i += 25) {
+          let requests: unknown[] = t.Items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+          for (let attempt = 0; requests.length > 0; attempt++) {
+            if (attempt > 20) throw new Error(`could not restore the items of ${t.TableName}`);
+            const out = await call('BatchWriteItem', { RequestItems: { [t.TableName]: requests } });
+            const unprocessed = (out.UnprocessedItems as Record<string, unknown[]> | undefined)?.[t.TableName];
+            requests = unprocessed ?? [];
+          }
+        }
+      }
+    } catch (e) {
+      await close();
+      throw new Error(`cannot restore the journal from ${stateFile}: ${(e as Error).message}; fix it or delete it (the journal records in it are then lost)`);
+    }
+  }
+
+  const snapshot = async (): Promise<JournalState> => {
+    const names: string[] = [];
+    let start: string | undefined;
+    do {
+      const out = await call('ListTables', start ? { ExclusiveStartTableName: start } : {});
+      names.push(...((out.TableNames as string[] | undefined) ?? []));
+      start = out.LastEvaluatedTableName as string | undefined;
+    } while (start);
+    const tables: SavedTable[] = [];
+    for (const name of names.sort()) {
+      let d: Record<string, unknown>;
+      try {
+        d = (await call('DescribeTable', { TableName: name })).Table as Record<string, unknown>;
+      } catch (e) {
+        if (e instanceof DynamoError && e.type === 'ResourceNotFoundException') continue; // deleted meanwhile
+        throw e;
+      }
+      if (d.TableStatus === 'DELETING') continue;
+      if (d.TableStatus !== 'ACTIVE') await waitActive(name);
+      const items: WireItem[] = [];
+      let key: Record<string, unknown> | undefined;
+      do {
+        const out = await call('Scan', { TableName: name, ...(key ? { ExclusiveStartKey: key } : {}) });
+        items.push(...((out.Items as WireItem[] | undefined) ?? []));
+        key = out.LastEvaluatedKey as Record<string, unknown> | undefined;
+      } while (key);
+      const billing = (d.BillingModeSummary as Record<string, unknown> | undefined)?.BillingMode === 'PAY_PER_REQUEST' ? 'PAY_PER_REQUEST' : 'PROVISIONED';
+      const pt = d.ProvisionedThroughput as Record<string, unknown> | undefined;
+      const table: SavedTable = {
+        TableName: name,
+        KeySchema: d.KeySchema as KeyElement[],
+        AttributeDefinitions: d.AttributeDefinitions as SavedTable['AttributeDefinitions'],
+        BillingMode: billing,
+        ...(billing === 'PROVISIONED'
+          ? {
+            ProvisionedThroughput: {
+              ReadCapacityUnits: Number(pt?.ReadCapacityUnits ?? 1) || 1,
+              WriteCapacityUnits: Number(pt?.WriteCapacityUnits ?? 1) || 1,
+            },
+          }
+          : {}),
+        ...(indexes(d.GlobalSecondaryIndexes) ? { GlobalSecondaryIndexes: indexes(d.GlobalSecondaryIndexes) } : {}),
+        ...(indexes(d.LocalSecondaryIndexes) ? { LocalSecondaryIndexes: indexes(d.LocalSecondaryIndexes) } : {}),
+        Items: items,
+      };
+      tables.push(table);
+    }
+    return { version: 1, tables };
+  };
+
+  // Flushes run one after the other (each writes the whole state).
+  let queue: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    if (!stateFile || closed) return queue;
+    const next = queue.catch(() => undefined).then(async () => {
+      const text = `${JSON.stringify(await snapshot(), undefined, 1)}\n`;
+      for (const f of options.forbidden ?? []) {
+        if (f.length > 0 && text.includes(f)) throw new Error(`refusing to write a secret into the journal state file ${stateFile}`);
+      }
+      mkdirSync(dirname(stateFile), { recursive: true });
+      const tmp = `${stateFile}.${process.pid}.tmp`;
+      try {
+        writeFileSync(tmp, text);
+        renameSync(tmp, stateFile);
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw e;
+      }
+    });
+    queue = next;
+    return next;
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    if (!stopping) {
+      stopping = (async () => {
+        try {
+          await flush();
+        } finally {
+          await close();
+        }
+      })();
+    }
+    return stopping;
+  };
+
+  return { endpoint, flush, stop };
+}
