@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RunningEmulator, startEmulator } from '../../src/emulator';
+import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
+import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 
 export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
@@ -18,13 +19,20 @@ export const SELLER_PIPELINE = {
   PartialFailure: 'FAIL',
 };
 
+/**
+ * How the emulator answers reads in this run: `minimal` (only what the spec shows, the default) or `vendor` (the
+ * vendor's documented shapes). `npm test` runs the handler and local suites in both (`DPI_TEST_READS=vendor`).
+ */
+export const TEST_READS: ReadMode = process.env.DPI_TEST_READS === 'vendor' ? 'vendor' : 'minimal';
+
 export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
 
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
 export class HandlerHarness {
   static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string } = {}): Promise<HandlerHarness> {
-    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures });
-    const h = new HandlerHarness(emu);
+    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS });
+    const journal = await startJournalServer();
+    const h = new HandlerHarness(emu, journal);
     h.callerAccount = opts.callerAccount ?? DEFAULT_CLOUD_ACCOUNT;
     h.secretString = opts.secretString ?? JSON.stringify({ refreshToken: DEFAULT_REFRESH_TOKEN });
     h.configure();
@@ -44,7 +52,7 @@ export class HandlerHarness {
   onSleep: ((ms: number) => Promise<void>) | undefined;
   logSpy: jest.SpyInstance | undefined;
 
-  private constructor(public readonly emu: RunningEmulator) {}
+  private constructor(public readonly emu: RunningEmulator, public readonly journal: JournalServer) {}
 
   configure(): void {
     configureLocalRuntime({
@@ -54,6 +62,7 @@ export class HandlerHarness {
         return this.secretString;
       },
       callerAccountId: async () => this.callerAccount,
+      journalEndpoint: this.journal.endpoint,
       sleep: async (ms) => {
         this.slept.push(ms);
         if (this.onSleep) await this.onSleep(ms);
@@ -64,11 +73,23 @@ export class HandlerHarness {
   async stop(): Promise<void> {
     this.logSpy?.mockRestore();
     await this.emu.stop();
+    await this.journal.stop();
+  }
+
+  /** Journal table of the current test (a new one after each reset: the journal starts empty with the emulator). */
+  journalTable = 'dpi-journal-0';
+  private journalTables = 0;
+
+  /** Resets the emulator (unless kept) and starts a new, empty journal table. */
+  async reset(opts: { keepEmulator?: boolean } = {}): Promise<void> {
+    if (!opts.keepEmulator) await this.admin('POST', '/reset');
+    this.journalTable = `dpi-journal-${++this.journalTables}`;
   }
 
   get connection(): Record<string, string> {
     const u = this.emu.url;
     return {
+      JournalTableName: this.journalTable,
       BaseUrl: u,
       SubscriptionsUrl: u,
       AccountUrl: u,
@@ -221,7 +242,7 @@ export function useHandlerHarness(bind: (h: HandlerHarness) => void, opts: { res
   });
   if (opts.resetEach) {
     beforeEach(async () => {
-      await h.admin('POST', '/reset');
+      await h.reset();
     });
   }
 }
