@@ -5,8 +5,9 @@
  */
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE, runLocalDeploy } from './runner';
+import { READ_MODES, ReadMode } from '../emulator';
 
 export { runLocalDeploy, withEmulatorUrl, roleTrustsService, DEFAULT_STATE_FILE, DEFAULT_REFRESH_TOKEN_ENV } from './runner';
 export type { LocalDeployOptions, LocalDeployResult } from './runner';
@@ -30,6 +31,7 @@ interface LocalDeployFlags {
   refreshTokenEnv: string;
   handlerLogs?: boolean;
   json?: boolean;
+  reads?: string;
 }
 
 /** The `local-deploy` command for the `dpi` program. Sets `process.exitCode = 1` when anything failed. */
@@ -43,6 +45,8 @@ export function localDeployCommand(): Command {
     .option('--refresh-token-env <name>', 'environment variable holding the refresh token (default token of the embedded emulator otherwise)', DEFAULT_REFRESH_TOKEN_ENV)
     .option('--handler-logs', 'also print the handler\'s log lines on stderr (always written to handler.log beside the state file)')
     .option('--json', 'print the result as JSON on stdout instead of the summary table')
+    .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
+      + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
     .action(async (flags: LocalDeployFlags) => {
       const result = await runLocalDeploy({
         app: flags.app,
@@ -51,6 +55,7 @@ export function localDeployCommand(): Command {
         destroy: flags.destroy,
         refreshTokenEnv: flags.refreshTokenEnv,
         showHandlerLogs: flags.handlerLogs,
+        reads: flags.reads as ReadMode | undefined,
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { HandlerExports } from '../contract';
-import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../emulator';
+import { DEFAULT_REFRESH_TOKEN, READ_MODES, ReadMode, RunningEmulator, startEmulator } from '../emulator';
 import { AssemblyStack, readAssembly } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import {
@@ -47,6 +47,11 @@ export interface LocalDeployOptions {
   readonly pollIntervalMs?: number;
   /** Time budget of one handler invocation (the Lambda timeout). @default 600000 */
   readonly invocationBudgetMs?: number;
+  /**
+   * How the embedded emulator answers reads: `minimal` (only what the spec shows) or `vendor` (the service vendor's
+   * documented shapes). @default the DPI_EMULATOR_READS environment variable, else 'minimal'
+   */
+  readonly reads?: ReadMode;
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */
@@ -139,6 +144,15 @@ class WaiterError extends Error {
 }
 
 /** Runs a local deployment (or destroy). Never throws for resource failures: see `success`. */
+/** The embedded emulator's read mode: the option, else DPI_EMULATOR_READS, else minimal. */
+export function readsOf(option: string | undefined): ReadMode {
+  const v = option ?? process.env.DPI_EMULATOR_READS ?? 'minimal';
+  if (!(READ_MODES as readonly string[]).includes(v)) {
+    throw new Error(`reads '${v}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
+  }
+  return v as ReadMode;
+}
+
 export async function runLocalDeploy(options: LocalDeployOptions = {}): Promise<LocalDeployResult> {
   const run = new Runner(options);
   return run.run();
@@ -226,7 +240,7 @@ class Runner {
     if (this.options.emulatorUrl) {
       this.url = this.options.emulatorUrl.replace(/\/+$/, '');
     } else {
-      this.emulator = await startEmulator({ port: 0, stateFile: join(dirname(this.stateFile), 'emulator-state.json') });
+      this.emulator = await startEmulator({ port: 0, stateFile: join(dirname(this.stateFile), 'emulator-state.json'), reads: readsOf(this.options.reads) });
       this.url = this.emulator.url;
       if (this.tokenValue === undefined) this.tokenValue = DEFAULT_REFRESH_TOKEN;
       this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
