@@ -122,6 +122,15 @@ project.testTask.prependSpawn(typecheck);
 // Construct tests synthesize the handler asset and the local runner drives the bundle: bundle first.
 project.testTask.prependSpawn(project.bundler.bundleTask);
 
+// The handler and local-deploy suites again with the emulator answering reads as the service vendor documents
+// them (the main jest run uses the default `minimal` mode: only what the spec shows).
+const vendorReads = project.addTask('test:vendor-reads', {
+  description: 'Handler and local-deploy tests against the emulator in --reads vendor mode',
+  env: { DPI_EMULATOR_READS: 'vendor' },
+  exec: 'jest --ci test/handler test/local',
+});
+project.testTask.spawn(vendorReads);
+
 // The README's main command: the example app through its whole lifecycle against the embedded emulator.
 const demo = project.addTask('demo', {
   description: 'Synthesize the example app and run it through create, update and destroy against the embedded emulator',

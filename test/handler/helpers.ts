@@ -21,9 +21,9 @@ export const SELLER_PIPELINE = {
 
 /**
  * How the emulator answers reads in this run: `minimal` (only what the spec shows, the default) or `vendor` (the
- * vendor's documented shapes). `npm test` runs the handler and local suites in both (`DPI_TEST_READS=vendor`).
+ * vendor's documented shapes). `npm test` runs the handler and local suites in both (`DPI_EMULATOR_READS=vendor`).
  */
-export const TEST_READS: ReadMode = process.env.DPI_TEST_READS === 'vendor' ? 'vendor' : 'minimal';
+export const TEST_READS: ReadMode = process.env.DPI_EMULATOR_READS === 'vendor' ? 'vendor' : 'minimal';
 
 export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
 
