@@ -148,6 +148,53 @@ function list(body: unknown): unknown[] {
   return d;
 }
 
+/** Vendor read names (v2 representation) -> the canonical optional fields (cross-checks only). */
+const VENDOR_NAMES: Array<[string, string]> = [
+  ['product_id', 'product'], ['remote_identity_id', 'remote_identity'], ['storage_group_id', 'storage_group'],
+  ['account_id', 'account'], ['user_id', 'user'],
+];
+
+/** A read record, flattened, with vendor field names copied to the canonical ones where those are absent. */
+function record<T extends { id: string }>(r: unknown): T {
+  const o = flat<T>(r) as unknown as Record<string, unknown>;
+  for (const [vendor, canonical] of VENDOR_NAMES) {
+    if (o[canonical] === undefined && o[vendor] !== undefined) o[canonical] = o[vendor];
+  }
+  return o as unknown as T;
+}
+
+/** The one record of `GET /account` or `GET /user`: `data` is an object, or a list whose first element is it. */
+function single<T extends { id: string }>(body: unknown, what: string): T {
+  const d = unwrap(body);
+  if (Array.isArray(d)) {
+    if (d.length === 0) throw new Error(`unexpected response: ${what} returned an empty list`);
+    return record<T>(d[0]);
+  }
+  return record<T>(d);
+}
+
+/** The next page number of a list answer (vendor pagination: `links.next`, `meta.pagination`); undefined: last page. */
+export function nextPageOf(body: unknown, page: number): number | undefined {
+  const b = body as { links?: { next?: unknown }; meta?: { pagination?: { page?: unknown; pages?: unknown } } } | undefined;
+  const next = b?.links?.next;
+  if (typeof next === 'string' && next !== '') {
+    let n: number;
+    try {
+      n = Number(new URL(next, 'http://relative.invalid').searchParams.get('page'));
+    } catch {
+      n = NaN;
+    }
+    return Number.isInteger(n) && n > page ? n : page + 1;
+  }
+  const pg = b?.meta?.pagination;
+  const current = Number(pg?.page ?? page);
+  if (pg && Number.isInteger(Number(pg.pages)) && Number(pg.pages) > current) return current + 1;
+  return undefined;
+}
+
+/** Pages of one list a client follows at most. */
+export const MAX_LIST_PAGES = 1000;
+
 function attrsOf(body: unknown): Record<string, unknown> {
   let d = unwrap(body);
   if (Array.isArray(d)) d = d[0];
@@ -193,9 +240,10 @@ function notificationTypes(body: unknown): string[] {
  * 60 s before its `exp` and shared by concurrent calls (one exchange in flight); a 401 triggers one new exchange
  * and one retry of the call.
  *
- * Retries: 429 (honouring `Retry-After`), 502/503/504, connection errors and timeouts, with exponential backoff
- * and full jitter, up to `maxAttempts` and never past `deadline`. Creating POSTs are not repeated after an
- * ambiguous failure (`ServiceError.ambiguous`).
+ * Retries: 429 (honouring `Retry-After`), 500/502/503/504, connection errors and timeouts, with exponential
+ * backoff and full jitter; with a `deadline` the budget is the deadline, else `maxAttempts`. Creating POSTs are
+ * not repeated after an ambiguous failure (`ServiceError.ambiguous`). Every list follows the vendor pagination.
+ * Reads are typed with `id` (and `status`) as the only guaranteed fields: the spec shows no more.
  */
 export class DpiClient {
   /** Transactions (read only). */
@@ -246,6 +294,23 @@ export class DpiClient {
       req({ method, service: 'baseUrl', path, ...extra });
     const subs = (method: RequestSpec['method'], path: string, extra: Partial<RequestSpec> = {}): Promise<unknown> =>
       req({ method, service: 'subscriptionsUrl', path, ...extra });
+    /** Every record of a list, following the vendor pagination (`page`) until the last page. */
+    const listAll = async (spec: RequestSpec): Promise<unknown[]> => {
+      const out: unknown[] = [];
+      let page = 1;
+      for (let i = 0; i < MAX_LIST_PAGES; i++) {
+        const query = new URLSearchParams(spec.query);
+        if (page > 1) query.set('page', String(page));
+        const body = await req({ ...spec, query });
+        out.push(...list(body));
+        const next = nextPageOf(body, page);
+        if (next === undefined) return out;
+        page = next;
+      }
+      throw new Error(`listing ${spec.path} returned more than ${MAX_LIST_PAGES} pages; stopping`);
+    };
+    const getAll = (service: RequestSpec['service'], path: string, query?: URLSearchParams): Promise<unknown[]> =>
+      listAll({ method: 'GET', service, path, query });
 
     const listPage = async (q: TxQuery): Promise<TxPage> => {
       validateTxQuery(q);
@@ -303,8 +368,8 @@ export class DpiClient {
     this.notifications = {
       listTypes: async (t) => notificationTypes(await base('GET', `${unified}/list-notification-types`,
         { query: new URLSearchParams({ account_type: t }) })),
-      create: async (ri, body) => pipelineResult(await base('POST', `${unified}/${seg(ri)}`, { body: service(body), creating: true })),
-      update: async (ri, sub, body) => pipelineResult(await base('PATCH', `${unified}/${seg(ri)}/${seg(sub)}`, { body: service(body) })),
+      create: async (ri, body) => pipelineResult(await base('POST', `${unified}/${seg(ri)}`, { body: service(body), creating: true, provisioning: true })),
+      update: async (ri, sub, body) => pipelineResult(await base('PATCH', `${unified}/${seg(ri)}/${seg(sub)}`, { body: service(body), provisioning: true })),
       delete: async (ri, sub) => { await base('DELETE', `${unified}/${seg(ri)}/${seg(sub)}`); },
     };
     const legacy = '/service/sp/notifications';
@@ -312,7 +377,7 @@ export class DpiClient {
       listTypes: async (t) => notificationTypes(await base('GET', `${legacy}/list-notification-types`,
         { query: new URLSearchParams({ account_type: t }) })),
       update: async (ri, sub, body) => {
-        const a = attrsOf(await base('PATCH', `${legacy}/${seg(ri)}/${seg(sub)}`, { body: service(body) }));
+        const a = attrsOf(await base('PATCH', `${legacy}/${seg(ri)}/${seg(sub)}`, { body: service(body), provisioning: true }));
         return { ...a, subscriptions: (a.subscriptions ?? {}) as Record<string, string>, destination_id: String(a.destination_id ?? '') };
       },
       delete: async (ri, sub) => { await base('DELETE', `${legacy}/${seg(ri)}/${seg(sub)}`); },
@@ -329,23 +394,22 @@ export class DpiClient {
       },
     };
 
-    this.account = { get: async () => flat<AccountRecord>(unwrap(await req({ method: 'GET', service: 'accountUrl', path: '/account' }))) };
-    this.user = { get: async () => flat<UserRecord>(unwrap(await req({ method: 'GET', service: 'userUrl', path: '/user' }))) };
+    this.account = { get: async () => single<AccountRecord>(await req({ method: 'GET', service: 'accountUrl', path: '/account' }), 'GET /account') };
+    this.user = { get: async () => single<UserRecord>(await req({ method: 'GET', service: 'userUrl', path: '/user' }), 'GET /user') };
     this.remoteIdentities = {
-      list: async (o = {}) => list(await req({ method: 'GET', service: 'remoteIdentityUrl', path: `/${o.path ?? 'sri'}` }))
-        .map((r) => flat<RemoteIdentity>(r)),
+      list: async (o = {}) => (await getAll('remoteIdentityUrl', `/${o.path ?? 'sri'}`)).map((r) => record<RemoteIdentity>(r)),
     };
     this.storages = {
-      list: async (o = {}) => list(await subs('GET', o.v2 ? '/v2/storages' : '/storages', { query: new URLSearchParams({ status: 'active' }) }))
-        .map((r) => flat<Storage>(r)),
+      list: async (o = {}) => (await getAll('subscriptionsUrl', o.v2 ? '/v2/storages' : '/storages', new URLSearchParams({ status: 'active' })))
+        .map((r) => record<Storage>(r)),
     };
     this.products = {
       list: async (q = {}) => {
         const query = new URLSearchParams();
         if (q.isStorageProduct !== undefined) query.set('is_storage_product', String(q.isStorageProduct));
-        return list(await subs('GET', '/v2/product', { query })).map(productRecord);
+        return (await getAll('subscriptionsUrl', '/v2/product', query)).map(productRecord);
       },
-      listUnversioned: async () => list(await subs('GET', '/product')).map(productRecord),
+      listUnversioned: async () => (await getAll('subscriptionsUrl', '/product')).map(productRecord),
       get: async (id) => productRecord(unwrap(await subs('GET', `/v2/product/${seg(id)}`))),
     };
 
@@ -363,19 +427,19 @@ export class DpiClient {
       list: async (q = {}) => {
         const query = new URLSearchParams();
         if (q.product !== undefined) query.set('product', String(q.product));
-        return list(await subs('GET', '/v2/sub', { query })).map((r) => flat<Subscription>(r));
+        return (await getAll('subscriptionsUrl', '/v2/sub', query)).map((r) => record<Subscription>(r));
       },
-      listByAccount: async (accountId) => list(await subs('GET', '/sub', { query: new URLSearchParams({ account: String(accountId) }) }))
-        .map((r) => flat<Subscription>(r)),
-      get: async (id) => flat<Subscription>(unwrap(await subs('GET', `/sub/${seg(id)}`))),
-      create: async (attrs) => flat<Subscription>(unwrap(await subs('POST', '/v2/sub', { body: subEnv(subAttrs(attrs)), creating: true }))),
-      createUnversioned: async (attrs) => flat<Subscription>(unwrap(await subs('POST', '/sub', { body: subEnv(subAttrs(attrs)), creating: true }))),
+      listByAccount: async (accountId) => (await getAll('subscriptionsUrl', '/sub', new URLSearchParams({ account: String(accountId) })))
+        .map((r) => record<Subscription>(r)),
+      get: async (id) => record<Subscription>(unwrap(await subs('GET', `/sub/${seg(id)}`))),
+      create: async (attrs) => record<Subscription>(unwrap(await subs('POST', '/v2/sub', { body: subEnv(subAttrs(attrs)), creating: true }))),
+      createUnversioned: async (attrs) => record<Subscription>(unwrap(await subs('POST', '/sub', { body: subEnv(subAttrs(attrs)), creating: true }))),
       update: async (id, changed) => {
         const attributes: Record<string, unknown> = { ...changed };
         for (const k of ['remote_identity', 'storage_group'] as const) {
           if (changed[k] !== undefined) attributes[k] = int(k, changed[k] as Id);
         }
-        return flat<Subscription>(unwrap(await subs('PATCH', `/v2/sub/${seg(id)}`, { body: subEnv(attributes, id) })));
+        return record<Subscription>(unwrap(await subs('PATCH', `/v2/sub/${seg(id)}`, { body: subEnv(attributes, id) })));
       },
     };
 
@@ -389,7 +453,7 @@ export class DpiClient {
         return flat<HistoryTransaction>(unwrap(await base('POST', `${HISTORY}/${seg(subId)}`, { body: histEnv(attributes), creating: true })));
       },
       get: async (id) => flat<HistoryTransaction>(unwrap(await base('GET', `${HISTORY}/${seg(id)}`))),
-      statusBySubscription: async (subId) => list(await base('GET', `${HISTORY}/status/${seg(subId)}`)).map((r) => flat<HistoryTransaction>(r)),
+      statusBySubscription: async (subId) => (await getAll('baseUrl', `${HISTORY}/status/${seg(subId)}`)).map((r) => flat<HistoryTransaction>(r)),
       cancel: async (id, o = {}) => {
         const path = o.path === 'status' ? `${HISTORY}/status/${seg(id)}` : `${HISTORY}/${seg(id)}`;
         return flat<HistoryTransaction>(unwrap(await base('PATCH', path, { body: histEnv({ status: 'cancelled' }, id) })));
@@ -409,7 +473,7 @@ export class DpiClient {
         if (!q || !Array.isArray(q.subscriptionIds) || q.subscriptionIds.length === 0) throw new Error('jobs.list: subscriptionIds must not be empty');
         const query = new URLSearchParams({ subscription_ids: q.subscriptionIds.map(String).join(',') });
         if (q.stageId !== undefined) query.set('stage_id', String(q.stageId));
-        return list(await base('GET', '/service/jobs/jobs', { query })).map((r) => flat<Job>(r));
+        return (await getAll('baseUrl', '/service/jobs/jobs', query)).map((r) => flat<Job>(r));
       },
       createSecondary: async (primary, attrs) =>
         flat<Job>(unwrap(await base('POST', `/service/jobs/jobs/${seg(primary)}`, { body: { data: { type: 'Job', attributes: attrs } }, creating: true }))),

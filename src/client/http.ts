@@ -7,7 +7,10 @@ export interface DpiClientOptions {
   endpoints: ServiceEndpoints;
   /** The refresh token, or a function that returns it; resolved lazily on first use, once. */
   refreshToken: string | (() => Promise<string>);
-  /** Attempts per call (first try included) for retryable failures. @default 5 */
+  /**
+   * Attempts per call (first try included) for retryable failures when no `deadline` is set. With a deadline the
+   * budget is the deadline (at most `MAX_ATTEMPTS_WITH_DEADLINE` attempts). @default 5
+   */
   maxAttempts?: number;
   /**
    * Epoch milliseconds; no attempt, retry or wait goes past it (a Lambda passes
@@ -16,6 +19,11 @@ export interface DpiClientOptions {
   deadline?: number;
   /** Timeout of one attempt, in ms (also capped by the deadline). @default 30000 */
   requestTimeoutMs?: number;
+  /**
+   * Timeout of one attempt of a call that provisions cloud resources (the unified notification create and update,
+   * the legacy update), in ms (also capped by the deadline). @default 600000
+   */
+  provisioningTimeoutMs?: number;
   /** Base of the exponential backoff (full jitter), in ms. @default 200 */
   baseDelayMs?: number;
   /** Cap of one backoff wait, in ms (a longer `Retry-After` is still honoured). @default 20000 */
@@ -45,7 +53,12 @@ export interface RequestSpec {
   creating?: boolean;
   /** Send the bearer token (false only for the token exchange). @default true */
   auth?: boolean;
+  /** The call provisions cloud resources: the attempt timeout is `provisioningTimeoutMs`. */
+  provisioning?: boolean;
 }
+
+/** With a deadline, the retry budget is the deadline; this only guards against a loop. */
+export const MAX_ATTEMPTS_WITH_DEADLINE = 100;
 
 /** @internal Response of a successful request. */
 export interface HttpResult {
@@ -143,11 +156,15 @@ export class TokenCache {
     return this.refresh(exchange);
   }
 
-  /** Drops `token` if it is still the cached one (after a 401). */
+  /**
+   * Drops `token` if it is still the cached one (after a 401), and the resolved refresh token when it comes from a
+   * function: the next exchange reads it again (the secret may have been rotated).
+   */
   public invalidate(token: string): void {
     if (this.token === token) {
       this.token = undefined;
       this.validUntil = 0;
+      if (typeof this.source !== 'string') this.refreshTokenPromise = undefined;
     }
   }
 
@@ -176,6 +193,7 @@ export interface HttpSettings {
   maxAttempts: number;
   deadline: number | undefined;
   requestTimeoutMs: number;
+  provisioningTimeoutMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
   fetch: typeof fetch;
@@ -203,6 +221,7 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
     maxAttempts,
     deadline: opts.deadline,
     requestTimeoutMs: opts.requestTimeoutMs ?? 30_000,
+    provisioningTimeoutMs: opts.provisioningTimeoutMs ?? 600_000,
     baseDelayMs: opts.baseDelayMs ?? 200,
     maxDelayMs: opts.maxDelayMs ?? 20_000,
     fetch: opts.fetch ?? ((input, init) => fetch(input, init)),
@@ -263,7 +282,7 @@ export class HttpCore {
       const headers: Record<string, string> = { Accept: 'application/json' };
       if (token) headers.Authorization = `Bearer ${token}`;
       if (bodyText !== undefined) headers['Content-Type'] = 'application/json';
-      let timeout = s.requestTimeoutMs;
+      let timeout = spec.provisioning ? s.provisioningTimeoutMs : s.requestTimeoutMs;
       if (s.deadline !== undefined) timeout = Math.max(1, Math.min(timeout, s.deadline - Date.now()));
       const outcome = await this.attempt(url, spec.method, headers, bodyText, timeout);
 
@@ -298,7 +317,8 @@ export class HttpCore {
         if (st === 429 || st === 503) {
           retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
           reason = String(st);
-        } else if (st === 502 || st === 504) {
+        } else if (st === 500 || st === 502 || st === 504) {
+          // An idempotent call (GET, full-body PATCH, DELETE) is retried; a creating POST may have been applied.
           if (spec.creating) {
             throw fail(`${described}; the request may have been applied: look for what it made before trying again`,
               { retryable: false, ambiguous: true });
@@ -318,7 +338,7 @@ export class HttpCore {
       }
 
       // Retryable failure.
-      if (attempt >= s.maxAttempts) {
+      if (attempt >= (s.deadline === undefined ? s.maxAttempts : MAX_ATTEMPTS_WITH_DEADLINE)) {
         throw fail(`${spec.method} ${errPath} failed after ${attempt} attempt(s) (attempts exhausted); ${lastText()}`, { retryable: true });
       }
       const cap = Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (attempt - 1));
@@ -328,7 +348,7 @@ export class HttpCore {
         throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) `
           + `(next wait of ${delay} ms would pass it); ${lastText()}`, { retryable: true });
       }
-      this.log(`retry ${attempt + 1}/${s.maxAttempts} ${spec.method} ${errPath} after ${reason} in ${delay} ms`);
+      this.log(`retry ${attempt + 1} ${spec.method} ${errPath} after ${reason} in ${delay} ms`);
       await s.sleep(delay);
     }
   }

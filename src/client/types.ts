@@ -321,17 +321,21 @@ export type SubscriptionStatus = 'active' | 'cancelled' | 'paused' | 'invalid';
 
 /** A subscription, flattened. */
 export interface Subscription {
+  /** Guaranteed by the spec. */
   id: string;
+  // Not shown by the spec beyond `id` and `status`: the fields below are present only where the service shows
+  // them (the vendor's v2 reads: `product_id`, `remote_identity_id`, ... copied here); use them only to cross-check.
   account?: number;
   user?: number;
   product?: number;
   name?: string | null;
+  /** Guaranteed by the spec. */
   status: SubscriptionStatus;
   date_start?: string;
   date_end?: string | null;
   remote_identity?: number | null;
   storage_group?: number | null;
-  /** Flat key/value map; every value a string. */
+  /** Flat key/value map; every value a string. Not shown by the spec nor by the vendor's v2 reads. */
   product_parameters?: Record<string, string>;
 }
 

@@ -318,3 +318,51 @@ describe('subscriptions, history, jobs', () => {
     expect((await c.history.get('h/1')).id).toBe('h/1');
   });
 });
+
+describe('reads as the spec guarantees them, and as the vendor documents them', () => {
+  const sub = (id: number, extra: object = {}): object => ({ type: 'Subscription', id: String(id), attributes: { status: 'active', ...extra } });
+
+  test('every list follows the vendor pagination (links.next, then meta.pagination) and keeps the query', async () => {
+    server.on('GET', '/v2/sub',
+      { status: 200, body: { links: { next: `${server.url}/v2/sub?product=107&page=2` }, data: [sub(1), sub(2)], meta: { pagination: { page: 1, pages: 3, count: 5 } } } },
+      { status: 200, body: { links: { next: '/v2/sub?product=107&page=3' }, data: [sub(3), sub(4)], meta: { pagination: { page: 2, pages: 3, count: 5 } } } },
+      { status: 200, body: { links: { next: '' }, data: [sub(5)], meta: { pagination: { page: 3, pages: 3, count: 5 } } } },
+    );
+    const all = await c.subscriptions.list({ product: 107 });
+    expect(all.map((s) => s.id)).toEqual(['1', '2', '3', '4', '5']);
+    const seen = server.seen('GET', '/v2/sub');
+    expect(seen.map((r) => r.query.get('page'))).toEqual([null, '2', '3']);
+    expect(seen.every((r) => r.query.get('product') === '107')).toBe(true);
+  });
+
+  test('meta.pagination alone is followed; a bare data array is one page', async () => {
+    server.on('GET', '/sri',
+      { status: 200, body: { data: [{ id: 1 }], meta: { pagination: { page: 1, pages: 2 } } } },
+      { status: 200, body: { data: [{ id: 2 }], meta: { pagination: { page: 2, pages: 2 } } } },
+    );
+    expect((await c.remoteIdentities.list()).map((r) => r.id)).toEqual(['1', '2']);
+    server.on('GET', '/service/jobs/jobs', { status: 200, body: { data: [{ id: 4100001, attributes: { is_primary: true } }] } });
+    const jobs = await c.jobs.list({ subscriptionIds: [9001] });
+    expect(jobs.map((j) => j.id)).toEqual(['4100001']);
+    expect(server.seen('GET', '/service/jobs/jobs')).toHaveLength(1);
+  });
+
+  test('GET /user as a list (vendor) and as an object (spec: only id)', async () => {
+    server.on('GET', '/user', { status: 200, body: { data: [{ type: 'User', id: 321, attributes: { account_id: 123 } }] } });
+    expect(await c.user.get()).toMatchObject({ id: '321', account_id: 123, account: 123 });
+    server.on('GET', '/account', { status: 200, body: { data: { id: '1001' } } });
+    expect((await c.account.get()).id).toBe('1001');
+  });
+
+  test('an empty /user list is a clear error', async () => {
+    server.on('GET', '/user', { status: 200, body: { data: [] } });
+    await expect(c.user.get()).rejects.toThrow('GET /user returned an empty list');
+  });
+
+  test('vendor v2 subscription fields are copied to the canonical optional fields; minimal reads have id and status only', async () => {
+    server.on('GET', '/sub/9001', { status: 200, body: { data: sub(9001, { product_id: 107, remote_identity_id: 362, storage_group_id: 501, account_id: 123 }) } });
+    expect(await c.subscriptions.get(9001)).toMatchObject({ id: '9001', status: 'active', product: 107, remote_identity: 362, storage_group: 501, account: 123 });
+    server.on('GET', '/sub/9002', { status: 200, body: { data: sub(9002) } });
+    expect(await c.subscriptions.get(9002)).toEqual({ id: '9002', status: 'active' });
+  });
+});
