@@ -93,7 +93,9 @@ async function repoint(rt: Runtime, rec: LegacyRecord, d: LegacyDesired): Promis
   const destination = result.destination_id ?? '';
   const product = await rt.product(PRODUCT);
   const params = storedParameters(PRODUCT, product.required_meta_fields ?? [], {
-    parts: { [rt.metadataKeys.subscriptions]: subscriptions, destination_id: destination, queue_arn: d.queueArn, notification_types: JSON.stringify(d.types) },
+    parts: {
+      [rt.metadataKeys.subscriptions]: subscriptions, destination_id: destination, queue_arn: d.queueArn, notification_types: JSON.stringify(d.types),
+    },
     defaults: { [rt.metadataKeys.subscriptions]: subscriptions, ...(destination ? { destination_id: destination } : {}) },
   });
   const next = await rt.journal.save(rec, 'active', {
@@ -111,7 +113,8 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
   if (!rec) {
     // Adoption changes nothing on the service: the declared queue and types are taken as what it has.
     const was = old && old.subscriptionId === d.subscriptionId ? old : d;
-    rec = await rt.journal.create<LegacyDoc>(key, 'active', { identity: d.remoteIdentityId, applied: { queueArn: was.queueArn, types: was.types } }, d.subscriptionId);
+    const applied = { queueArn: was.queueArn, types: was.types };
+    rec = await rt.journal.create<LegacyDoc>(key, 'active', { identity: d.remoteIdentityId, applied }, d.subscriptionId);
     await rt.journal.claim('sub', d.subscriptionId, key);
   }
   if (d.retired) {

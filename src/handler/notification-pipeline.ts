@@ -229,7 +229,8 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   const recs = await rt.journal.records<PipelineDoc>(key);
   // The latest unfinished record of this identity (an earlier delivery, a failed deploy, a killed runner);
   // a replacement's old record (another identity) is never taken.
-  let rec = recs.filter((r) => r.doc.identity === d.remoteIdentityId && !DONE.has(r.state) && (event.PhysicalResourceId === undefined || r.physicalId !== event.PhysicalResourceId))
+  const others = (r: PipelineRecord): boolean => event.PhysicalResourceId === undefined || r.physicalId !== event.PhysicalResourceId;
+  let rec = recs.filter((r) => r.doc.identity === d.remoteIdentityId && !DONE.has(r.state) && others(r))
     .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
   if (rec) log({ msg: 'found an earlier attempt of this resource in the journal', record: rec.id, state: rec.state, subscriptionId: rec.doc.subscriptionId });
   if (rec && (rec.state === 'active' || rec.state === 'updating')) {
@@ -354,10 +355,16 @@ async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, ev
   }
   await preflightRoles(rt, d);
   if (rec.state === 'updating') {
-    log({ msg: 'an earlier update of this pipeline has no confirmed outcome: storing the last confirmed result, then applying the desired selection', subscriptionId: id, event: event.RequestType });
+    log({
+      msg: 'an earlier update of this pipeline has no confirmed outcome: storing the last confirmed result, then applying the desired selection',
+      subscriptionId: id,
+      event: event.RequestType,
+    });
     // The service's PATCH and DELETE read the stored metadata: it must describe what the service has now (the
     // journal's last confirmed result) before anything else; the PATCH is idempotent.
-    if (rec.doc.result) await rt.client.subscriptions.update(id, { product_parameters: await parametersOf(rt, rec.doc.result as UnifiedPipelineResult) });
+    if (rec.doc.result) {
+      await rt.client.subscriptions.update(id, { product_parameters: await parametersOf(rt, rec.doc.result as UnifiedPipelineResult) });
+    }
   }
   rec = await rt.journal.save(rec, 'updating', { ...rec.doc, selection: sel });
   let result: UnifiedPipelineResult;

@@ -176,18 +176,18 @@ export interface Runtime {
   readonly client: DpiClient;
   /** Epoch ms by which the work must be done. */
   readonly deadline: number;
+  /** The lifecycle journal of the connection's account and region. */
+  readonly journal: Journal;
+  /** Keys for the parts of a pipeline result that product 107's record names no key for. */
+  readonly metadataKeys: { readonly subscriptions: string; readonly meta: string };
   /** Account and user IDs (from the connection, or looked up once and cached). */
   ids(): Promise<{ accountId: string; userId: string }>;
   sleep(ms: number): Promise<void>;
   callerAccountId(): Promise<string>;
-  /** The lifecycle journal of the connection's account and region. */
-  readonly journal: Journal;
   /** A product's record (`GET /v2/product/{id}`), read once per container. */
   product(id: number): Promise<ProductRecord>;
   /** Creation time (epoch ms) of an IAM role, for the 403 retry during IAM propagation. */
   roleCreatedAt(roleArn: string): Promise<number | undefined>;
-  /** Keys for the parts of a pipeline result that product 107's record names no key for. */
-  readonly metadataKeys: { readonly subscriptions: string; readonly meta: string };
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */

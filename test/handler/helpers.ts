@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
-import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
+import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 
 export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi-refresh-token-AbCdEf';
@@ -42,6 +42,10 @@ export class HandlerHarness {
     return h;
   }
 
+  /** Journal table of the current test (a new one after each reset: the journal starts empty with the emulator). */
+  journalTable = 'dpi-journal-0';
+  private journalTables = 0;
+
   callerAccount = DEFAULT_CLOUD_ACCOUNT;
   secretString = '';
   readonly logs: string[] = [];
@@ -75,10 +79,6 @@ export class HandlerHarness {
     await this.emu.stop();
     await this.journal.stop();
   }
-
-  /** Journal table of the current test (a new one after each reset: the journal starts empty with the emulator). */
-  journalTable = 'dpi-journal-0';
-  private journalTables = 0;
 
   /** Resets the emulator (unless kept) and starts a new, empty journal table. */
   async reset(opts: { keepEmulator?: boolean } = {}): Promise<void> {
