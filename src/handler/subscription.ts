@@ -168,10 +168,12 @@ async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDes
   const changes: SubscriptionUpdate = {};
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(want)) if (applied.params[k] !== v) params[k] = v;
-  const dropped = Object.keys(applied.params).filter((k) => want[k] === undefined && k !== 'remote_identity_id' && applied.params[k] !== '');
-  for (const k of dropped) params[k] = '';
+  const dropped = Object.keys(applied.params).filter((k) => want[k] === undefined && k !== 'remote_identity_id');
   if (dropped.length > 0) {
-    log({ level: 'WARNING', msg: 'the service cannot delete stored parameters (values are strings, null is not accepted): setting them empty', subscriptionId: id, keys: dropped });
+    // The service merges parameters and cannot delete one (values are strings; null is not accepted).
+    throw new HandlerError(`subscription ${id} cannot drop the stored parameter${dropped.length > 1 ? 's' : ''} ${dropped.join(', ')}: the service `
+      + 'keeps stored parameters (a partial merge, no removal); keep them, give them another value, or replace the subscription '
+      + '(change the construct ID) to start without them; nothing was changed');
   }
   if (Object.keys(params).length > 0) {
     await checkAgainstProduct(rt, d);
@@ -198,8 +200,7 @@ async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDes
     if (isStatus(e, 400, 409)) throw new HandlerError(`the service rejected the update of subscription ${id}: ${messageOf(e)}`);
     throw e;
   }
-  const kept = Object.fromEntries(Object.entries({ ...applied.params, ...params }).filter(([, v]) => v !== ''));
-  await rt.journal.save(rec, 'active', { ...rec.doc, applied: { ...appliedOf(d), params: kept } });
+  await rt.journal.save(rec, 'active', { ...rec.doc, applied: appliedOf(d) });
   return { PhysicalResourceId: id, Data: data(id, d.status) };
 }
 
