@@ -55,8 +55,11 @@ async function adopt(rt: Runtime, d: LegacyDesired): Promise<string> {
     }
     throw e;
   }
-  if (contradicts(sub.product, PRODUCT)) {
-    throw new HandlerError(`subscription ${sub.id} is a product ${String(sub.product)} subscription, not a legacy notification pipeline (product 86)`);
+  // The product is not shown by reads; the listing filtered by product (a query the spec documents) tells.
+  const legacy = await rt.client.subscriptions.list({ product: PRODUCT });
+  if (contradicts(sub.product, PRODUCT) || !legacy.some((s) => s.id === sub.id)) {
+    throw new HandlerError(`subscription ${sub.id} is not a legacy notification pipeline (product 86)`
+      + `${sub.product !== undefined ? ` but a product ${String(sub.product)} subscription` : ''}; LegacyNotificationPipeline adopts product-86 subscriptions only`);
   }
   return sub.status;
 }

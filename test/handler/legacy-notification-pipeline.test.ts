@@ -16,11 +16,12 @@ const sub8601 = (state: any): any => state.subscriptions.find((s: any) => s.id =
 const old = (props: Record<string, unknown>): Record<string, unknown> => ({ Connection: h.connection, ...props });
 
 describe('Custom::DpiLegacyNotificationPipeline', () => {
-  test('adopt (Create PATCHes), unchanged Update makes no call, changed Update PATCHes', async () => {
+  test('adopting changes nothing; an unchanged Update makes no call; a changed Update PATCHes the pipeline and stores its result (two calls)', async () => {
+    const before = legacyOf(h.state());
     const c = await h.onEvent(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] }));
     expect(c.PhysicalResourceId).toBe('8601');
-    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200']);
-    expect(Object.keys(legacyOf(h.state()).subscriptions)).toEqual(['ORDER_CHANGE']);
+    expect(await h.changingRequests()).toEqual([]);
+    expect(legacyOf(h.state())).toEqual(before);
 
     await h.clearRequests();
     await h.onEvent(h.event(T, 'Update', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] },
@@ -29,10 +30,14 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
 
     await h.onEvent(h.event(T, 'Update', { ...BASE, QueueArn: QUEUE2 },
       { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, NotificationTypes: ['ORDER_CHANGE'] }) }));
-    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200']);
+    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200', 'PATCH /v2/sub/8601 200']);
     const l = legacyOf(h.state());
     expect(l.queueArn).toBe(QUEUE2);
     expect(Object.keys(l.subscriptions).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    // The subscription stores the upstream result and the queue destination (kept for cleanup).
+    const pp = sub8601(h.state()).product_parameters;
+    expect(JSON.parse(pp.subscriptions)).toEqual(l.subscriptions);
+    expect(pp.destination_id).toBe(String(l.destinationId));
   });
 
   test('retire: DELETE legacy + subscription invalid, which unblocks a unified pipeline; rollback restores it', async () => {
@@ -104,8 +109,10 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     expect(await h.changingRequests()).toEqual(['POST /v2/sub 201']);
   });
 
-  test('an invalid type is reported with the service message', async () => {
-    const reason = await h.fails(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ITEM_SALES_EVENT_CHANGE'] }));
+  test('an invalid type in a changed Update is reported with the service message', async () => {
+    await h.onEvent(h.event(T, 'Create', BASE));
+    const bad = { ...BASE, NotificationTypes: ['ITEM_SALES_EVENT_CHANGE'] };
+    const reason = await h.fails(h.event(T, 'Update', bad, { PhysicalResourceId: '8601', OldResourceProperties: old(BASE) }));
     expect(reason).toContain("notification type 'ITEM_SALES_EVENT_CHANGE' is not supported for seller accounts");
   });
 });
