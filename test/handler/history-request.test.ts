@@ -1,4 +1,4 @@
-import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
+import { daysAgo, HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 
 const T = ResourceTypes.HISTORY_REQUEST;
@@ -21,7 +21,7 @@ const hist = (id: string): any => h.state().history.find((x: any) => x.id === id
 describe('Custom::DpiHistoryRequest', () => {
   test('create returns the history transaction ID; WaitForCompletion false completes at once', async () => {
     const r = await h.onEvent(h.event(T, 'Create', props()));
-    expect(r.PhysicalResourceId).toMatch(/^h-/);
+    expect(r.PhysicalResourceId).toMatch(/^(h-\d+|\d+)$/);
     expect(r.Data).toMatchObject({ HistoryTransactionId: r.PhysicalResourceId, Status: 'pending' });
     expect(hist(r.PhysicalResourceId)).toMatchObject({
       subscription_id: Number(subId), start_date: daysAgo(10), end_date: daysAgo(5), stage_id: 1000,
@@ -35,10 +35,30 @@ describe('Custom::DpiHistoryRequest', () => {
     expect(h.state().history).toHaveLength(1);
   });
 
-  test('validation against the product card fails listing the problems, before any create', async () => {
-    const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1) })));
+  test('validation against the product card (ProductId given) fails listing the problems, before any create', async () => {
+    const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1), ProductId: '3001' })));
     expect(reason).toContain('at most 30 day(s)');
     expect((await h.changingRequests()).filter((x) => x.includes('/history'))).toEqual([]);
+  });
+
+  test('the product of a subscription made by a Subscription resource comes from the journal (reads do not show it)', async () => {
+    const sub = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', {
+      ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
+    }, { LogicalResourceId: 'Orders' }));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Create', props({ SubscriptionId: sub.PhysicalResourceId, StartDate: daysAgo(50), EndDate: daysAgo(1) })));
+    expect(reason).toContain('at most 30 day(s)');
+    expect((await h.requests()).map((x) => x.path)).toContain('/service/product-cards/card/3001');
+    expect((await h.changingRequests()).filter((x) => x.includes('/history'))).toEqual([]);
+  });
+
+  test('an unknown product: the check is skipped with a warning and the service\'s own answer is reported', async () => {
+    const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1) })));
+    const warned = h.logs.some((l) => l.includes('the subscription\'s product is not known'));
+    // Minimal reads show no product: the check is skipped; vendor reads show it (used as a last resort).
+    expect(warned).toBe(TEST_READS === 'minimal');
+    expect(reason).toContain(warned ? 'the service rejected the history request' : 'at most 30 day(s)');
+    expect(h.logs.some((l) => l.includes('/service/product-cards/card/undefined'))).toBe(false);
   });
 
   test('WaitForCompletion: isComplete polls until completed', async () => {
@@ -56,7 +76,8 @@ describe('Custom::DpiHistoryRequest', () => {
     const r = await h.onEvent(ev);
     const complete = { ...ev, PhysicalResourceId: r.PhysicalResourceId, Data: r.Data };
     await h.admin('POST', '/clock', { advance: 400 });
-    await expect(h.isComplete(complete)).rejects.toThrow(`history request ${r.PhysicalResourceId} failed: history retrieval failed (emulated)`);
+    // The reason is the service's error message where the read shows it (the spec shows only `status`).
+    await expect(h.isComplete(complete)).rejects.toThrow(`history request ${r.PhysicalResourceId} failed: `);
 
     const ev2 = h.event(T, 'Create', props({ WaitForCompletion: 'true', TimeoutSeconds: '60', StartDate: daysAgo(4), EndDate: daysAgo(3) }));
     const r2 = await h.onEvent(ev2);

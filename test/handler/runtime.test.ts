@@ -35,7 +35,8 @@ useHandlerHarness((started) => {
 
 describe('runtime', () => {
   test('without overrides: the secret is read with GetSecretValue and the account with GetCallerIdentity, once each', async () => {
-    configureLocalRuntime({ sleep: async () => undefined });
+    // The journal runs on the local DynamoDB-compatible server (its SDK is real, not mocked).
+    configureLocalRuntime({ sleep: async () => undefined, journalEndpoint: h.journal.endpoint });
     sdkCalls.length = 0;
     const r = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', NP));
     await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', NP, { PhysicalResourceId: r.PhysicalResourceId }));
@@ -69,7 +70,7 @@ describe('runtime', () => {
   });
 
   test('an unknown refresh token fails with an actionable reason that does not echo it', async () => {
-    configureLocalRuntime({ readSecret: async () => 'wrong-refresh-token-value', callerAccountId: async () => '123456789012' });
+    configureLocalRuntime({ readSecret: async () => 'wrong-refresh-token-value', callerAccountId: async () => '123456789012', journalEndpoint: h.journal.endpoint });
     const reason = await h.fails(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {}, { PhysicalResourceId: '8601' }));
     expect(reason).toContain('check the refresh token stored in the connection\'s secret');
     expect(reason).not.toContain('wrong-refresh-token-value');
@@ -84,12 +85,14 @@ describe('runtime', () => {
 
 const BUNDLE = join(__dirname, '..', '..', 'assets', 'handler', 'index', 'index.js');
 (existsSync(BUNDLE) ? describe : describe.skip)('the bundle (assets/handler/index/index.js)', () => {
-  test('loads without the AWS SDK when overridden and serves onEvent/isComplete', async () => {
+  test('loads without the Secrets Manager and STS SDKs when overridden and serves onEvent/isComplete', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(BUNDLE) as typeof import('../../src/handler');
     expect(typeof mod.onEvent).toBe('function');
     expect(typeof mod.isComplete).toBe('function');
-    mod.configureLocalRuntime({ readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012', sleep: async () => undefined });
+    mod.configureLocalRuntime({
+      readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012', sleep: async () => undefined, journalEndpoint: h.journal.endpoint,
+    });
     const ctx = { getRemainingTimeInMillis: () => 600_000 };
     const ev = h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', NP, { LogicalResourceId: 'FromBundle' });
     const r = await mod.onEvent(ev, ctx);
