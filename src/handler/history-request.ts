@@ -42,14 +42,6 @@ function requestKey(d: HistoryDesired): string {
     r.product_id ?? null, r.start_time ?? null]);
 }
 
-function sameRequest(h: HistoryTransaction, d: HistoryDesired): boolean {
-  const r = d.request;
-  const eq = (a: unknown, b: unknown): boolean => (a ?? null) === (b ?? null) || String(a ?? '') === String(b ?? '');
-  const dates = (x: string[] | null | undefined): string => (x ? [...new Set(x)].sort().join(',') : '');
-  return eq(h.start_date, r.start_date) && eq(h.end_date, r.end_date) && dates(h.dates) === dates(r.dates)
-    && eq(h.stage_id, r.stage_id) && eq(h.product_id, r.product_id) && eq(h.start_time, r.start_time);
-}
-
 /** True for the service's "ceiling reached" answer (409, or a message naming the ceiling). */
 function isCeiling(e: unknown): boolean {
   return isStatus(e, 409) || (isStatus(e, 400, 429) && /ceiling|max(imum)? (number of )?(active )?(history )?requests/i.test(messageOf(e)));
@@ -96,14 +88,6 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     return { PhysicalResourceId: done.physicalId!, Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: new Date().toISOString() } };
   }
   let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk) ?? await rt.journal.create(key, 'creating', { request: rk });
-
-  // Idempotency: a pending/processing request with the same attributes is the one an earlier delivery made.
-  const existing = (await rt.client.history.statusBySubscription(d.subscriptionId))
-    .find((h) => (h.status === 'pending' || h.status === 'processing') && sameRequest(h, d));
-  if (existing) {
-    log({ msg: 'history request already made', id: existing.id });
-    return result(existing);
-  }
 
   const budgetMs = Math.min(d.timeoutSeconds * 1000, Math.max(0, rt.deadline - Date.now()));
   const started = Date.now();

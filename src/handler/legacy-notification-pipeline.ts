@@ -41,7 +41,7 @@ interface LegacyDoc {
 type LegacyRecord = JournalRecord<LegacyDoc>;
 
 /** Checks the adopted subscription: it must exist and belong to the account (a product it shows must be 86). Returns its status. */
-async function adopt(rt: Runtime, d: LegacyDesired): Promise<string> {
+async function adopt(rt: Runtime, d: LegacyDesired, checkProduct: boolean): Promise<string> {
   if (!isNumericId(d.subscriptionId)) throw new HandlerError(`LegacyNotificationPipeline: SubscriptionId ${d.subscriptionId} is not a subscription ID`);
   let sub: Subscription;
   try {
@@ -56,7 +56,8 @@ async function adopt(rt: Runtime, d: LegacyDesired): Promise<string> {
     throw e;
   }
   // The product is not shown by reads; the listing filtered by product (a query the spec documents) tells.
-  const legacy = await rt.client.subscriptions.list({ product: PRODUCT });
+  // Checked once, when the journal first records the adoption.
+  const legacy = checkProduct ? await rt.client.subscriptions.list({ product: PRODUCT }) : [sub];
   if (contradicts(sub.product, PRODUCT) || !legacy.some((s) => s.id === sub.id)) {
     throw new HandlerError(`subscription ${sub.id} is not a legacy notification pipeline (product 86)`
       + `${sub.product !== undefined ? ` but a product ${String(sub.product)} subscription` : ''}; LegacyNotificationPipeline adopts product-86 subscriptions only`);
@@ -109,10 +110,10 @@ async function repoint(rt: Runtime, rec: LegacyRecord, d: LegacyDesired): Promis
 }
 
 async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: LegacyDesired | undefined): Promise<OnEventResult> {
-  const status = await adopt(rt, d);
-  const data = { SubscriptionId: d.subscriptionId };
   const key = resourceKey(event);
   let rec = (await rt.journal.records<LegacyDoc>(key)).find((r) => r.physicalId === d.subscriptionId && r.state !== 'deleted');
+  const status = await adopt(rt, d, rec === undefined);
+  const data = { SubscriptionId: d.subscriptionId };
   if (!rec) {
     // Adoption changes nothing on the service: the declared queue and types are taken as what it has.
     const was = old && old.subscriptionId === d.subscriptionId ? old : d;
