@@ -160,6 +160,9 @@ function record<T extends { id: string }>(r: unknown): T {
   for (const [vendor, canonical] of VENDOR_NAMES) {
     if (o[canonical] === undefined && o[vendor] !== undefined) o[canonical] = o[vendor];
   }
+  // Remote identities (vendor): the type is a relationship.
+  const rit = (r as { relationships?: { remote_identity_type?: { data?: { id?: unknown } | null } } } | undefined)?.relationships?.remote_identity_type?.data;
+  if (o.remote_identity_type_id === undefined && rit && rit.id !== undefined && rit.id !== null) o.remote_identity_type_id = Number(rit.id);
   return o as unknown as T;
 }
 
@@ -314,7 +317,8 @@ export class DpiClient {
 
     const listPage = async (q: TxQuery): Promise<TxPage> => {
       validateTxQuery(q);
-      const body = await base('GET', '/service/transactions/tx', { query: txSearchParams(q) }) as
+      // A 500 here is the spec's answer to a tree expansion with an unavailable child, not a transient failure.
+      const body = await base('GET', '/service/transactions/tx', { query: txSearchParams(q), final500: true }) as
         { data?: unknown; meta?: { next_cursor?: unknown } } | undefined;
       const records = (Array.isArray(body?.data) ? body.data : []).map((r) => flat<TxRecord>(r));
       const next = body?.meta?.next_cursor;

@@ -55,6 +55,8 @@ export interface RequestSpec {
   auth?: boolean;
   /** The call provisions cloud resources: the attempt timeout is `provisioningTimeoutMs`. */
   provisioning?: boolean;
+  /** A 500 is a defined answer of this call (not a transient failure): not retried. */
+  final500?: boolean;
 }
 
 /** With a deadline, the retry budget is the deadline; this only guards against a loop. */
@@ -317,7 +319,7 @@ export class HttpCore {
         if (st === 429 || st === 503) {
           retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
           reason = String(st);
-        } else if (st === 500 || st === 502 || st === 504) {
+        } else if ((st === 500 && !spec.final500) || st === 502 || st === 504) {
           // An idempotent call (GET, full-body PATCH, DELETE) is retried; a creating POST may have been applied.
           if (spec.creating) {
             throw fail(`${described}; the request may have been applied: look for what it made before trying again`,

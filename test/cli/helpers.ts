@@ -1,6 +1,6 @@
 import type { CliIoInit, InterruptSignal } from '../../src/cli/io';
 import { runDpi } from '../../src/cli/program';
-import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RunningEmulator, startEmulator } from '../../src/emulator';
+import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 
 /** The subscription of account 1001 used by the CLI tests. */
 export const SUB = 9001;
@@ -53,18 +53,18 @@ export async function dpi(args: string[], o: RunOptions = {}): Promise<DpiRun> {
   return { code, stdout, stderr };
 }
 
-export async function startCliEmulator(fixtures: EmulatorFixtures = CLI_FIXTURES): Promise<RunningEmulator> {
-  return startEmulator({ host: '127.0.0.1', port: 0, fixtures });
+export async function startCliEmulator(fixtures: EmulatorFixtures = CLI_FIXTURES, reads: ReadMode = 'minimal'): Promise<RunningEmulator> {
+  return startEmulator({ host: '127.0.0.1', port: 0, fixtures, reads });
 }
 
 /**
  * The per-file lifecycle of the CLI tests: starts the CLI emulator before all tests and hands it to `bind`, stops it
  * after all tests; with `resetEach`, resets it before each test.
  */
-export function useCliEmulator(bind: (emu: RunningEmulator) => void, opts: { resetEach?: boolean } = {}): void {
+export function useCliEmulator(bind: (emu: RunningEmulator) => void, opts: { resetEach?: boolean; reads?: ReadMode } = {}): void {
   let emu: RunningEmulator;
   beforeAll(async () => {
-    emu = await startCliEmulator();
+    emu = await startCliEmulator(CLI_FIXTURES, opts.reads);
     bind(emu);
   });
   afterAll(async () => {

@@ -1,10 +1,11 @@
-import { dpi, fault, requests, testNoSecretsPrinted, useCliEmulator } from './helpers';
+import { CLI_FIXTURES, dpi, fault, requests, startCliEmulator, testNoSecretsPrinted, useCliEmulator } from './helpers';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 let emu: RunningEmulator;
+// Names, types and statuses of identities and storages are shown by the vendor's reads, not by the spec's.
 useCliEmulator((started) => {
   emu = started;
-});
+}, { reads: 'vendor' });
 
 describe('lookups', () => {
   test('dpi products: source products by default, --storage for destinations', async () => {
@@ -13,7 +14,7 @@ describe('lookups', () => {
     expect(r.stdout).toBe([
       'ID    NAME                           ACTIVE  REMOTE IDENTITY TYPE  REQUIRED META FIELDS',
       '86    SP-API Notifications (legacy)  yes     17                    remote_identity_id',
-      '107   SP-API Notifications           yes     17                    remote_identity_id',
+      '107   SP-API Notifications           yes     17                    remote_identity_id, subscriptions, meta',
       '3001  Marketplace Orders             yes     17                    remote_identity_id, marketplace_id',
       '3002  Advertising                    yes     5                     remote_identity_id, profile_id',
       '3003  Retired Source                 no      -                     -',
@@ -21,9 +22,9 @@ describe('lookups', () => {
     ].join('\n'));
     const s = await dpi(['products', '--storage', '--json'], { emu });
     expect(s.code).toBe(0);
-    expect(JSON.parse(s.stdout)).toEqual([{
+    expect(JSON.parse(s.stdout)).toEqual([expect.objectContaining({
       id: '4001', active: 1, name: 'Object Storage Destination', is_storage_product: 1, required_meta_fields: [], remote_identity_type: null,
-    }]);
+    })]);
     const qs = (await requests(emu, '/v2/product')).map((x) => x.query);
     expect(qs).toEqual([{ is_storage_product: '0' }, { is_storage_product: '1' }]);
   });
@@ -59,7 +60,7 @@ describe('lookups', () => {
     const unknown = await dpi(['stages', '999'], { emu });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe('dpi: product 999 does not exist (see dpi products)\n');
-    await fault(emu, { pathPrefix: '/service/product-cards/card/3002', status: 500, body: { error: 'catalog down' } });
+    await fault(emu, { pathPrefix: '/service/product-cards/card/3002', status: 500, count: 5, body: { error: 'catalog down' } });
     const down = await dpi(['stages', '3002'], { emu });
     expect(down.code).toBe(2);
     expect(down.stderr).toContain('500 service failure: GET /service/product-cards/card/3002 (service said: catalog down)');
@@ -75,11 +76,12 @@ describe('lookups', () => {
     const r = await dpi(['identities'], { emu });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe([
-      'ID   NAME                         TYPE  TYPE NAME               SP ACCOUNT',
-      '362  Seller US                    17    Amazon Selling Partner  seller',
-      '363  Vendor US                    18    Amazon Vendor           vendor',
-      '364  Seller MX (legacy pipeline)  17    Amazon Selling Partner  seller',
-      '365  Advertising                  5     Amazon Advertising      -',
+      // The vendor's read shows the type as a relationship (its ID), not its name.
+      'ID   NAME                         TYPE  TYPE NAME  SP ACCOUNT',
+      '362  Seller US                    17    -          seller',
+      '363  Vendor US                    18    -          vendor',
+      '364  Seller MX (legacy pipeline)  17    -          seller',
+      '365  Advertising                  5     -          -',
       '',
     ].join('\n'));
     const j = JSON.parse((await dpi(['identities', '--json'], { emu })).stdout) as Array<{ id: string; sp_account_type: string | null }>;
@@ -91,7 +93,7 @@ describe('lookups', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('ID   NAME         STATUS  STORAGE PRODUCT\n501  Main bucket  active  4001\n');
     expect(JSON.parse((await dpi(['storages', '--json'], { emu })).stdout)).toEqual([
-      { id: '501', name: 'Main bucket', status: 'active', product: 4001 },
+      expect.objectContaining({ id: '501', name: 'Main bucket', status: 'active', product: 4001 }),
     ]);
     expect((await requests(emu, '/storages')).every((x) => x.query.status === 'active')).toBe(true);
   });
@@ -101,12 +103,25 @@ test('a service message echoing the token or a JWT is scrubbed', async () => {
   await fault(emu, {
     pathPrefix: '/storages',
     status: 500,
+    count: 5,
     body: { error: `token ${DEFAULT_REFRESH_TOKEN} and Bearer eyJhbGciOiJIUzI1NiJ9.eyJhY2NvdW50IjoxMDAxfQ.c2lnbmF0dXJl rejected` },
   });
   const r = await dpi(['storages'], { emu });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('500 service failure: GET /storages');
   expect(r.stderr).toContain('token *** and Bearer *** rejected');
+});
+
+test('with the spec\'s minimal reads, identities and storages show their IDs and "-" for what the spec does not show', async () => {
+  const minimal = await startCliEmulator(CLI_FIXTURES, 'minimal');
+  try {
+    const r = await dpi(['identities'], { emu: minimal });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[1]).toMatch(/^362\s+-\s+-\s+-\s+-$/);
+    expect(JSON.parse((await dpi(['storages', '--json'], { emu: minimal })).stdout)).toEqual([{ id: '501' }]);
+  } finally {
+    await minimal.stop();
+  }
 });
 
 // Runs last (tests run in file order): secrets are never printed, error paths included.
