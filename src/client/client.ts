@@ -161,7 +161,8 @@ function record<T extends { id: string }>(r: unknown): T {
     if (o[canonical] === undefined && o[vendor] !== undefined) o[canonical] = o[vendor];
   }
   // Remote identities (vendor): the type is a relationship.
-  const rit = (r as { relationships?: { remote_identity_type?: { data?: { id?: unknown } | null } } } | undefined)?.relationships?.remote_identity_type?.data;
+  type Rel = { relationships?: { remote_identity_type?: { data?: { id?: unknown } | null } } } | undefined;
+  const rit = (r as Rel)?.relationships?.remote_identity_type?.data;
   if (o.remote_identity_type_id === undefined && rit && rit.id !== undefined && rit.id !== null) o.remote_identity_type_id = Number(rit.id);
   return o as unknown as T;
 }
