@@ -122,6 +122,16 @@ project.testTask.prependSpawn(typecheck);
 // Construct tests synthesize the handler asset and the local runner drives the bundle: bundle first.
 project.testTask.prependSpawn(project.bundler.bundleTask);
 
+// Python: the build generates the Python bindings' source (`--code-only`), which checks that the public API is
+// valid for Python, without the Python packaging toolchain (setuptools from PyPI), which a machine without PyPI
+// access cannot install. `package:python:dist` builds the wheel where that toolchain is available.
+const pythonTask = project.tasks.tryFind('package:python');
+pythonTask?.reset('jsii-pacmak -v --target python --code-only');
+project.addTask('package:python:dist', {
+  description: 'Build the Python distribution (wheel and sdist); needs Python with setuptools from PyPI',
+  exec: 'jsii-pacmak -v --target python',
+});
+
 // The handler and local-deploy suites again with the emulator answering reads as the service vendor documents
 // them (the main jest run uses the default `minimal` mode: only what the spec shows).
 const vendorReads = project.addTask('test:vendor-reads', {
