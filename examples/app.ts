@@ -18,10 +18,12 @@ import { NagPlugin } from './nag';
 
 /*
  * Context keys (`cdk synth -c key=value`, or `buildExampleApp({ context })`):
- *   baseUrl                 service endpoints (default https://api.example-dpi.com; http only for loopback)
+ *   singleOriginUrl         one origin for every service (e.g. a proxy or the emulator; http only for loopback);
+ *                           default: the service's six hosts (SERVICE_ENDPOINTS)
  *   refreshTokenSecretName  Secrets Manager secret holding the refresh token (default dpi/refresh-token)
  *   serviceAccountId        the service's AWS account allowed to assume the management role (default 111122223333)
- *   externalId              sts:ExternalId of the management role (default dpi-external-id-example)
+ *   externalId              sts:ExternalId the management role's trust requires (default: none; set it only when
+ *                           the service gave you one)
  *   sellerTypes             comma-separated seller notification types
  *                           (default ORDER_CHANGE,LISTINGS_ITEM_STATUS_CHANGE,REPORT_PROCESSING_FINISHED)
  *   historyStart/historyEnd backfill range (default 2026-11-15..2026-11-17)
@@ -39,8 +41,15 @@ export interface ExampleAppOptions {
   readonly nag?: boolean;
 }
 
-/** The default base URL of the service. */
-export const DEFAULT_BASE_URL = 'https://api.example-dpi.com';
+/** The service's endpoints: separate hosts for the gateway, subscriptions, account, user, remote identities and auth. */
+export const SERVICE_ENDPOINTS = {
+  baseUrl: 'https://api.example-dpi.com',
+  subscriptionsUrl: 'https://subscriptions.example-dpi.com',
+  accountUrl: 'https://account.example-dpi.com',
+  userUrl: 'https://user.example-dpi.com',
+  remoteIdentityUrl: 'https://remote-identity.example-dpi.com',
+  authUrl: 'https://authentication.example-dpi.com',
+};
 
 /** Order IDs for the order-level product jobs (250: three batches of at most 100). */
 export function exampleOrderIds(count = 250): string[] {
@@ -71,14 +80,15 @@ export class MarketplaceDataStack extends Stack {
 
     // Connection: endpoints + the refresh token secret (only its ARN reaches the template).
     const connection = new ServiceConnection(this, 'Dpi', {
-      baseUrl: context(this, 'baseUrl', DEFAULT_BASE_URL),
+      // Every service URL (or `-c singleOriginUrl=...` for one origin, e.g. a proxy).
+      ...(this.node.tryGetContext('singleOriginUrl') ? { singleOriginUrl: String(this.node.tryGetContext('singleOriginUrl')) } : SERVICE_ENDPOINTS),
       refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'RefreshToken', context(this, 'refreshTokenSecretName', 'dpi/refresh-token')),
     });
 
     // The customer-side roles the service uses (once per AWS account).
     const roles = new NotificationPipelineRoles(this, 'PipelineRoles', {
       serviceAccountId: context(this, 'serviceAccountId', '111122223333'),
-      externalId: context(this, 'externalId', 'dpi-external-id-example'),
+      ...(this.node.tryGetContext('externalId') ? { externalId: String(this.node.tryGetContext('externalId')) } : {}),
     });
 
     // Seller notifications (identity 362): event-bus and queue types.

@@ -67,6 +67,8 @@ export class DpiProvider extends Construct {
   private readonly frameworkLogGroup: logs.LogGroup;
   private readonly code: lambda.Code;
   private readonly grantedSecrets = new Set<string>();
+  private readonly grantedJournals = new Set<string>();
+  private readonly grantedRoles = new Set<string>();
   private waiter?: cr.Provider;
 
   private constructor(scope: Construct, id: string) {
@@ -156,6 +158,40 @@ export class DpiProvider extends Construct {
       acknowledge(stateMachine, 'AwsSolutions-SF2', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
     }
     return this.waiter.serviceToken;
+  }
+
+  /**
+   * Let the handler functions use the lifecycle journal table `tableName` of the stack's account and region (once
+   * per table): create it on first use, read and write its items. Nothing else in DynamoDB.
+   */
+  public grantJournal(tableName: string): void {
+    if (this.grantedJournals.has(tableName)) {
+      return;
+    }
+    this.grantedJournals.add(tableName);
+    this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({
+      sid: `LifecycleJournal${this.grantedJournals.size}`,
+      actions: [
+        'dynamodb:CreateTable', 'dynamodb:DescribeTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:DescribeContinuousBackups',
+        'dynamodb:TagResource', 'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem', 'dynamodb:Query',
+      ],
+      resources: [Stack.of(this).formatArn({ service: 'dynamodb', resource: 'table', resourceName: tableName })],
+    }));
+  }
+
+  /**
+   * Let the handler functions read the creation time of `roleArns` (`iam:GetRole`): a 403 of the unified create
+   * is retried only while a role is younger than a few minutes (IAM propagation).
+   */
+  public grantRoleRead(roleArns: string[]): void {
+    const resolved = roleArns.filter((a) => a !== undefined);
+    const key = JSON.stringify(Stack.of(this).resolve(resolved));
+    if (this.grantedRoles.has(key)) {
+      return;
+    }
+    this.grantedRoles.add(key);
+    this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['iam:GetRole'], resources: resolved }));
   }
 
   /** Let the handler functions read `secret` (once per secret). */

@@ -3,52 +3,86 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, IConstruct } from 'constructs';
 import { ConnectionBinding, DpiProvider } from './provider';
 import { invalid, numStr, requirePositiveInteger } from './validation';
-import { ConnectionProperties } from '../contract';
+import { ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
+
+/**
+ * Keys under which a notification pipeline's result is stored in its product-107 subscription, for the parts
+ * that product 107's record (`required_meta_fields`) names no key for.
+ */
+export interface PipelineMetadataKeys {
+  /**
+   * `product_parameters` key of the upstream-subscriptions map (JSON: notification type -> upstream ID).
+   *
+   * @default 'subscriptions'
+   */
+  readonly subscriptions?: string;
+
+  /**
+   * `product_parameters` key of the full pipeline `meta` (JSON).
+   *
+   * @default 'meta'
+   */
+  readonly meta?: string;
+}
 
 /**
  * Properties of a `ServiceConnection`.
+ *
+ * The service has separate hosts for the gateway, subscriptions, account, user, remote identities and
+ * authentication: give all six URLs, or `singleOriginUrl` alone when one origin serves everything (the
+ * emulator, a proxy).
  */
 export interface ServiceConnectionProps {
+  /**
+   * One origin that serves every part of the service (the local emulator, or a proxy in front of the service):
+   * sets all six URLs. When given, none of the six URL properties may be given.
+   *
+   * @default - none: all six URLs must be given
+   */
+  readonly singleOriginUrl?: string;
+
   /**
    * Base address of the service gateway (paths beginning `/service/...`).
    *
    * Must be an `https://` URL; `http://` is accepted only for a loopback host
    * (`localhost`, `127.0.0.1`, `::1`), e.g. the local emulator.
+   *
+   * @default - required unless `singleOriginUrl` is given
    */
-  readonly baseUrl: string;
+  readonly baseUrl?: string;
 
   /**
-   * Base address of the subscriptions service.
+   * Base address of the subscriptions service (`/v2/sub`, `/v2/product`, `/storages`).
    *
-   * @default - the baseUrl
+   * @default - required unless `singleOriginUrl` is given
    */
   readonly subscriptionsUrl?: string;
 
   /**
-   * Base address of the account service.
+   * Base address of the account service (`/account`).
    *
-   * @default - the baseUrl
+   * @default - required unless `singleOriginUrl` is given
    */
   readonly accountUrl?: string;
 
   /**
-   * Base address of the user service.
+   * Base address of the user service (`/user`).
    *
-   * @default - the baseUrl
+   * @default - required unless `singleOriginUrl` is given
    */
   readonly userUrl?: string;
 
   /**
-   * Base address of the remote identity service.
+   * Base address of the remote identity service (`/sri`, `/ri`).
    *
-   * @default - the baseUrl
+   * @default - required unless `singleOriginUrl` is given
    */
   readonly remoteIdentityUrl?: string;
 
   /**
    * Base address of the authentication service (refresh token exchange).
    *
-   * @default - the baseUrl
+   * @default - required unless `singleOriginUrl` is given
    */
   readonly authUrl?: string;
 
@@ -73,6 +107,26 @@ export interface ServiceConnectionProps {
    * @default - looked up through the user service at deploy time
    */
   readonly userId?: number;
+
+  /**
+   * Name of the lifecycle journal's DynamoDB table in the deploying account and region.
+   *
+   * The provider's handler writes its intent before every changing call and the outcome after it, so that a
+   * retry, a rollback and a redeploy find what an earlier attempt made. The table is shared by every stack of
+   * the account and region, created by the handler on first use (pay-per-request, point-in-time recovery,
+   * deletion protection) and kept when stacks are deleted, so records that a failed or deleted stack left
+   * stay findable. The provider role may use only this table.
+   *
+   * @default 'dpi-lifecycle-journal'
+   */
+  readonly journalTableName?: string;
+
+  /**
+   * Where a notification pipeline's result parts are stored when product 107's record names no key for them.
+   *
+   * @default - `subscriptions` and `meta`
+   */
+  readonly pipelineMetadataKeys?: PipelineMetadataKeys;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -89,6 +143,11 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * @example
  * const connection = new ServiceConnection(this, 'Dpi', {
  *   baseUrl: 'https://api.example-dpi.com',
+ *   subscriptionsUrl: 'https://subscriptions.example-dpi.com',
+ *   accountUrl: 'https://account.example-dpi.com',
+ *   userUrl: 'https://user.example-dpi.com',
+ *   remoteIdentityUrl: 'https://remote-identity.example-dpi.com',
+ *   authUrl: 'https://authentication.example-dpi.com',
  *   refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'Token', 'dpi/refresh-token'),
  * });
  */
@@ -111,24 +170,18 @@ export class ServiceConnection extends Construct {
   public readonly accountId?: number;
   /** The user ID, when given. */
   public readonly userId?: number;
+  /** Name of the lifecycle journal's DynamoDB table. */
+  public readonly journalTableName: string;
+
+  private readonly metadataKeys?: PipelineMetadataKeys;
 
   constructor(scope: Construct, id: string, props: ServiceConnectionProps) {
     super(scope, id);
 
-    this.baseUrl = props.baseUrl;
-    this.subscriptionsUrl = props.subscriptionsUrl ?? props.baseUrl;
-    this.accountUrl = props.accountUrl ?? props.baseUrl;
-    this.userUrl = props.userUrl ?? props.baseUrl;
-    this.remoteIdentityUrl = props.remoteIdentityUrl ?? props.baseUrl;
-    this.authUrl = props.authUrl ?? props.baseUrl;
-    this.refreshToken = props.refreshToken;
-    this.accountId = props.accountId;
-    this.userId = props.userId;
-
     if (props.refreshToken === undefined || props.refreshToken === null) {
       throw invalid(this, 'refreshToken', props.refreshToken, 'is missing', 'pass a secretsmanager.ISecret holding the refresh token');
     }
-    const urls: Array<[string, string | undefined]> = [
+    const urls: Array<[keyof ServiceConnectionProps, string | undefined]> = [
       ['baseUrl', props.baseUrl],
       ['subscriptionsUrl', props.subscriptionsUrl],
       ['accountUrl', props.accountUrl],
@@ -136,16 +189,58 @@ export class ServiceConnection extends Construct {
       ['remoteIdentityUrl', props.remoteIdentityUrl],
       ['authUrl', props.authUrl],
     ];
-    for (const [name, value] of urls) {
-      if (value !== undefined || name === 'baseUrl') {
-        validateUrl(this, name, value);
+    const given = urls.filter(([, v]) => v !== undefined);
+    if (props.singleOriginUrl !== undefined) {
+      if (given.length > 0) {
+        throw invalid(this, 'singleOriginUrl', props.singleOriginUrl, `cannot be combined with ${given.map(([n]) => n).join(', ')}`,
+          'give either singleOriginUrl alone (one origin serves every service) or all six service URLs');
       }
+      validateUrl(this, 'singleOriginUrl', props.singleOriginUrl);
+    } else {
+      const missing = urls.filter(([, v]) => v === undefined).map(([n]) => n);
+      if (missing.length > 0) {
+        throw new Error(`${this.node.path}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing; the service has separate hosts `
+          + 'for the gateway, subscriptions, account, user, remote identities and authentication: give all six URLs '
+          + '(baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl, authUrl), or singleOriginUrl alone for one origin '
+          + '(the emulator, a proxy)');
+      }
+      for (const [name, value] of urls) validateUrl(this, name, value);
     }
+    const url = (v: string | undefined): string => v ?? props.singleOriginUrl!;
+    this.baseUrl = url(props.baseUrl);
+    this.subscriptionsUrl = url(props.subscriptionsUrl);
+    this.accountUrl = url(props.accountUrl);
+    this.userUrl = url(props.userUrl);
+    this.remoteIdentityUrl = url(props.remoteIdentityUrl);
+    this.authUrl = url(props.authUrl);
+    this.refreshToken = props.refreshToken;
+    this.accountId = props.accountId;
+    this.userId = props.userId;
     requirePositiveInteger(this, 'accountId', props.accountId);
     requirePositiveInteger(this, 'userId', props.userId);
 
-    // The provider of this stack can read the secret even before a resource binds.
-    DpiProvider.of(this).grantSecretRead(this.refreshToken);
+    this.journalTableName = props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
+    if (!Token.isUnresolved(this.journalTableName) && !/^[A-Za-z0-9_.-]{3,255}$/.test(this.journalTableName)) {
+      throw invalid(this, 'journalTableName', this.journalTableName, 'is not a DynamoDB table name',
+        'use 3 to 255 letters, digits, underscores, hyphens and dots');
+    }
+    for (const part of ['subscriptions', 'meta'] as const) {
+      const key = props.pipelineMetadataKeys?.[part];
+      if (key !== undefined && !Token.isUnresolved(key) && !/^[A-Za-z0-9_.:-]{1,128}$/.test(key)) {
+        throw invalid(this, `pipelineMetadataKeys.${part}`, key, 'is not a product parameter key',
+          'use 1 to 128 letters, digits and _ . : - (no spaces)');
+      }
+    }
+    if (props.pipelineMetadataKeys?.subscriptions !== undefined && props.pipelineMetadataKeys.subscriptions === props.pipelineMetadataKeys.meta) {
+      throw invalid(this, 'pipelineMetadataKeys', props.pipelineMetadataKeys.meta, 'names the same key for subscriptions and meta',
+        'use two different keys');
+    }
+    this.metadataKeys = props.pipelineMetadataKeys;
+
+    // The provider of this stack can read the secret and use the journal even before a resource binds.
+    const provider = DpiProvider.of(this);
+    provider.grantSecretRead(this.refreshToken);
+    provider.grantJournal(this.journalTableName);
   }
 
   /**
@@ -158,6 +253,7 @@ export class ServiceConnection extends Construct {
   public _bind(resource: IConstruct, options: { readonly wait?: boolean } = {}): ConnectionBinding {
     const provider = DpiProvider.of(resource);
     provider.grantSecretRead(this.refreshToken);
+    provider.grantJournal(this.journalTableName);
     return {
       serviceToken: options.wait ? provider.waiterServiceToken() : provider.serviceToken,
       connection: this._connectionProperties(),
@@ -180,6 +276,9 @@ export class ServiceConnection extends Construct {
       RefreshTokenSecretArn: this.refreshToken.secretArn,
       ...(this.accountId !== undefined ? { AccountId: numStr(this.accountId) } : {}),
       ...(this.userId !== undefined ? { UserId: numStr(this.userId) } : {}),
+      JournalTableName: this.journalTableName,
+      ...(this.metadataKeys?.subscriptions !== undefined ? { PipelineSubscriptionsKey: this.metadataKeys.subscriptions } : {}),
+      ...(this.metadataKeys?.meta !== undefined ? { PipelineMetaKey: this.metadataKeys.meta } : {}),
     };
   }
 }

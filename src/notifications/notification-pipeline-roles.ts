@@ -41,10 +41,27 @@ export interface NotificationPipelineRolesProps {
   readonly serviceAccountId: string;
 
   /**
-   * External ID that the service presents when it assumes the management role
+   * External ID that the service presents when it assumes the management role: the trust policy then requires it
    * (`sts:ExternalId` condition).
+   *
+   * The unified create body has no field through which the service could learn an external ID, so set one only
+   * when the service gave you one for your account.
+   *
+   * @default - no `sts:ExternalId` condition (trust limited to the service's account)
    */
-  readonly externalId: string;
+  readonly externalId?: string;
+
+  /**
+   * The management role's policy, replacing the built-in least-privilege document.
+   *
+   * The built-in document rests on assumptions about what the service provisions that its interface specification
+   * does not state (the `spapi-` name prefix, the shared bucket naming, the `_setup-check.json` object, the pipe
+   * role permissions boundary; see docs/constructs.md). Replace it when the service documents other names; extend
+   * it with `addToManagementPolicy()`.
+   *
+   * @default - the built-in least-privilege document
+   */
+  readonly managementPolicy?: iam.PolicyDocument;
 
   /**
    * Name prefix of the resources the service provisions (delivery streams,
@@ -136,6 +153,8 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
   public readonly pipeRoleBoundary: iam.IManagedPolicy;
   /** ARN of `pipeRoleBoundary` (`arn:aws:iam::<account>:policy/<resourceNamePrefix>pipe-role-boundary`). */
   public readonly pipeRoleBoundaryArn: string;
+  /** The management role's policy document (the built-in one, or `managementPolicy`). */
+  public readonly managementPolicyDocument: iam.PolicyDocument;
 
   constructor(scope: Construct, id: string, props: NotificationPipelineRolesProps) {
     super(scope, id);
@@ -150,7 +169,8 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     if (!Token.isUnresolved(props.serviceAccountId) && !/^\d{12}$/.test(props.serviceAccountId ?? '')) {
       throw invalid(this, 'serviceAccountId', props.serviceAccountId, 'is not an AWS account ID', 'use the 12-digit account ID given by the service');
     }
-    if (!Token.isUnresolved(props.externalId) && (typeof props.externalId !== 'string' || !/^[\w+=,.@:\/-]{2,1224}$/.test(props.externalId))) {
+    if (props.externalId !== undefined && !Token.isUnresolved(props.externalId)
+      && (typeof props.externalId !== 'string' || !/^[\w+=,.@:\/-]{2,1224}$/.test(props.externalId))) {
       throw invalid(this, 'externalId', props.externalId, 'is not a valid external ID', 'use 2 to 1224 characters of letters, digits and +=,.@:/-_');
     }
     const prefix = props.resourceNamePrefix ?? 'spapi-';
@@ -249,127 +269,127 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     });
 
     // (1) Management role: assumed by the service to provision the pipeline.
-    const managementRole = new iam.Role(this, 'ManagementRole', {
-      description: 'Assumed by the data pipeline integration service to provision notification pipelines',
-      assumedBy: new iam.AccountPrincipal(props.serviceAccountId).withConditions({
-        StringEquals: { 'sts:ExternalId': props.externalId },
-      }),
-      inlinePolicies: {
-        Provisioning: new iam.PolicyDocument({
-          statements: [
-            new iam.PolicyStatement({
-              sid: 'DeliveryStreams',
-              actions: [
-                'firehose:CreateDeliveryStream', 'firehose:DeleteDeliveryStream', 'firehose:DescribeDeliveryStream',
-                'firehose:UpdateDestination', 'firehose:TagDeliveryStream', 'firehose:ListTagsForDeliveryStream',
-              ],
-              resources: arns('firehose', `deliverystream/${prefix}*`),
-            }),
-            new iam.PolicyStatement({
-              sid: 'Queues',
-              actions: [
-                'sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:GetQueueAttributes', 'sqs:SetQueueAttributes',
-                'sqs:GetQueueUrl', 'sqs:TagQueue', 'sqs:ListQueueTags',
-              ],
-              resources: arns('sqs', `${prefix}*`),
-            }),
-            new iam.PolicyStatement({
-              sid: 'EventBusRulesAndTargets',
-              actions: [
-                'events:PutRule', 'events:DeleteRule', 'events:DescribeRule', 'events:EnableRule', 'events:DisableRule',
-                'events:PutTargets', 'events:RemoveTargets', 'events:ListTargetsByRule', 'events:TagResource',
-              ],
-              resources: [...arns('events', `rule/${prefix}*`), ...arns('events', `rule/*/${prefix}*`)],
-            }),
-            new iam.PolicyStatement({
-              sid: 'Pipes',
-              actions: [
-                'pipes:CreatePipe', 'pipes:DeletePipe', 'pipes:DescribePipe', 'pipes:UpdatePipe',
-                'pipes:StartPipe', 'pipes:StopPipe', 'pipes:TagResource',
-              ],
-              resources: arns('pipes', `pipe/${prefix}*`),
-            }),
-            new iam.PolicyStatement({
-              // The service creates the shared regional bucket with the first pipeline and configures it.
-              sid: 'SharedBucket',
-              actions: [
-                's3:CreateBucket', 's3:GetBucketLocation', 's3:ListBucket',
-                's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
-                's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging',
-                's3:PutBucketNotification', 's3:GetBucketNotification',
-              ],
-              resources: [bucketArn],
-            }),
-            new iam.PolicyStatement({
-              // The only object the management role writes: the setup check under a pipeline prefix.
-              sid: 'SharedBucketSetupCheck',
-              actions: ['s3:PutObject'],
-              resources: [`${bucketArn}/*/${SETUP_CHECK_OBJECT}`],
-            }),
-            new iam.PolicyStatement({
-              // Event-bus types are delivered through the shared partner event bus.
-              sid: 'PartnerEventBus',
-              actions: ['events:CreateEventBus', 'events:DescribeEventBus'],
-              resources: arns('events', `event-bus/${PARTNER_EVENT_BUS_PREFIX}*`),
-            }),
-            new iam.PolicyStatement({
-              sid: 'LogGroups',
-              actions: ['logs:CreateLogGroup', 'logs:DeleteLogGroup', 'logs:PutRetentionPolicy', 'logs:CreateLogStream', 'logs:TagResource'],
-              resources: [
-                ...arns('logs', `log-group:${prefix}*`),
-                ...arns('logs', `log-group:/aws/kinesisfirehose/${prefix}*`),
-                ...arns('logs', `log-group:/aws/vendedlogs/pipes/${prefix}*`),
-              ],
-            }),
-            new iam.PolicyStatement({
-              // The queue path's pipe runs with an execution role that the service creates under the prefix,
-              // only with the permissions boundary (iam:PermissionsBoundary is evaluated by these actions).
-              sid: 'PipeRolesWithBoundary',
-              actions: ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
-              resources: [pipeRoleArn],
-              conditions: boundaryCondition,
-            }),
-            new iam.PolicyStatement({
-              // These actions do not evaluate iam:PermissionsBoundary: the role name prefix is the limit.
-              sid: 'PipeRoles',
-              actions: ['iam:DeleteRole', 'iam:GetRole', 'iam:TagRole'],
-              resources: [pipeRoleArn],
-            }),
-            new iam.PolicyStatement({
-              // No role of the account may lose or change its permissions boundary through this role.
-              sid: 'DenyBoundaryChange',
-              effect: iam.Effect.DENY,
-              actions: ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary'],
-              resources: [`arn:${partition}:iam::${account}:role/*`],
-            }),
-            new iam.PolicyStatement({
-              // The boundary itself cannot be loosened or removed.
-              sid: 'DenyBoundaryPolicyChange',
-              effect: iam.Effect.DENY,
-              actions: ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion'],
-              resources: [boundaryArn],
-            }),
-            new iam.PolicyStatement({
-              sid: 'PassPipeRole',
-              actions: ['iam:PassRole'],
-              resources: [pipeRoleArn],
-              conditions: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
-            }),
-            new iam.PolicyStatement({
-              sid: 'PassDeliveryRole',
-              actions: ['iam:PassRole'],
-              resources: [deliveryRole.roleArn],
-              conditions: { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } },
-            }),
-            new iam.PolicyStatement({
-              sid: 'PassEventBusRole',
-              actions: ['iam:PassRole'],
-              resources: [eventBusRole.roleArn],
-              conditions: { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } },
-            }),
+    const serviceAccount = new iam.AccountPrincipal(props.serviceAccountId);
+    this.managementPolicyDocument = props.managementPolicy ?? new iam.PolicyDocument({
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'DeliveryStreams',
+          actions: [
+            'firehose:CreateDeliveryStream', 'firehose:DeleteDeliveryStream', 'firehose:DescribeDeliveryStream',
+            'firehose:UpdateDestination', 'firehose:TagDeliveryStream', 'firehose:ListTagsForDeliveryStream',
+          ],
+          resources: arns('firehose', `deliverystream/${prefix}*`),
+        }),
+        new iam.PolicyStatement({
+          sid: 'Queues',
+          actions: [
+            'sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:GetQueueAttributes', 'sqs:SetQueueAttributes',
+            'sqs:GetQueueUrl', 'sqs:TagQueue', 'sqs:ListQueueTags',
+          ],
+          resources: arns('sqs', `${prefix}*`),
+        }),
+        new iam.PolicyStatement({
+          sid: 'EventBusRulesAndTargets',
+          actions: [
+            'events:PutRule', 'events:DeleteRule', 'events:DescribeRule', 'events:EnableRule', 'events:DisableRule',
+            'events:PutTargets', 'events:RemoveTargets', 'events:ListTargetsByRule', 'events:TagResource',
+          ],
+          resources: [...arns('events', `rule/${prefix}*`), ...arns('events', `rule/*/${prefix}*`)],
+        }),
+        new iam.PolicyStatement({
+          sid: 'Pipes',
+          actions: [
+            'pipes:CreatePipe', 'pipes:DeletePipe', 'pipes:DescribePipe', 'pipes:UpdatePipe',
+            'pipes:StartPipe', 'pipes:StopPipe', 'pipes:TagResource',
+          ],
+          resources: arns('pipes', `pipe/${prefix}*`),
+        }),
+        new iam.PolicyStatement({
+          // The service creates the shared regional bucket with the first pipeline and configures it.
+          sid: 'SharedBucket',
+          actions: [
+            's3:CreateBucket', 's3:GetBucketLocation', 's3:ListBucket',
+            's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
+            's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging',
+            's3:PutBucketNotification', 's3:GetBucketNotification',
+          ],
+          resources: [bucketArn],
+        }),
+        new iam.PolicyStatement({
+          // The only object the management role writes: the setup check under a pipeline prefix.
+          sid: 'SharedBucketSetupCheck',
+          actions: ['s3:PutObject'],
+          resources: [`${bucketArn}/*/${SETUP_CHECK_OBJECT}`],
+        }),
+        new iam.PolicyStatement({
+          // Event-bus types are delivered through the shared partner event bus.
+          sid: 'PartnerEventBus',
+          actions: ['events:CreateEventBus', 'events:DescribeEventBus'],
+          resources: arns('events', `event-bus/${PARTNER_EVENT_BUS_PREFIX}*`),
+        }),
+        new iam.PolicyStatement({
+          sid: 'LogGroups',
+          actions: ['logs:CreateLogGroup', 'logs:DeleteLogGroup', 'logs:PutRetentionPolicy', 'logs:CreateLogStream', 'logs:TagResource'],
+          resources: [
+            ...arns('logs', `log-group:${prefix}*`),
+            ...arns('logs', `log-group:/aws/kinesisfirehose/${prefix}*`),
+            ...arns('logs', `log-group:/aws/vendedlogs/pipes/${prefix}*`),
           ],
         }),
-      },
+        new iam.PolicyStatement({
+          // The queue path's pipe runs with an execution role that the service creates under the prefix,
+          // only with the permissions boundary (iam:PermissionsBoundary is evaluated by these actions).
+          sid: 'PipeRolesWithBoundary',
+          actions: ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
+          resources: [pipeRoleArn],
+          conditions: boundaryCondition,
+        }),
+        new iam.PolicyStatement({
+          // These actions do not evaluate iam:PermissionsBoundary: the role name prefix is the limit.
+          sid: 'PipeRoles',
+          actions: ['iam:DeleteRole', 'iam:GetRole', 'iam:TagRole'],
+          resources: [pipeRoleArn],
+        }),
+        new iam.PolicyStatement({
+          // No role of the account may lose or change its permissions boundary through this role.
+          sid: 'DenyBoundaryChange',
+          effect: iam.Effect.DENY,
+          actions: ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary'],
+          resources: [`arn:${partition}:iam::${account}:role/*`],
+        }),
+        new iam.PolicyStatement({
+          // The boundary itself cannot be loosened or removed.
+          sid: 'DenyBoundaryPolicyChange',
+          effect: iam.Effect.DENY,
+          actions: ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion'],
+          resources: [boundaryArn],
+        }),
+        new iam.PolicyStatement({
+          sid: 'PassPipeRole',
+          actions: ['iam:PassRole'],
+          resources: [pipeRoleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
+        }),
+        new iam.PolicyStatement({
+          sid: 'PassDeliveryRole',
+          actions: ['iam:PassRole'],
+          resources: [deliveryRole.roleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } },
+        }),
+        new iam.PolicyStatement({
+          sid: 'PassEventBusRole',
+          actions: ['iam:PassRole'],
+          resources: [eventBusRole.roleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } },
+        }),
+      ],
+    });
+    const managementRole = new iam.Role(this, 'ManagementRole', {
+      description: 'Assumed by the data pipeline integration service to provision notification pipelines',
+      assumedBy: props.externalId !== undefined
+        ? serviceAccount.withConditions({ StringEquals: { 'sts:ExternalId': props.externalId } })
+        : serviceAccount,
+      inlinePolicies: { Provisioning: this.managementPolicyDocument },
     });
 
     // Names of the provisioned resources are generated by the service under the
@@ -406,6 +426,14 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     this.eventBusRoleArn = eventBusRole.roleArn;
     this.deliveryRole = deliveryRole;
     this.deliveryRoleArn = deliveryRole.roleArn;
+  }
+
+  /**
+   * Adds a statement to the management role's policy (for what the service provisions beyond the built-in
+   * assumptions, e.g. another name prefix it documents).
+   */
+  public addToManagementPolicy(statement: iam.PolicyStatement): void {
+    this.managementPolicyDocument.addStatements(statement);
   }
 }
 

@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
+import { DpiProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
 import { NotificationPipelineAttributes, NotificationPipelineProperties, ResourceTypes } from '../contract';
@@ -191,6 +192,9 @@ export class NotificationPipeline extends Construct {
     });
     // The roles (and their inline policies) must exist before the service assumes them.
     this.resource.node.addDependency(props.roles);
+    // A 403 of the unified create is retried only while a role is young (IAM propagation): the handler reads
+    // the roles' creation time.
+    DpiProvider.of(this).grantRoleRead([props.roles.managementRoleArn, ...(needsEventBus && props.roles.eventBusRoleArn ? [props.roles.eventBusRoleArn] : [])]);
 
     this.deploymentRegion = region;
     this.remoteIdentityId = props.remoteIdentityId;

@@ -2,10 +2,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { assetHashSerializer, countOf } from './helpers';
-import { buildExampleApp, DEFAULT_BASE_URL, exampleOrderIds } from '../../examples/app';
+import { buildExampleApp, exampleOrderIds, SERVICE_ENDPOINTS } from '../../examples/app';
 
 expect.addSnapshotSerializer(assetHashSerializer);
 
@@ -92,11 +92,20 @@ describe('example app', () => {
     template.hasResourceProperties('Custom::DpiHistoryRequest', { StartDate: '2026-11-15', EndDate: '2026-11-17' });
     template.hasResourceProperties('Custom::DpiProductOrderJobs', { OrderIds: exampleOrderIds(250) });
     expect(new Set(exampleOrderIds(250)).size).toBe(250);
-    template.hasResourceProperties('Custom::DpiSubscription', { Connection: { BaseUrl: DEFAULT_BASE_URL } });
+    template.hasResourceProperties('Custom::DpiSubscription', {
+      Connection: Match.objectLike({
+        BaseUrl: SERVICE_ENDPOINTS.baseUrl,
+        SubscriptionsUrl: SERVICE_ENDPOINTS.subscriptionsUrl,
+        AccountUrl: SERVICE_ENDPOINTS.accountUrl,
+        UserUrl: SERVICE_ENDPOINTS.userUrl,
+        RemoteIdentityUrl: SERVICE_ENDPOINTS.remoteIdentityUrl,
+        AuthUrl: SERVICE_ENDPOINTS.authUrl,
+      }),
+    });
   });
 
-  test('context overrides: seller types and base URL', () => {
-    const { template: t } = exampleStack({ sellerTypes: 'ORDER_CHANGE,REPORT_PROCESSING_FINISHED', baseUrl: 'http://127.0.0.1:4010' });
+  test('context overrides: seller types and one origin for every service', () => {
+    const { template: t } = exampleStack({ sellerTypes: 'ORDER_CHANGE,REPORT_PROCESSING_FINISHED', singleOriginUrl: 'http://127.0.0.1:4010' });
     t.hasResourceProperties('Custom::DpiNotificationPipeline', {
       RemoteIdentityId: '362', NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'],
     });

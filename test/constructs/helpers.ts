@@ -26,7 +26,7 @@ export function fixture(stackProps: { region?: string | null } = {}): Fixture {
   const region = stackProps.region === null ? undefined : (stackProps.region ?? 'us-east-1');
   const stack = new Stack(app, 'MyStack', region ? { env: { account: '123456789012', region } } : {});
   const connection = new ServiceConnection(stack, 'Dpi', {
-    baseUrl: 'https://api.example-dpi.com',
+    singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
   });
   return { app, stack, connection };

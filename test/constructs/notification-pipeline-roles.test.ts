@@ -1,5 +1,6 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { fixture, roles, sellerPipeline } from './helpers';
 import { AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType } from '../../src';
 
@@ -278,5 +279,54 @@ describe('NotificationPipelineRoles', () => {
     })).not.toThrow();
     expect(() => NotificationPipelineRoles.fromRoleArns(f.stack, 'Bad', { managementRoleArn: 'dpi-management' }))
       .toThrow("MyStack/Bad: managementRoleArn 'dpi-management' is not an IAM role ARN");
+  });
+});
+
+describe('NotificationPipelineRoles built on evidence', () => {
+  const make = (props: Partial<ConstructorParameters<typeof NotificationPipelineRoles>[2]> = {}): { r: NotificationPipelineRoles; stack: Stack } => {
+    const app = new App();
+    const stack = new Stack(app, 'RolesStack', { env: { account: '123456789012', region: 'us-east-1' } });
+    const r = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', ...props });
+    return { r, stack };
+  };
+
+  test('without externalId the trust names the service account and no sts:ExternalId condition', () => {
+    const { stack } = make();
+    const trust = roleOf(Template.fromStack(stack), 'RolesManagementRole').Properties.AssumeRolePolicyDocument.Statement;
+    expect(trust).toHaveLength(1);
+    expect(trust[0].Condition).toBeUndefined();
+    expect(JSON.stringify(trust[0].Principal)).toContain('111122223333');
+  });
+
+  test('managementPolicy replaces the built-in document; addToManagementPolicy extends it', () => {
+    const custom = new iam.PolicyDocument({
+      statements: [new iam.PolicyStatement({ sid: 'Queues', actions: ['sqs:CreateQueue'], resources: ['arn:aws:sqs:us-east-1:123456789012:partner-*'] })],
+    });
+    const { r, stack } = make({ managementPolicy: custom });
+    r.addToManagementPolicy(new iam.PolicyStatement({ sid: 'Extra', actions: ['sqs:TagQueue'], resources: ['arn:aws:sqs:us-east-1:123456789012:partner-*'] }));
+    const statements = inlineStatements(Template.fromStack(stack), 'RolesManagementRole');
+    expect(statements.map((s) => s.Sid)).toEqual(['Queues', 'Extra']);
+    expect(r.managementPolicyDocument).toBe(custom);
+  });
+
+  test('addToManagementPolicy on the built-in document keeps every built-in statement', () => {
+    const { r, stack } = make();
+    const before = inlineStatements(Template.fromStack(make().stack), 'RolesManagementRole').map((s) => s.Sid);
+    r.addToManagementPolicy(new iam.PolicyStatement({ sid: 'OtherPrefixQueues', actions: ['sqs:CreateQueue'], resources: ['arn:aws:sqs:us-east-1:123456789012:obx-*'] }));
+    const after = inlineStatements(Template.fromStack(stack), 'RolesManagementRole').map((s) => s.Sid);
+    expect(after).toEqual([...before, 'OtherPrefixQueues']);
+  });
+});
+
+describe('NotificationPipeline and IAM propagation', () => {
+  test('the provider may read the creation time of the pipeline roles (iam:GetRole on exactly those)', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    sellerPipeline(f, r, 'Seller');
+    const policies = Template.fromStack(f.stack).findResources('AWS::IAM::Policy');
+    const getRole = Object.values(policies).flatMap((p: any) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => s.Action === 'iam:GetRole');
+    expect(getRole).toHaveLength(1);
+    expect(JSON.stringify(getRole[0].Resource)).toContain('RolesManagementRole');
   });
 });

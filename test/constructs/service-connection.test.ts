@@ -85,7 +85,7 @@ describe('ServiceConnection and the stack provider', () => {
     const app = new App();
     const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
     const secret = new secretsmanager.Secret(stack, 'Token');
-    const connection = new ServiceConnection(stack, 'Dpi', { baseUrl: 'https://x.example.com', refreshToken: secret });
+    const connection = new ServiceConnection(stack, 'Dpi', { singleOriginUrl: 'https://x.example.com', refreshToken: secret });
     new Subscription(stack, 'Sub', { connection, productId: 3001 });
     const t = Template.fromStack(stack);
     t.hasResourceProperties('Custom::DpiSubscription', {
@@ -94,15 +94,20 @@ describe('ServiceConnection and the stack provider', () => {
     t.hasResourceProperties('AWS::SecretsManager::Secret', Match.not(Match.objectLike({ SecretString: Match.anyValue() })));
   });
 
-  test('endpoints default to baseUrl; explicit endpoints and IDs are carried', () => {
+  test('singleOriginUrl sets every endpoint; six explicit endpoints, IDs, journal and metadata keys are carried', () => {
     const f = fixture();
     const c2 = new ServiceConnection(f.stack, 'Dpi2', {
       baseUrl: 'https://gw.example.com',
       subscriptionsUrl: 'https://subs.example.com',
+      accountUrl: 'https://account.example.com',
+      userUrl: 'https://user.example.com',
+      remoteIdentityUrl: 'https://ri.example.com',
       authUrl: 'https://auth.example.com/oauth',
       refreshToken: f.connection.refreshToken,
       accountId: 1001,
       userId: 2001,
+      journalTableName: 'team-dpi-journal',
+      pipelineMetadataKeys: { subscriptions: 'upstream_subscriptions' },
     });
     new Subscription(f.stack, 'A', { connection: f.connection, productId: 3001 });
     new Subscription(f.stack, 'B', { connection: c2, productId: 3001 });
@@ -118,32 +123,60 @@ describe('ServiceConnection and the stack provider', () => {
         RefreshTokenSecretArn: SECRET_ARN,
         AccountId: Match.absent(),
         UserId: Match.absent(),
+        JournalTableName: 'dpi-lifecycle-journal',
+        PipelineSubscriptionsKey: Match.absent(),
+        PipelineMetaKey: Match.absent(),
       },
     });
     t.hasResourceProperties('Custom::DpiSubscription', {
       Connection: {
         BaseUrl: 'https://gw.example.com',
         SubscriptionsUrl: 'https://subs.example.com',
-        AccountUrl: 'https://gw.example.com',
-        UserUrl: 'https://gw.example.com',
-        RemoteIdentityUrl: 'https://gw.example.com',
+        AccountUrl: 'https://account.example.com',
+        UserUrl: 'https://user.example.com',
+        RemoteIdentityUrl: 'https://ri.example.com',
         AuthUrl: 'https://auth.example.com/oauth',
         RefreshTokenSecretArn: SECRET_ARN,
         AccountId: '1001',
         UserId: '2001',
+        JournalTableName: 'team-dpi-journal',
+        PipelineSubscriptionsKey: 'upstream_subscriptions',
+        PipelineMetaKey: Match.absent(),
       },
     });
     // still one handler for two connections
     expect(countOf(t, 'AWS::Lambda::Function')).toBe(2);
   });
 
+  test('the provider may use each connection\'s journal table (exact ARN) and nothing else in DynamoDB', () => {
+    const f = fixture();
+    new ServiceConnection(f.stack, 'Dpi2', { singleOriginUrl: 'https://x.example.com', refreshToken: f.connection.refreshToken, journalTableName: 'other-journal' });
+    new Subscription(f.stack, 'A', { connection: f.connection, productId: 3001 });
+    const t = template(f.stack);
+    const actions = [
+      'dynamodb:CreateTable', 'dynamodb:DescribeTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:DescribeContinuousBackups',
+      'dynamodb:TagResource', 'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem', 'dynamodb:Query',
+    ];
+    const policies = t.findResources('AWS::IAM::Policy');
+    const statements = Object.values(policies).flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const dynamo = statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(2);
+    for (const [s, name] of [[dynamo[0], 'dpi-lifecycle-journal'], [dynamo[1], 'other-journal']]) {
+      expect(s.Action).toEqual(actions);
+      expect(JSON.stringify(s.Resource)).toContain(`:table/${name}`);
+      expect(JSON.stringify(s.Resource)).not.toContain('*');
+    }
+  });
+
   test('http is accepted for loopback hosts only', () => {
     const f = fixture();
     for (const url of ['http://127.0.0.1:4010', 'http://localhost:8080/base', 'http://[::1]:9000']) {
-      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { baseUrl: url, refreshToken: f.connection.refreshToken })).not.toThrow();
+      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { singleOriginUrl: url, refreshToken: f.connection.refreshToken }))
+        .not.toThrow();
     }
-    expect(() => new ServiceConnection(f.stack, 'Remote', { baseUrl: 'http://api.example-dpi.com', refreshToken: f.connection.refreshToken }))
-      .toThrow("MyStack/Remote: baseUrl 'http://api.example-dpi.com' is not accepted; use an https:// URL");
+    expect(() => new ServiceConnection(f.stack, 'Remote', { singleOriginUrl: 'http://api.example-dpi.com', refreshToken: f.connection.refreshToken }))
+      .toThrow("MyStack/Remote: singleOriginUrl 'http://api.example-dpi.com' is not accepted; use an https:// URL");
   });
 
   test('the waiting provider exists only with a HistoryRequest', () => {

@@ -40,8 +40,15 @@ const jobs = (extra: Partial<ProductOrderJobsProps>): Build => (f) => new Produc
 });
 const legacy = (extra: Partial<LegacyNotificationPipelineProps>): Build => (f) =>
   legacyPipeline(f, 'Legacy', { queueArn: 'arn:aws:sqs:us-east-1:123456789012:q', ...extra });
-const connection = (baseUrl: string, extra: Record<string, string> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
-  baseUrl, refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN), ...extra,
+const URLS = {
+  subscriptionsUrl: 'https://subscriptions.example.com',
+  accountUrl: 'https://account.example.com',
+  userUrl: 'https://user.example.com',
+  remoteIdentityUrl: 'https://remote-identity.example.com',
+  authUrl: 'https://authentication.example.com',
+};
+const connection = (baseUrl: string, extra: Record<string, string | undefined> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
+  baseUrl, ...URLS, refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN), ...extra,
 });
 
 // [rule, build, expected message fragments (construct path, bad value, what to do)]
@@ -52,6 +59,23 @@ const cases: Array<[string, Build, string[], { region?: string | null }?]> = [
   ['baseUrl not a URL', connection('api.example.com'), ['MyStack/Conn: baseUrl \'api.example.com\' is not a URL']],
   ['authUrl not https', connection('https://ok.example.com', { authUrl: 'http://auth.example.com' }), ['MyStack/Conn: authUrl \'http://auth.example.com\'']],
   ['url with credentials', connection('https://user:pw@api.example.com'), ['MyStack/Conn: baseUrl', 'must not carry credentials']],
+  ['a service URL missing', connection('https://api.example.com', { userUrl: undefined, authUrl: undefined }),
+    ['MyStack/Conn: userUrl, authUrl are missing', 'separate hosts', 'singleOriginUrl alone']],
+  ['no URL at all', (f) => new ServiceConnection(f.stack, 'Conn', { refreshToken: f.connection.refreshToken }),
+    ['MyStack/Conn: baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl, authUrl are missing']],
+  ['single origin combined with a service URL', (f) => new ServiceConnection(f.stack, 'Conn', {
+    singleOriginUrl: 'http://127.0.0.1:4010', authUrl: 'https://authentication.example.com', refreshToken: f.connection.refreshToken,
+  }), ['MyStack/Conn: singleOriginUrl \'http://127.0.0.1:4010\' cannot be combined with authUrl', 'all six service URLs']],
+  ['single origin not https', (f) => new ServiceConnection(f.stack, 'Conn', { singleOriginUrl: 'http://10.1.1.1', refreshToken: f.connection.refreshToken }),
+    ['MyStack/Conn: singleOriginUrl \'http://10.1.1.1\' is not accepted']],
+  ['journal table name', connection('https://api.example.com', { journalTableName: 'x' }),
+    ['MyStack/Conn: journalTableName \'x\' is not a DynamoDB table name', '3 to 255']],
+  ['pipeline metadata key with a space', (f) => new ServiceConnection(f.stack, 'Conn', {
+    singleOriginUrl: 'https://api.example.com', refreshToken: f.connection.refreshToken, pipelineMetadataKeys: { meta: 'pipeline meta' },
+  }), ['MyStack/Conn: pipelineMetadataKeys.meta \'pipeline meta\' is not a product parameter key']],
+  ['pipeline metadata keys the same', (f) => new ServiceConnection(f.stack, 'Conn', {
+    singleOriginUrl: 'https://api.example.com', refreshToken: f.connection.refreshToken, pipelineMetadataKeys: { meta: 'm', subscriptions: 'm' },
+  }), ['MyStack/Conn: pipelineMetadataKeys \'m\' names the same key for subscriptions and meta']],
   // NotificationPipeline
   ['region not accepted', pipeline({ deploymentRegion: 'eu-west-1' }), ['MyStack/Orders: deploymentRegion \'eu-west-1\' is not accepted; use one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1, ap-east-1']],
   ['stack region not accepted', pipeline({}), ['MyStack/Orders: deploymentRegion \'eu-central-1\'', 'give deploymentRegion explicitly'], { region: 'eu-central-1' }],

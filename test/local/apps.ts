@@ -23,7 +23,7 @@ export function synthTinyApp(outdir: string, o: TinyAppOptions = {}): string {
   const app = new App({ outdir });
   const stack = new Stack(app, 'Tiny', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
-    baseUrl: 'https://api.example-dpi.com',
+    singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
