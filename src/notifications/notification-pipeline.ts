@@ -194,7 +194,8 @@ export class NotificationPipeline extends Construct {
     this.resource.node.addDependency(props.roles);
     // A 403 of the unified create is retried only while a role is young (IAM propagation): the handler reads
     // the roles' creation time.
-    DpiProvider.of(this).grantRoleRead([props.roles.managementRoleArn, ...(needsEventBus && props.roles.eventBusRoleArn ? [props.roles.eventBusRoleArn] : [])]);
+    const roleArns = [props.roles.managementRoleArn, ...(needsEventBus && props.roles.eventBusRoleArn ? [props.roles.eventBusRoleArn] : [])];
+    DpiProvider.of(this).grantRoleRead(roleArns);
 
     this.deploymentRegion = region;
     this.remoteIdentityId = props.remoteIdentityId;
