@@ -101,23 +101,14 @@ function canonical(v: unknown): unknown {
 }
 
 /**
- * Whether a role is registered as trusting the service: its trust policy allows
- * `sts:AssumeRole` to an AWS account principal (not only service principals)
- * under an `sts:ExternalId` condition.
+ * Whether a role is registered as trusting the service: its trust policy allows `sts:AssumeRole` to an AWS account
+ * principal (not only service principals), with or without an `sts:ExternalId` condition.
  */
 export function roleTrustsService(role: TemplateResource): boolean {
   const doc = role.Properties?.AssumeRolePolicyDocument;
   if (!isPlainObject(doc)) return false;
   const statements = Array.isArray(doc.Statement) ? doc.Statement : [doc.Statement];
-  return statements.some((s) => {
-    if (!isPlainObject(s) || s.Effect !== 'Allow') return false;
-    const principal = s.Principal;
-    const hasAccount = isPlainObject(principal) && principal.AWS !== undefined;
-    const condition = s.Condition;
-    const hasExternalId = isPlainObject(condition) &&
-      Object.values(condition).some((ops) => isPlainObject(ops) && Object.keys(ops).some((k) => k.toLowerCase() === 'sts:externalid'));
-    return hasAccount && hasExternalId;
-  });
+  return statements.some((s) => isPlainObject(s) && s.Effect === 'Allow' && isPlainObject(s.Principal) && s.Principal.AWS !== undefined);
 }
 
 interface PlannedResource {

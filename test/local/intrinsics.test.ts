@@ -1,6 +1,7 @@
 import {
   generatedName, referencedResources, resolveValue, ResolveContext, stringifyScalars,
 } from '../../src/local/intrinsics';
+import { roleTrustsService } from '../../src/local/runner';
 import { Template } from '../../src/local/template';
 
 const template: Template = {
@@ -138,5 +139,17 @@ describe('generatedName', () => {
     expect(long.length).toBeLessThanOrEqual(64);
     expect(long).toBe(generatedName('MarketplaceDataStackWithAVeryLongName', 'PipelineRolesManagementRole7A0F55C9Extra', 64));
     expect(long).toMatch(/-[A-Z0-9]{12}$/);
+  });
+});
+
+describe('roleTrustsService', () => {
+  const role = (statement: object): any => ({ Type: 'AWS::IAM::Role', Properties: { AssumeRolePolicyDocument: { Statement: [statement] } } });
+  test('an AWS account principal trusts the service, with or without sts:ExternalId; a service principal does not', () => {
+    expect(roleTrustsService(role({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: 'arn:aws:iam::111122223333:root' } }))).toBe(true);
+    expect(roleTrustsService(role({
+      Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: 'arn:aws:iam::111122223333:root' }, Condition: { StringEquals: { 'sts:ExternalId': 'x' } },
+    }))).toBe(true);
+    expect(roleTrustsService(role({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'lambda.amazonaws.com' } }))).toBe(false);
+    expect(roleTrustsService(role({ Effect: 'Deny', Action: 'sts:AssumeRole', Principal: { AWS: '*' } }))).toBe(false);
   });
 });
