@@ -250,7 +250,14 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     });
   }
   if (rec.state === 'posting') rec = await post(rt, rec, d);
-  rec = await recordSubscription(rt, rec);
+  try {
+    rec = await recordSubscription(rt, rec);
+  } catch (e) {
+    // The provider framework ignores the rollback Delete of a failed Create (aws-cdk-lib's CREATE_FAILED marker):
+    // a Create undoes what it made before it reports the failure. The unified DELETE needs the subscription, so
+    // it is recorded once more (the failure may have been transient), then the pipeline is removed.
+    throw await undoAfterFailure(rt, key, e as Error);
+  }
   const failed = Object.keys(rec.doc.result?.failed ?? {});
   if (failed.length > 0 && d.partialFailure === 'FAIL') {
     await undo(rt, rec);
@@ -258,6 +265,26 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
       + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
   }
   return dataOf(rec);
+}
+
+/**
+ * After a failed subscription create (the pipeline exists): record it once more and remove the pipeline, so the
+ * failed Create leaves nothing behind. Returns the error to report: the original one, saying the pipeline was
+ * removed, or the leftover (the journal keeps the result for the next deploy or for `dpi`).
+ */
+async function undoAfterFailure(rt: Runtime, key: string, cause: Error): Promise<Error> {
+  const rec = (await rt.journal.records<PipelineDoc>(key)).filter((r) => r.state === 'posted' || r.state === 'recording')
+    .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+  if (!rec) return cause;
+  try {
+    const recorded = await recordSubscription(rt, rec);
+    await undo(rt, recorded);
+  } catch (e) {
+    log({ level: 'WARNING', msg: 'could not remove the pipeline of the failed create', record: rec.id, error: messageOf(e) });
+    return cause;
+  }
+  log({ msg: 'the failed create\'s pipeline was removed again', record: rec.id });
+  return new HandlerError(`${cause.message.replace(/; the lifecycle journal keeps the result.*$/, '')}; the pipeline was removed again: fix the cause and deploy again`);
 }
 
 /** The unified POST, between its intent (`posting`) and outcome (`posted`, or `abandoned` when refused). */

@@ -261,9 +261,26 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(logged).toContain(JSON.parse(pp.meta).s3_notification_prefix);
   });
 
-  test('the subscription POST fails after the unified POST: the reason names the pipeline; a repeated Create records it without a second unified POST', async () => {
+  test('the subscription POST fails once after the unified POST: the Create records it again and removes the pipeline before failing', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Create', props));
+    expect(reason).toContain('the pipeline was removed again');
+    expect(await h.changingRequests()).toEqual([
+      'POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 500', 'POST /v2/sub 201',
+      expect.stringMatching(/^DELETE \/service\/sp\/notifications-unified\/362\/\d+ 204$/), expect.stringMatching(/^PATCH \/v2\/sub\/\d+ 200$/),
+    ]);
+    const state = h.state();
+    expect(state.pipelines).toEqual([]);
+    expect(pipelineResources(state)).toEqual([]);
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
+    expect(state.subscriptions.filter((s: any) => s.product === 107).map((s: any) => s.status)).toEqual(['invalid']);
+  });
+
+  test('the subscription POST keeps failing: the reason names the pipeline; a repeated Create records it without a second unified POST', async () => {
+    const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 2 });
     const reason = await h.fails(h.event(T, 'Create', props));
     expect(reason).toContain('notification pipeline of identity 362 was created');
     expect(reason).toContain('deploy again');
@@ -284,8 +301,8 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
   });
 
-  test('the rollback Delete of a failed Create (placeholder physical ID) finds the attempt in the journal and removes it', async () => {
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
+  test('a rollback Delete with a placeholder physical ID finds a failed Create\'s leftover in the journal and removes it', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 2 });
     await h.fails(h.event(T, 'Create', BASE));
     expect(h.state().pipelines).toHaveLength(1);
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: 'HandlerTest-Resource-1A2B3C4D' }));
