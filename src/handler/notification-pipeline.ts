@@ -172,9 +172,23 @@ async function parametersOf(rt: Runtime, result: UnifiedPipelineResult): Promise
     const s = metaString(v);
     if (s !== undefined && parts[k] === undefined) parts[k] = s;
   }
-  return storedParameters(PRODUCT, product.required_meta_fields ?? [],
-    { parts, defaults: { [rt.metadataKeys.subscriptions]: subscriptions, [rt.metadataKeys.meta]: meta } });
+  const required = product.required_meta_fields ?? [];
+  const defaults = { [rt.metadataKeys.subscriptions]: subscriptions, [rt.metadataKeys.meta]: meta };
+  const params = storedParameters(PRODUCT, required, { parts, defaults });
+  if (!loggedMappings.has(JSON.stringify(required))) {
+    loggedMappings.add(JSON.stringify(required));
+    log({
+      msg: 'pipeline metadata mapping',
+      requiredMetaFields: required,
+      stored: Object.keys(params).sort(),
+      defaultKeys: { subscriptions: rt.metadataKeys.subscriptions, meta: rt.metadataKeys.meta },
+    });
+  }
+  return params;
 }
+
+/** Mappings already logged by this container (one line per product-107 record). */
+const loggedMappings = new Set<string>();
 
 /** Fails before any change when product 107 requires a stored key that no result can fill. */
 async function precheckParameters(rt: Runtime): Promise<void> {

@@ -415,6 +415,10 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(Object.keys(pp).sort()).toEqual(['meta', 'remote_identity_id', 's3_notification_prefix', 'upstream_subscriptions']);
     expect(pp.s3_notification_prefix).toBe(created.Data!.Prefix);
     expect(Object.keys(JSON.parse(pp.upstream_subscriptions)).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    // The mapping used is logged once.
+    const mapping = h.logs.filter((l) => l.includes('"msg":"pipeline metadata mapping"') && l.includes('upstream_subscriptions'));
+    expect(mapping).toHaveLength(1);
+    expect(mapping[0]).toContain('"stored":["meta","s3_notification_prefix","upstream_subscriptions"]');
     const next = { ...props, NotificationTypes: ['ORDER_CHANGE'] };
     const updated = await h.onEvent(h.event(T, 'Update', next, { PhysicalResourceId: id, OldResourceProperties: props }));
     pp = subOf(h.state(), id).product_parameters;
