@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
@@ -15,6 +15,9 @@ import { NotificationPipelineAttributes, NotificationPipelineProperties, Resourc
 
 /** The deployment regions the service accepts for unified notification pipelines. */
 const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
+
+/** The unified pipelines of an app, by remote identity (construct path of the first). */
+const pipelinesByIdentity = new WeakMap<IConstruct, Map<number, string>>();
 
 /**
  * Properties of a `NotificationPipeline`.
@@ -171,6 +174,19 @@ export class NotificationPipeline extends Construct {
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     const needsEventBus = types.some((t) => t.delivery === NotificationDelivery.EVENT_BUS);
 
+    // Every prop is valid: register the identity.
+    if (!Token.isUnresolved(props.remoteIdentityId)) {
+      // One unified pipeline per identity: a second one would take over the first one's upstream subscriptions
+      // (the service reuses them), and deleting either would remove them for both.
+      let byIdentity = pipelinesByIdentity.get(this.node.root);
+      if (!byIdentity) pipelinesByIdentity.set(this.node.root, byIdentity = new Map());
+      const first = byIdentity.get(props.remoteIdentityId);
+      if (first !== undefined) {
+        throw invalid(this, 'remoteIdentityId', props.remoteIdentityId, `already has a notification pipeline in this app ('${first}')`,
+          'declare one NotificationPipeline per remote identity and select every notification type there');
+      }
+      byIdentity.set(props.remoteIdentityId, this.node.path);
+    }
     const binding = props.connection._bind(this);
     const properties: Omit<NotificationPipelineProperties, 'ServiceToken'> = {
       Connection: binding.connection,

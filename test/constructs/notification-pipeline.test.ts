@@ -1,4 +1,4 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -6,8 +6,10 @@ import { fixture, LEGACY_QUEUE_ARN, legacyPipeline, roles, SECRET_ARN, sellerPip
 import {
   AccountType,
   NotificationPipeline,
+  NotificationPipelineRoles,
   NotificationType,
   PartialFailure,
+  ServiceConnection,
 } from '../../src';
 
 describe('NotificationPipeline', () => {
@@ -159,5 +161,22 @@ describe('LegacyNotificationPipeline', () => {
     const unified = sellerPipeline(f, r, 'Unified');
     expect(() => unified.migrateFrom(active)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Active' is a legacy pipeline that is not retired; set retired: true");
     expect(() => unified.migrateFrom(other)).toThrow("MyStack/Unified: migrateFrom 'MyStack/Other' belongs to remote identity 400, not 362");
+  });
+});
+
+describe('one unified pipeline per remote identity', () => {
+  test('a second NotificationPipeline for the same identity in the app is a synth error naming both', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    sellerPipeline(f, r, 'First');
+    const other = new Stack(f.app, 'OtherStack', { env: { account: '123456789012', region: 'us-east-1' } });
+    const c2 = new ServiceConnection(other, 'Dpi', { singleOriginUrl: 'https://api.example-dpi.com', refreshToken: f.connection.refreshToken });
+    expect(() => new NotificationPipeline(other, 'Second', {
+      connection: c2,
+      roles: NotificationPipelineRoles.fromRoleArns(other, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' }),
+      remoteIdentityId: 362,
+      accountType: AccountType.SELLER,
+      notificationTypes: [NotificationType.REPORT_PROCESSING_FINISHED],
+    })).toThrow("OtherStack/Second: remoteIdentityId '362' already has a notification pipeline in this app ('MyStack/First')");
   });
 });
