@@ -38,7 +38,7 @@ function desiredOf(raw: Record<string, unknown> | undefined): SubscriptionDesire
   };
 }
 
-/** The product parameters the subscription should store (without the marker). */
+/** The product parameters the subscription should store. */
 function wantedParams(d: SubscriptionDesired): Record<string, string> {
   const out: Record<string, string> = { ...d.params };
   delete out.stage_ids;
