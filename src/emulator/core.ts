@@ -93,7 +93,32 @@ export interface Ctx {
   secret: Buffer;
   requests: RequestLogEntry[];
   faults: Fault[];
+  /** Requests allowed per client address in a rolling window; undefined: no limit. */
+  rateLimit: RateLimit | undefined;
+  /** Request times (emulator clock) per client address within the window. */
+  hits: Map<string, number[]>;
   now(): number;
+}
+
+/** A request rate limit: `requests` per client address in a rolling window of `seconds`. */
+export interface RateLimit {
+  requests: number;
+  seconds: number;
+}
+
+/** The service's documented limit: 1,000 requests per 5 minutes per client address (429, `Retry-After: 60`). */
+export const DEFAULT_RATE_LIMIT: RateLimit = { requests: 1000, seconds: 300 };
+
+/** Parses `N/SECONDS` or `off` (the `--rate-limit` option). */
+export function parseRateLimit(text: string): RateLimit | 'off' {
+  if (text === 'off') return 'off';
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  const requests = m ? Number(m[1]) : NaN;
+  const seconds = m ? Number(m[2]) : NaN;
+  if (!m || !Number.isSafeInteger(requests) || !Number.isSafeInteger(seconds) || requests < 1 || seconds < 1) {
+    throw new Error(`rate limit '${text}' is not N/SECONDS (positive integers, e.g. 1000/300) or off`);
+  }
+  return { requests, seconds };
 }
 
 export function isObj(v: unknown): v is Record<string, unknown> {

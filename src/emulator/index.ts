@@ -2,7 +2,8 @@
  * Stateful emulator of the Data Pipeline Integration Service (see docs/emulator.md).
  */
 export { startEmulator, READ_MODES } from './server';
-export type { ReadMode } from './core';
+export type { ReadMode, RateLimit } from './core';
+export { DEFAULT_RATE_LIMIT, parseRateLimit } from './core';
 export { DEFAULT_PAGE_SIZE } from './views';
 export type { EmulatorOptions, RunningEmulator } from './server';
 export { DEFAULT_FIXTURES, DEFAULT_REFRESH_TOKEN, OTHER_REFRESH_TOKEN, DEFAULT_CLOUD_ACCOUNT, loadFixturesFile } from './fixtures';

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, Ctx, errorsBody, Fault, fail, isObj, ReadMode, titleOf } from './core';
+import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, Fault, fail, isObj, RateLimit, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
@@ -37,6 +37,12 @@ export interface EmulatorOptions {
    * single-record routes, numeric job and history IDs). See docs/emulator.md, "Read modes".
    */
   reads?: ReadMode;
+  /**
+   * Request rate limit per client address, on the emulator clock: over it, service routes answer 429 with
+   * `Retry-After` (the seconds until the window has room, at most 60); the admin API is never limited.
+   * Default: the service's documented 1,000 requests per 5 minutes. `'off'` disables it.
+   */
+  rateLimit?: RateLimit | 'off';
 }
 
 /** The read modes `EmulatorOptions.reads` accepts. */
@@ -69,6 +75,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     secret: randomBytes(32),
     requests: [],
     faults: [],
+    rateLimit: opts.rateLimit === 'off' ? undefined : checkedRateLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT),
+    hits: new Map(),
   };
   const seed = (): void => {
     ctx.s = emptyState();
@@ -127,6 +135,19 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     ctx.requests.push(entry);
     if (ctx.requests.length > MAX_LOG) ctx.requests.splice(0, ctx.requests.length - MAX_LOG);
     req.logEntry = entry;
+    // Rate limit per client address (rolling window on the emulator clock).
+    if (ctx.rateLimit) {
+      const t = now();
+      const hits = ctx.hits.get(req.ip) ?? [];
+      while (hits.length > 0 && hits[0] <= t - ctx.rateLimit.seconds) hits.shift();
+      if (hits.length >= ctx.rateLimit.requests) {
+        const retryAfter = Math.max(1, Math.min(60, hits[0] + ctx.rateLimit.seconds - t));
+        reply.header('Retry-After', String(retryAfter));
+        return reply.status(429).send(errorsBody(429, `Rate limit exceeded. Retry after ${retryAfter} seconds.`, 'Too Many Requests'));
+      }
+      hits.push(t);
+      ctx.hits.set(req.ip, hits);
+    }
     // Fault injection.
     const i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));
     if (i >= 0) {
@@ -223,6 +244,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
     seed();
     ctx.faults.length = 0;
     ctx.requests.length = 0;
+    ctx.hits.clear();
     return reply.status(204).send();
   });
   app.post('/_emulator/fixtures', async (req, reply) => {
@@ -301,4 +323,11 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
     ctx.requests.length = 0;
     return reply.status(204).send();
   });
+}
+
+function checkedRateLimit(r: RateLimit): RateLimit {
+  if (!r || !Number.isSafeInteger(r.requests) || !Number.isSafeInteger(r.seconds) || r.requests < 1 || r.seconds < 1) {
+    throw new Error(`rateLimit must be 'off' or { requests, seconds } with positive integers (got ${JSON.stringify(r)})`);
+  }
+  return { requests: r.requests, seconds: r.seconds };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
+import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 
@@ -29,8 +29,9 @@ export interface RequestLogEntry { method: string; path: string; status: number;
 
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
 export class HandlerHarness {
-  static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string } = {}): Promise<HandlerHarness> {
-    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS });
+  static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string; rateLimit?: RateLimit | 'off' } = {}):
+  Promise<HandlerHarness> {
+    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS, rateLimit: opts.rateLimit });
     const journal = await startJournalServer();
     const h = new HandlerHarness(emu, journal);
     h.callerAccount = opts.callerAccount ?? DEFAULT_CLOUD_ACCOUNT;

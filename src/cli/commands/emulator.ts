@@ -1,7 +1,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, READ_MODES, ReadMode, startEmulator } from '../../emulator';
+import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, parseRateLimit, RateLimit, READ_MODES, ReadMode, startEmulator } from '../../emulator';
 import { RunContext } from '../context';
 import { CliError } from '../errors';
 import { parseIntFlag } from '../format';
@@ -14,6 +14,7 @@ interface EmulatorFlags {
   tokenTtl?: string;
   stateFile?: string;
   reads: string;
+  rateLimit: string;
 }
 
 /** `dpi emulator` */
@@ -26,6 +27,7 @@ export function emulatorCommand(ctx: RunContext): Command {
     .option('--token-ttl <seconds>', 'lifetime of issued access tokens (default 3600)')
     .option('--state-file <file>', 'keep the state in this JSON file (loaded at start when present, saved on every change and on stop)')
     .option('--reads <mode>', 'response shapes: minimal (only what the interface spec shows) or vendor (as the vendor docs show)', 'minimal')
+    .option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off', '1000/300')
     .action(async (opts: EmulatorFlags) => {
       const io = ctx.io;
       let port: number;
@@ -35,6 +37,12 @@ export function emulatorCommand(ctx: RunContext): Command {
         throw new CliError(`--reads must be one of ${READ_MODES.join(', ')} (got '${opts.reads}')`);
       }
       const reads = opts.reads as ReadMode;
+      let rateLimit: RateLimit | 'off';
+      try {
+        rateLimit = parseRateLimit(opts.rateLimit);
+      } catch (e) {
+        throw new CliError(`--rate-limit: ${(e as Error).message}`);
+      }
       try {
         port = parseIntFlag('--port', opts.port, 0, 65535);
         if (opts.tokenTtl !== undefined) ttl = parseIntFlag('--token-ttl', opts.tokenTtl, 1);
@@ -46,7 +54,7 @@ export function emulatorCommand(ctx: RunContext): Command {
       const intr = interruption(io);
       let emu;
       try {
-        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads });
+        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads, rateLimit });
       } catch (e) {
         intr.dispose();
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
@@ -56,7 +64,7 @@ export function emulatorCommand(ctx: RunContext): Command {
         `default refresh token for local use (emulator only, not a secret): ${DEFAULT_REFRESH_TOKEN}\n`
         + `  export DPI_BASE_URL=${emu.url}\n`
         + `  export DPI_REFRESH_TOKEN=${DEFAULT_REFRESH_TOKEN}\n`
-        + `responses: ${reads} reads; admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n`,
+        + `responses: ${reads} reads; rate limit ${rateLimit === 'off' ? 'off' : `${rateLimit.requests} per ${rateLimit.seconds} s`}; admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n`,
       );
       const signal = await intr.promise;
       intr.dispose();
