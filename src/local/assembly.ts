@@ -67,10 +67,26 @@ export function readAssembly(dir: string, defaults: DefaultEnvironment = default
   });
 }
 
+/** Reads a JSON file of the run; a missing, unreadable or corrupt file is an error naming it and what it is. */
+export function readJsonFile(file: string, what: string, fix: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read the ${what} ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); ${fix}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`the ${what} ${file} is not valid JSON (${(e as Error).message}); ${fix}`);
+  }
+}
+
 function collect(dir: string, prefix: string, defaults: DefaultEnvironment, out: AssemblyStack[], seen: Set<string>): void {
   if (seen.has(dir)) return;
   seen.add(dir);
-  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { artifacts?: Record<string, ManifestArtifact> };
+  const manifest = readJsonFile(join(dir, 'manifest.json'), 'cloud assembly manifest', 'run `cdk synth` again (or give --app the cdk.out folder)') as
+    { artifacts?: Record<string, ManifestArtifact> };
   const artifacts = manifest.artifacts ?? {};
   for (const [id, a] of Object.entries(artifacts)) {
     if (a.type === 'cdk:cloud-assembly') {
@@ -81,7 +97,7 @@ function collect(dir: string, prefix: string, defaults: DefaultEnvironment, out:
     if (a.type !== 'aws:cloudformation:stack') continue;
     const props = a.properties ?? {};
     const templateFile = join(dir, String(props.templateFile));
-    const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Template;
+    const template = readJsonFile(templateFile, 'template', 'run `cdk synth` again') as Template;
     if (!isPlainObject(template)) throw new Error(`${templateFile} is not a template`);
     const m = /^aws:\/\/([^/]+)\/([^/]+)$/.exec(a.environment ?? '');
     const account = m && m[1] !== 'unknown-account' ? m[1] : defaults.account;

@@ -229,7 +229,17 @@ class Runner {
   private async connect(): Promise<void> {
     if (this.url) return;
     if (this.options.emulatorUrl) {
-      this.url = this.options.emulatorUrl.replace(/\/+$/, '');
+      const url = this.options.emulatorUrl.replace(/\/+$/, '');
+      // Reach it before anything else, so an unreachable URL is named instead of a bare "fetch failed" later.
+      try {
+        const res = await fetch(`${url}/_emulator/clock`, { signal: AbortSignal.timeout(10_000) });
+        if (res.status !== 200) throw new Error(`GET /_emulator/clock answered ${res.status}`);
+      } catch (e) {
+        const cause = networkCode(e) ?? (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+        throw new Error(`cannot reach the emulator at ${url} (${cause}); start it with 'dpi emulator' and pass the URL it prints, `
+          + 'or omit --emulator to use an embedded one');
+      }
+      this.url = url;
     } else {
       this.emulator = await startEmulator({ port: 0, stateFile: join(dirname(this.stateFile), 'emulator-state.json'), reads: readsOf(this.options.reads) });
       this.url = this.emulator.url;
@@ -776,4 +786,15 @@ class Runner {
       this.progress(`State cleared (${this.stateFile} removed).`);
     }
   }
+}
+
+/** The system error code of a failed fetch (ECONNREFUSED, ...), looked for through `cause` and aggregated errors. */
+function networkCode(e: unknown): string | undefined {
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
+    const o = cur as { code?: unknown; cause?: unknown; errors?: unknown[] };
+    if (typeof o.code === 'string' && /^E[A-Z]+$/.test(o.code)) return o.code;
+    cur = o.cause ?? (Array.isArray(o.errors) ? o.errors[0] : undefined);
+  }
+  return undefined;
 }

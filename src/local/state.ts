@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readJsonFile } from './assembly';
 
 /** A deployed resource. */
 export interface ResourceState {
@@ -59,7 +60,9 @@ export function emptyState(): LocalState {
 /** Reads the state file (an empty state when it does not exist). */
 export function readState(file: string): LocalState {
   if (!existsSync(file)) return emptyState();
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalState>;
+  const parsed = readJsonFile(file, 'local-deploy state file', 'restore it from a copy, or delete it together with the emulator state '
+    + 'beside it to start over (resources it recorded are then unknown to local-deploy)') as Partial<LocalState>;
+  if (!parsed || typeof parsed !== 'object') throw new Error(`the local-deploy state file ${file} is not a JSON object`);
   if (parsed.version !== 1) throw new Error(`${file}: unsupported state version ${String(parsed.version)}`);
   return { version: 1, stacks: parsed.stacks ?? [], resources: parsed.resources ?? {}, orphans: parsed.orphans ?? [] };
 }

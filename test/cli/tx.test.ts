@@ -69,6 +69,20 @@ describe('dpi tx', () => {
     expect(seen.slice(1).every((x) => typeof x.query.cursor === 'string')).toBe(true);
   });
 
+  test('--status, --sender and --attribution-date are checked before any call, listing what is accepted (exit 2)', async () => {
+    await clearRequests(emu);
+    let r = await dpi(['tx', '--subscription', String(SUB), '--status', 'error'], { emu });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--status: 'error' is not a transaction status; use one of UNPROCESSED, PROCESSING, IN_PROGRESS, RETRY, ERROR, PROCESSED, SUCCESS, NO_DATA, IGNORED");
+    r = await dpi(['tx', '--subscription', String(SUB), '--sender', 'bogus'], { emu });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--sender: 'bogus' is not a sender; use one of scheduler, supervisor, ftpsync, zeroadmin");
+    r = await dpi(['tx', '--subscription', String(SUB), '--attribution-date', '2026/11/01'], { emu });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--attribution-date: '2026/11/01' is not YYYY-MM-DD or YYYY-MM-DDTHH:MM");
+    expect(await requests(emu, '/service/transactions/tx')).toEqual([]);
+  });
+
   test('filters map to the wire names; --from/--to take Unix seconds or ISO time', async () => {
     await ingest(emu,
       { id: 'old', sender: 'zeroadmin', status: 'PROCESSED', subscription_id: SUB, payload_name: 'orders', attribution_date: '2025-11-19', job_id: 'j-1', timestamp: T0 - 3600 },

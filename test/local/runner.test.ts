@@ -3,6 +3,8 @@
  * (test/local/fixtures/fake-handler.js) against the real emulator.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
@@ -357,4 +359,41 @@ test('two runs cannot use the same state at once', async () => {
   // A lock left by a process that is gone is taken over.
   writeFileSync(join(tmp.dir, 'state', 'local-state.json.lock'), '999999999');
   expect((await runLocalDeploy(deployOpts('', { destroy: true }))).success).toBe(true);
+});
+
+describe('bad input is named', () => {
+  test('a corrupt manifest, template or state file: the error names the file', async () => {
+    const app = assembly({ A: A() });
+    writeFileSync(join(app, 'manifest.json'), '{"artifacts":');
+    let r = await runLocalDeploy(deployOpts(app));
+    expect(r.success).toBe(false);
+    expect(lines.join('\n')).toContain(`the cloud assembly manifest ${join(app, 'manifest.json')} is not valid JSON`);
+
+    lines = [];
+    const app2 = assembly({ A: A() });
+    writeFileSync(join(app2, 'Demo.template.json'), '{"Resources": ');
+    r = await runLocalDeploy(deployOpts(app2));
+    expect(r.success).toBe(false);
+    expect(lines.join('\n')).toContain(`the template ${join(app2, 'Demo.template.json')} is not valid JSON`);
+
+    lines = [];
+    const state = join(tmp.dir, 'state', 'local-state.json');
+    const ok = assembly({ A: A() });
+    expect((await runLocalDeploy(deployOpts(ok))).success).toBe(true);
+    writeFileSync(state, '{"version": 1, "stacks": [');
+    r = await runLocalDeploy(deployOpts(ok));
+    expect(r.success).toBe(false);
+    expect(lines.join('\n')).toContain(`the local-deploy state file ${state} is not valid JSON`);
+  });
+
+  test('an unreachable --emulator is named with the way out', async () => {
+    // A port nobody listens on (taken, then released).
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const r = await runLocalDeploy(deployOpts(assembly({ A: A() }), { emulatorUrl: `http://127.0.0.1:${port}` }));
+    expect(r.success).toBe(false);
+    expect(lines.join('\n')).toContain(`cannot reach the emulator at http://127.0.0.1:${port} (ECONNREFUSED); start it with 'dpi emulator'`);
+  });
 });

@@ -2,6 +2,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
 import { DpiClient, TxQuery, TxRecord } from '../../client';
+import { SENDERS, TX_STATUSES } from '../classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, FailureContext, toCliError } from '../errors';
@@ -68,11 +69,26 @@ export function txQueryOf(o: TxFlags): TxQuery {
   if (q.timestamp_from !== undefined && q.timestamp_to !== undefined && Number(q.timestamp_from) > Number(q.timestamp_to)) {
     throw new CliError(`--from (${isoSeconds(Number(q.timestamp_from))}) must not be after --to (${isoSeconds(Number(q.timestamp_to))})`);
   }
-  if (o.status !== undefined) q.status = o.status;
-  if (o.sender !== undefined) q.sender = o.sender;
+  if (o.status !== undefined) {
+    if (!(TX_STATUSES as readonly string[]).includes(o.status)) {
+      throw new CliError(`--status: '${o.status}' is not a transaction status; use one of ${TX_STATUSES.join(', ')} (upper case, as stored)`);
+    }
+    q.status = o.status;
+  }
+  if (o.sender !== undefined) {
+    if (!(SENDERS as readonly string[]).includes(o.sender)) {
+      throw new CliError(`--sender: '${o.sender}' is not a sender; use one of ${SENDERS.join(', ')}`);
+    }
+    q.sender = o.sender;
+  }
   if (o.jobId !== undefined) q.job_id = o.jobId;
   if (o.payload !== undefined) q.payload_name = o.payload;
-  if (o.attributionDate !== undefined) q.attribution_date = o.attributionDate;
+  if (o.attributionDate !== undefined) {
+    if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2})?$/.test(o.attributionDate)) {
+      throw new CliError(`--attribution-date: '${o.attributionDate}' is not YYYY-MM-DD or YYYY-MM-DDTHH:MM (the value is matched exactly as stored)`);
+    }
+    q.attribution_date = o.attributionDate;
+  }
   if (o.parent !== undefined) q.parent = o.parent;
   return q;
 }
