@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
@@ -26,6 +27,19 @@ export const SELLER_PIPELINE = {
 export const TEST_READS: ReadMode = process.env.DPI_EMULATOR_READS === 'vendor' ? 'vendor' : 'minimal';
 
 export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
+
+/** One item of the lifecycle journal table, as the test reads it (`doc` parsed). */
+export interface JournalItem {
+  /** Resource key (`<stack name>/<logical ID>`) or `claim#<kind>#<service ID>`. */
+  pk: string;
+  /** Record ID, or `claim`. */
+  sk: string;
+  state?: string;
+  physicalId?: string;
+  /** The resource key that owns a claim. */
+  owner?: string;
+  doc?: any;
+}
 
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
 export class HandlerHarness {
@@ -56,6 +70,7 @@ export class HandlerHarness {
   /** Called by the fake sleep (e.g. to move the emulator clock). */
   onSleep: ((ms: number) => Promise<void>) | undefined;
   logSpy: jest.SpyInstance | undefined;
+  private journalClient: DynamoDBClient | undefined;
 
   private constructor(public readonly emu: RunningEmulator, public readonly journal: JournalServer) {}
 
@@ -75,7 +90,48 @@ export class HandlerHarness {
     });
   }
 
+  /** Every item of the current test's journal table (records and claims); empty before the handler created it. */
+  async journalItems(): Promise<JournalItem[]> {
+    this.journalClient ??= new DynamoDBClient({
+      endpoint: this.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const out: JournalItem[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    try {
+      do {
+        const page = await this.journalClient.send(new ScanCommand({ TableName: this.journalTable, ConsistentRead: true, ExclusiveStartKey: start }));
+        for (const i of page.Items ?? []) {
+          out.push({
+            pk: i.pk.S!,
+            sk: i.sk.S!,
+            state: i.state?.S,
+            physicalId: i.physicalId?.S,
+            owner: i.owner?.S,
+            doc: i.doc?.S !== undefined ? JSON.parse(i.doc.S) : undefined,
+          });
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+    } catch (e) {
+      if ((e as { name?: string }).name === 'ResourceNotFoundException') return [];
+      throw e;
+    }
+    return out;
+  }
+
+  /** The journal records of a resource key (default: `HandlerTest/<logical ID>`), oldest first. */
+  async journalRecords(logicalId = 'Resource'): Promise<JournalItem[]> {
+    const key = logicalId.includes('/') ? logicalId : `HandlerTest/${logicalId}`;
+    return (await this.journalItems()).filter((i) => i.pk === key).sort((a, b) => (a.sk < b.sk ? -1 : 1));
+  }
+
+  /** The owner (resource key) of a claim of service record `kind`/`id` in the journal; undefined when unclaimed. */
+  async journalOwner(kind: string, id: string): Promise<string | undefined> {
+    return (await this.journalItems()).find((i) => i.pk === `claim#${kind}#${id}`)?.owner;
+  }
+
   async stop(): Promise<void> {
+    this.journalClient?.destroy();
     this.logSpy?.mockRestore();
     await this.emu.stop();
     await this.journal.stop();

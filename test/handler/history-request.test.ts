@@ -29,10 +29,23 @@ describe('Custom::DpiHistoryRequest', () => {
     await h.clearRequests();
     expect(await h.isComplete({ ...h.event(T, 'Create', props()), PhysicalResourceId: r.PhysicalResourceId, Data: r.Data })).toEqual({ IsComplete: true });
     expect(await h.requests()).toEqual([]);
-    // A repeated delivery of the same Create finds the pending request.
+    // The journal records the request under the resource and claims its ID.
+    expect((await h.journalRecords()).map((x) => [x.state, x.physicalId])).toEqual([['active', r.PhysicalResourceId]]);
+    expect(await h.journalOwner('history', r.PhysicalResourceId)).toBe('HandlerTest/Resource');
+    // A repeated delivery of the same Create finds the request in the journal: no second POST.
     const again = await h.onEvent(h.event(T, 'Create', props()));
     expect(again.PhysicalResourceId).toBe(r.PhysicalResourceId);
+    expect(await h.changingRequests()).toEqual([]);
     expect(h.state().history).toHaveLength(1);
+    expect(await h.journalRecords()).toHaveLength(1);
+  });
+
+  test('the journal is per resource: the same request under another logical ID is a new request', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', props()));
+    const b = await h.onEvent(h.event(T, 'Create', props(), { LogicalResourceId: 'Other' }));
+    expect(b.PhysicalResourceId).not.toBe(a.PhysicalResourceId);
+    expect(h.state().history).toHaveLength(2);
+    expect(await h.journalOwner('history', b.PhysicalResourceId)).toBe('HandlerTest/Other');
   });
 
   test('validation against the product card (ProductId given) fails listing the problems, before any create', async () => {
@@ -46,15 +59,27 @@ describe('Custom::DpiHistoryRequest', () => {
       ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
     }, { LogicalResourceId: 'Orders' }));
     await h.clearRequests();
+    const from = h.logs.length;
     const reason = await h.fails(h.event(T, 'Create', props({ SubscriptionId: sub.PhysicalResourceId, StartDate: daysAgo(50), EndDate: daysAgo(1) })));
     expect(reason).toContain('at most 30 day(s)');
     expect((await h.requests()).map((x) => x.path)).toContain('/service/product-cards/card/3001');
     expect((await h.changingRequests()).filter((x) => x.includes('/history'))).toEqual([]);
+    expect(h.logs.slice(from).some((l) => l.includes('the subscription\'s product is not known'))).toBe(false);
+    // The Subscription resource's claim is what leads there.
+    expect(await h.journalOwner('sub', sub.PhysicalResourceId)).toBe('HandlerTest/Orders');
+  });
+
+  test('ProductId in the request wins over the journal and the reads', async () => {
+    // Product 3002's card allows other limits than 3001's: the card read follows ProductId.
+    await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1), ProductId: '3002' })));
+    const cards = (await h.requests()).map((x) => x.path).filter((x) => x.startsWith('/service/product-cards/card/'));
+    expect(cards).toEqual(['/service/product-cards/card/3002']);
   });
 
   test('an unknown product: the check is skipped with a warning and the service\'s own answer is reported', async () => {
+    const from = h.logs.length;
     const reason = await h.fails(h.event(T, 'Create', props({ StartDate: daysAgo(50), EndDate: daysAgo(1) })));
-    const warned = h.logs.some((l) => l.includes('the subscription\'s product is not known'));
+    const warned = h.logs.slice(from).some((l) => l.includes('the subscription\'s product is not known'));
     // Minimal reads show no product: the check is skipped; vendor reads show it (used as a last resort).
     expect(warned).toBe(TEST_READS === 'minimal');
     expect(reason).toContain(warned ? 'the service rejected the history request' : 'at most 30 day(s)');
@@ -119,6 +144,7 @@ describe('Custom::DpiHistoryRequest', () => {
     const b = await h.onEvent(h.event(T, 'Update', props({ StartDate: daysAgo(8) }),
       { PhysicalResourceId: a.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...props() } }));
     expect(b.PhysicalResourceId).not.toBe(a.PhysicalResourceId);
+    expect((await h.journalRecords()).map((x) => x.physicalId).sort()).toEqual([a.PhysicalResourceId, b.PhysicalResourceId].sort());
   });
 
   test('Delete cancels a pending request; finished, unknown and placeholder IDs succeed', async () => {

@@ -18,15 +18,25 @@ const old = (props: Record<string, unknown>): Record<string, unknown> => ({ Conn
 describe('Custom::DpiLegacyNotificationPipeline', () => {
   test('adopting changes nothing; an unchanged Update makes no call; a changed Update PATCHes the pipeline and stores its result (two calls)', async () => {
     const before = legacyOf(h.state());
+    const subBefore = sub8601(h.state());
     const c = await h.onEvent(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] }));
     expect(c.PhysicalResourceId).toBe('8601');
-    expect(await h.changingRequests()).toEqual([]);
+    // Only reads: the subscription (exists, this account's) and the product-86 listing (the reads need not show the product).
+    expect((await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path}`))
+      .toEqual(['GET /sub/8601', 'GET /v2/sub']);
     expect(legacyOf(h.state())).toEqual(before);
+    expect(sub8601(h.state())).toEqual(subBefore);
+    // The journal takes the declared queue and types as what the service has, and claims the subscription.
+    let recs = await h.journalRecords();
+    expect(recs).toHaveLength(1);
+    expect(recs[0]).toMatchObject({ state: 'active', physicalId: '8601', doc: { identity: '364', applied: { queueArn: QUEUE, types: ['ORDER_CHANGE'] } } });
+    expect(await h.journalOwner('sub', '8601')).toBe('HandlerTest/Resource');
 
     await h.clearRequests();
     await h.onEvent(h.event(T, 'Update', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] },
       { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, NotificationTypes: ['ORDER_CHANGE'] }) }));
     expect(await h.changingRequests()).toEqual([]);
+    expect((await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path}`)).toEqual(['GET /sub/8601']);
 
     await h.onEvent(h.event(T, 'Update', { ...BASE, QueueArn: QUEUE2 },
       { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, NotificationTypes: ['ORDER_CHANGE'] }) }));
@@ -38,6 +48,28 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     const pp = sub8601(h.state()).product_parameters;
     expect(JSON.parse(pp.subscriptions)).toEqual(l.subscriptions);
     expect(pp.destination_id).toBe(String(l.destinationId));
+    // The journal holds what the PATCH confirmed.
+    recs = await h.journalRecords();
+    expect(recs).toHaveLength(1);
+    expect(recs[0].doc.applied).toEqual({ queueArn: QUEUE2, types: BASE.NotificationTypes });
+    expect(recs[0].doc.result.subscriptions).toEqual(l.subscriptions);
+  });
+
+  test('changes are judged against the journal, not the previous properties: a repeated rollback delivery makes no call', async () => {
+    await h.onEvent(h.event(T, 'Create', BASE));
+    await h.onEvent(h.event(T, 'Update', { ...BASE, QueueArn: QUEUE2 }, { PhysicalResourceId: '8601', OldResourceProperties: old(BASE) }));
+    expect(legacyOf(h.state()).queueArn).toBe(QUEUE2);
+    // UPDATE_ROLLBACK back to the first queue: the two calls.
+    await h.clearRequests();
+    const rollback = h.event(T, 'Update', BASE, { PhysicalResourceId: '8601', OldResourceProperties: old({ ...BASE, QueueArn: QUEUE2 }) });
+    await h.onEvent(rollback);
+    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 200', 'PATCH /v2/sub/8601 200']);
+    expect(legacyOf(h.state()).queueArn).toBe(QUEUE);
+    // The same delivery again (its response was lost): the journal already has the first queue.
+    await h.clearRequests();
+    await h.onEvent({ ...rollback, RequestId: 'again' });
+    expect(await h.changingRequests()).toEqual([]);
+    expect((await h.journalRecords())[0].doc.applied.queueArn).toBe(QUEUE);
   });
 
   test('retire: DELETE legacy + subscription invalid, which unblocks a unified pipeline; rollback restores it', async () => {
@@ -49,6 +81,7 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     let state = h.state();
     expect(legacyOf(state)).toBeUndefined();
     expect(sub8601(state).status).toBe('invalid');
+    expect((await h.journalRecords()).map((x) => x.state)).toEqual(['retired']);
 
     // The unified pipeline of the same identity can now be created.
     const unified = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', { ...SELLER_PIPELINE, RemoteIdentityId: '364' },
@@ -77,9 +110,12 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
 
   test('Delete removes the legacy pipeline; unknown and placeholder IDs succeed', async () => {
     await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8601' }));
+    expect(await h.changingRequests()).toEqual(['DELETE /service/sp/notifications/364/8601 204', 'PATCH /v2/sub/8601 200']);
     expect(legacyOf(h.state())).toBeUndefined();
     expect(sub8601(h.state()).status).toBe('invalid');
+    expect((await h.journalRecords()).map((x) => x.state)).toEqual(['deleted']);
     await h.clearRequests();
     for (const id of ['424242', 'placeholder-id', '8701']) await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
     expect(await h.changingRequests()).toEqual([]);
@@ -111,8 +147,13 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
 
   test('an invalid type in a changed Update is reported with the service message', async () => {
     await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
     const bad = { ...BASE, NotificationTypes: ['ITEM_SALES_EVENT_CHANGE'] };
     const reason = await h.fails(h.event(T, 'Update', bad, { PhysicalResourceId: '8601', OldResourceProperties: old(BASE) }));
     expect(reason).toContain("notification type 'ITEM_SALES_EVENT_CHANGE' is not supported for seller accounts");
+    // Nothing changed: the pipeline, the stored parameters and the journal keep the adopted state.
+    expect(Object.keys(legacyOf(h.state()).subscriptions).sort()).toEqual(['FEED_PROCESSING_FINISHED', 'ORDER_CHANGE']);
+    expect((await h.journalRecords())[0].doc.applied).toEqual({ queueArn: QUEUE, types: BASE.NotificationTypes });
+    expect(await h.changingRequests()).toEqual(['PATCH /service/sp/notifications/364/8601 400']);
   });
 });

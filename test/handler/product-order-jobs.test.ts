@@ -1,5 +1,6 @@
-import { HandlerHarness, useHandlerHarness } from './helpers';
+import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
+import { CfnEvent } from '../../src/handler';
 
 const T = ResourceTypes.PRODUCT_ORDER_JOBS;
 
@@ -37,6 +38,50 @@ describe('Custom::DpiProductOrderJobs', () => {
     expect(r.Data).toEqual({ PrimaryJobId: primary.id, JobIds: jobs.map((j) => j.id).join(','), BatchCount: '3' });
     // A short pause between requests (fake sleep here).
     expect(h.slept.filter((x) => x === 1000)).toHaveLength(2);
+    // The journal keeps every submitted order ID under the primary job.
+    const recs = await h.journalRecords();
+    expect(recs).toHaveLength(1);
+    expect(recs[0]).toMatchObject({ state: 'active', physicalId: primary.id, doc: { subscriptionId: subId, stageId: 1000, primaryJobId: primary.id } });
+    expect([...recs[0].doc.submitted].sort()).toEqual(orderIds(250).sort());
+    expect(recs[0].doc.jobIds).toEqual(jobs.map((j) => j.id));
+    expect(recs[0].doc.inFlight).toBeUndefined();
+  });
+
+  test('a rollback Update with fewer order IDs submits nothing; the rolled-forward IDs are not sent again', async () => {
+    const first = orderIds(120);
+    const more = [...first, ...orderIds(30, 500)];
+    const r = await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: first }));
+    const ev = (ids: string[], was: string[]): CfnEvent => h.event(T, 'Update', { SubscriptionId: subId, OrderIds: ids }, {
+      PhysicalResourceId: r.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, SubscriptionId: subId, OrderIds: was },
+    });
+    expect((await h.onEvent(ev(more, first))).Data!.BatchCount).toBe('1');
+    expect(secondaries()).toHaveLength(3);
+    // UPDATE_ROLLBACK: back to the first 120.
+    await h.clearRequests();
+    const back = await h.onEvent(ev(first, more));
+    expect(back.PhysicalResourceId).toBe(r.PhysicalResourceId);
+    expect(back.Data!.BatchCount).toBe('0');
+    expect(await h.changingRequests()).toEqual([]);
+    // Deploying the larger set again: all 150 were submitted already.
+    expect((await h.onEvent(ev(more, first))).Data!.BatchCount).toBe('0');
+    expect(secondaries()).toHaveLength(3);
+    expect(secondaries().flatMap((j) => JSON.parse(j.extra_context).order_ids).sort()).toEqual([...more].sort());
+  });
+
+  test('a batch whose response was lost: the Create fails, the retry completes and no order ID is lost', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/jobs/jobs/', dropResponse: true, count: 1 });
+    const ids = orderIds(150);
+    const reason = await h.fails(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: ids }));
+    expect(reason).toContain('batch 1 of 2');
+    expect((await h.journalRecords())[0].doc.inFlight).toHaveLength(100);
+    await h.onEvent(h.event(T, 'Create', { SubscriptionId: subId, OrderIds: ids }));
+    const sent = secondaries().flatMap((j) => JSON.parse(j.extra_context).order_ids as string[]);
+    expect(new Set(sent)).toEqual(new Set(ids));
+    const rec = (await h.journalRecords())[0];
+    expect([...rec.doc.submitted].sort()).toEqual([...ids].sort());
+    expect(rec.doc.inFlight).toBeUndefined();
+    // A listing that shows the jobs' order IDs proves the lost batch arrived (not sent twice); one that does not, cannot.
+    expect(sent.length).toBe(TEST_READS === 'vendor' ? 150 : 250);
   });
 
   test('Update submits only the new order IDs; a repeated delivery submits nothing twice; Delete makes no call', async () => {

@@ -44,6 +44,8 @@ describe('runtime', () => {
       { client: 'sts', input: {} },
       { client: 'secretsmanager', input: { SecretId: SECRET_ARN } },
     ]);
+    // The lifecycle journal went to the configured endpoint (the connection's table).
+    expect((await h.journalRecords()).map((x) => x.physicalId)).toContain(r.PhysicalResourceId);
   });
 
   test('account and user IDs are looked up once when the connection omits them', async () => {

@@ -104,6 +104,8 @@ describe('service calls per lifecycle event', () => {
 
     const counts = Object.fromEntries(rows.map((x) => [`${x.resource} ${x.event}`, [x.reads, x.writes]]));
     expect(counts).toEqual(EXPECTED);
+    // Which calls: no decision reads more than a subscription's status (`GET /sub/{id}`); the rest comes from the journal.
+    expect(Object.fromEntries(rows.map((x) => [`${x.resource} ${x.event}`, summarize(x.calls)]))).toEqual(EXPECTED_CALLS);
     expect(auth).toBe(1);
   });
 });
@@ -140,4 +142,27 @@ const EXPECTED: Record<string, [number, number]> = {
   'ProductOrderJobs Update (+10 IDs)': [1, 1],
   'ProductOrderJobs Delete': [0, 0],
   'Subscription Delete': [1, 1],
+};
+
+const EXPECTED_CALLS: Record<string, string> = {
+  'NotificationPipeline Create': 'GET /v2/product/107, POST /service/sp/notifications-unified/362, POST /v2/sub',
+  'NotificationPipeline Update (no change)': 'GET /sub/{id}',
+  'NotificationPipeline Update (types)': 'GET /sub/{id}, PATCH /service/sp/notifications-unified/362/{id}, PATCH /v2/sub/{id}',
+  'NotificationPipeline Delete': 'GET /sub/{id}, DELETE /service/sp/notifications-unified/362/{id}, PATCH /v2/sub/{id}',
+  'LegacyNotificationPipeline Create (adopt)': 'GET /sub/{id}, GET /v2/sub',
+  'LegacyNotificationPipeline Update (no change)': 'GET /sub/{id}',
+  'LegacyNotificationPipeline Update (retire)': 'GET /sub/{id}, DELETE /service/sp/notifications/364/{id}, PATCH /v2/sub/{id}',
+  'LegacyNotificationPipeline Delete (retired)': 'GET /sub/{id}',
+  'Subscription Create': 'GET /v2/product/{id}, GET /service/products/product/{id}/payloads, POST /v2/sub',
+  'Subscription Update (no change)': 'GET /sub/{id}',
+  'Subscription Update (pause)': 'GET /sub/{id}, PATCH /v2/sub/{id}',
+  'Subscription Update (parameters)': 'GET /sub/{id}, GET /v2/product/{id}, GET /service/products/product/{id}/payloads, PATCH /v2/sub/{id}',
+  'HistoryRequest Create (no wait)': 'GET /sub/{id}, GET /service/product-cards/card/{id}, POST /service/history/production/history/{id}',
+  'HistoryRequest Update (no change)': 'GET /service/history/production/history/{id}',
+  'HistoryRequest Delete (pending)': 'GET /service/history/production/history/{id}, PATCH /service/history/production/history/{id}',
+  'HistoryRequest isComplete (one poll)': 'GET /service/history/production/history/{id}',
+  'ProductOrderJobs Create (250 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id} x3',
+  'ProductOrderJobs Update (+10 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id}',
+  'ProductOrderJobs Delete': '',
+  'Subscription Delete': 'GET /sub/{id}, PATCH /v2/sub/{id}',
 };

@@ -49,9 +49,49 @@ describe('Custom::DpiSubscription', () => {
       stage_ids: '[1000,1001]',
       remote_identity_id: '362',
     });
+    // The journal records the resource (key `<stack name>/<logical ID>`), what was applied, and claims the ID.
+    const recs = await h.journalRecords();
+    expect(recs).toHaveLength(1);
+    expect(recs[0]).toMatchObject({ pk: 'HandlerTest/Resource', state: 'active', physicalId: r.PhysicalResourceId });
+    expect(recs[0].doc).toMatchObject({ product: 3001, identity: '362', subscriptionId: r.PhysicalResourceId });
+    expect(recs[0].doc.applied).toMatchObject({ status: 'active', name: 'Orders', storageGroupId: 501, params: s.product_parameters });
+    expect(await h.journalOwner('sub', r.PhysicalResourceId)).toBe('HandlerTest/Resource');
+
+    // A duplicate Create (same stack and logical ID, record active): no POST, no check, no new record.
+    await h.clearRequests();
     const again = await h.onEvent(h.event(T, 'Create', BASE));
-    expect(again.PhysicalResourceId).toBe(r.PhysicalResourceId);
-    expect((await h.changingRequests()).filter((x) => x.startsWith('POST /v2/sub'))).toEqual(['POST /v2/sub 201']);
+    expect(again).toEqual(r);
+    expect(await h.changingRequests()).toEqual([]);
+    expect((await h.requests()).filter((x) => x.path.startsWith('/v2/product'))).toEqual([]);
+    expect(await h.journalRecords()).toHaveLength(1);
+    expect(made()).toHaveLength(1);
+  });
+
+  test('the same properties under another logical ID make another subscription (the journal is per resource)', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', BASE));
+    const b = await h.onEvent(h.event(T, 'Create', BASE, { LogicalResourceId: 'Other' }));
+    expect(b.PhysicalResourceId).not.toBe(a.PhysicalResourceId);
+    expect(made().map((x: any) => String(x.id))).toEqual([a.PhysicalResourceId, b.PhysicalResourceId]);
+    expect(await h.journalOwner('sub', b.PhysicalResourceId)).toBe('HandlerTest/Other');
+  });
+
+  test('Update compares with the journal\'s applied state, never with the read fields', async () => {
+    const { PhysicalResourceId: id } = await h.onEvent(h.event(T, 'Create', BASE));
+    // Changed outside the stack: the reads (vendor shape) show it; the journal does not.
+    const outsideChange = await h.api('PATCH', `/v2/sub/${id}`, {
+      data: { type: 'Subscription', id, attributes: { name: 'Renamed outside', product_parameters: { report_window: '30' } } },
+    });
+    expect(outsideChange.status).toBe(200);
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Update', BASE, { PhysicalResourceId: id, OldResourceProperties: old(BASE) }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf(id)).toMatchObject({ name: 'Renamed outside', product_parameters: { report_window: '30' } });
+
+    // Only what differs from the journal is sent: the name, not the parameters the journal says are applied.
+    await h.onEvent(h.event(T, 'Update', { ...BASE, Name: 'Orders 2' }, { PhysicalResourceId: id, OldResourceProperties: old(BASE) }));
+    expect(await h.changingRequests()).toEqual([`PATCH /v2/sub/${id} 200`]);
+    expect(subOf(id)).toMatchObject({ name: 'Orders 2', product_parameters: { report_window: '30' } });
+    expect((await h.journalRecords())[0].doc.applied.name).toBe('Orders 2');
   });
 
   test('update sends only the changes; a parameter cannot be dropped (clear failure, nothing sent); pause and resume', async () => {
@@ -108,11 +148,18 @@ describe('Custom::DpiSubscription', () => {
 
   test('Delete sets invalid (default) or cancelled; unknown, placeholder and already-invalid IDs succeed', async () => {
     const a = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: a.PhysicalResourceId }));
+    // One read of the status, one PATCH.
+    expect((await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path}`))
+      .toEqual([`GET /sub/${a.PhysicalResourceId}`, `PATCH /v2/sub/${a.PhysicalResourceId}`]);
     expect(subOf(a.PhysicalResourceId).status).toBe('invalid');
     const b = await h.onEvent(h.event(T, 'Create', { ...BASE, OnDelete: 'cancelled' }, { LogicalResourceId: 'Other' }));
-    await h.onEvent(h.event(T, 'Delete', { ...BASE, OnDelete: 'cancelled' }, { PhysicalResourceId: b.PhysicalResourceId }));
+    await h.onEvent(h.event(T, 'Delete', { ...BASE, OnDelete: 'cancelled' }, { LogicalResourceId: 'Other', PhysicalResourceId: b.PhysicalResourceId }));
     expect(subOf(b.PhysicalResourceId).status).toBe('cancelled');
+    // The journal keeps the records (state deleted), for a later rollback or recovery.
+    expect((await h.journalRecords()).map((x) => x.state)).toEqual(['deleted']);
+    expect((await h.journalRecords('Other')).map((x) => x.state)).toEqual(['deleted']);
     await h.clearRequests();
     for (const id of [a.PhysicalResourceId, b.PhysicalResourceId, '77777', 'HandlerTest-Resource-XYZ', '8701']) {
       await h.onEvent(h.event(T, 'Delete', { ...BASE, OnDelete: 'cancelled' }, { PhysicalResourceId: id }));
@@ -126,6 +173,7 @@ describe('Custom::DpiSubscription', () => {
     const r = await h.onEvent(h.event(T, 'Create', BASE));
     expect(made().map((s: any) => String(s.id))).toEqual([r.PhysicalResourceId]);
     expect(h.logs.some((l) => l.includes('the subscription create had no clear outcome'))).toBe(true);
+    expect(await h.journalOwner('sub', r.PhysicalResourceId)).toBe('HandlerTest/Resource');
     // A second delivery of the same Create finds it in the journal: no call that changes anything.
     await h.clearRequests();
     const again = await h.onEvent(h.event(T, 'Create', BASE));
