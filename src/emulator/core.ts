@@ -69,6 +69,8 @@ export interface Fault {
   pathPrefix: string;
   status: number;
   count: number;
+  /** Matching requests to let through (answered normally) before the fault applies. */
+  skip?: number;
   retryAfter?: number;
   delayMs?: number;
   body?: unknown;

@@ -149,7 +149,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       ctx.hits.set(req.ip, hits);
     }
     // Fault injection.
-    const i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));
+    let i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));
+    if (i >= 0 && (ctx.faults[i].skip ?? 0) > 0) {
+      ctx.faults[i].skip! -= 1;
+      i = -1;
+    }
     if (i >= 0) {
       const f = ctx.faults[i];
       f.count -= 1;
@@ -275,6 +279,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
       const count = f.count === undefined ? 1 : f.count;
       if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1) fail(400, 'count must be a positive integer');
       if (f.method !== undefined && typeof f.method !== 'string') fail(400, 'method must be a string');
+      if (f.skip !== undefined && (typeof f.skip !== 'number' || !Number.isSafeInteger(f.skip) || f.skip < 0)) fail(400, 'skip must be a non-negative integer');
       if (f.retryAfter !== undefined && (typeof f.retryAfter !== 'number' || !Number.isSafeInteger(f.retryAfter) || f.retryAfter < 0)) fail(400, 'retryAfter must be a non-negative integer (seconds)');
       if (f.delayMs !== undefined && (typeof f.delayMs !== 'number' || f.delayMs < 0 || f.delayMs > 60000)) fail(400, 'delayMs must be 0-60000');
       added.push({
@@ -282,6 +287,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
         pathPrefix: f.pathPrefix,
         status,
         count,
+        ...(typeof f.skip === 'number' && f.skip > 0 ? { skip: f.skip } : {}),
         retryAfter: f.retryAfter as number | undefined,
         delayMs: f.delayMs as number | undefined,
         body: f.body,
