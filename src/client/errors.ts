@@ -28,6 +28,12 @@ export class ServiceError extends Error {
    * timeout after sending, 502/504). The caller should look for what was made before retrying.
    */
   public readonly ambiguous: boolean;
+  /**
+   * True when an earlier attempt of this (retried) call was sent and ended without an answer (connection lost,
+   * timeout) or with 500/502/504: the service may have applied it, so this error may describe the state that the
+   * earlier attempt made (e.g. a repeated DELETE that finds nothing left to delete).
+   */
+  public readonly afterUnclearAttempt: boolean;
   /** Number of attempts made. */
   public readonly attempts: number;
   /** Low-level error code for connection failures (e.g. `ECONNRESET`, `TIMEOUT`). */
@@ -41,6 +47,7 @@ export class ServiceError extends Error {
     serviceMessage?: string;
     retryable?: boolean;
     ambiguous?: boolean;
+    afterUnclearAttempt?: boolean;
     attempts?: number;
     code?: string;
   }) {
@@ -52,6 +59,7 @@ export class ServiceError extends Error {
     this.serviceMessage = init.serviceMessage;
     this.retryable = init.retryable ?? false;
     this.ambiguous = init.ambiguous ?? false;
+    this.afterUnclearAttempt = init.afterUnclearAttempt ?? false;
     this.attempts = init.attempts ?? 1;
     this.code = init.code;
   }

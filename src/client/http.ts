@@ -252,6 +252,7 @@ export class HttpCore {
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     let attempt = 0;
     let reauthed = false;
+    let unclear = false;
     let last: { status?: number; serviceMessage?: string; code?: string } = {};
 
     const fail = (message: string, extra: { retryable?: boolean; ambiguous?: boolean } = {}): ServiceError => new ServiceError({
@@ -262,6 +263,7 @@ export class HttpCore {
       serviceMessage: last.serviceMessage,
       retryable: extra.retryable,
       ambiguous: extra.ambiguous,
+      afterUnclearAttempt: unclear,
       attempts: attempt,
       code: last.code,
     });
@@ -326,6 +328,7 @@ export class HttpCore {
               { retryable: false, ambiguous: true });
           }
           reason = String(st);
+          unclear = true;
         } else {
           throw fail(described);
         }
@@ -337,6 +340,7 @@ export class HttpCore {
             + 'look for what it made before trying again', { retryable: false, ambiguous: true });
         }
         reason = outcome.timedOut ? 'timeout' : outcome.code;
+        if (!outcome.notSent) unclear = true;
       }
 
       // Retryable failure.
