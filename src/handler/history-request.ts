@@ -1,6 +1,6 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
-import { HandlerError, isStatus, messageOf } from './errors';
-import { resourceKey } from './journal';
+import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
+import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { Props } from './props';
 import { Runtime } from './runtime';
@@ -81,25 +81,46 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   }
   const key = resourceKey(event);
   const rk = requestKey(d);
-  const recs = await rt.journal.records<{ request: string }>(key);
+  const recs = await rt.journal.records<HistoryDoc>(key);
   const done = recs.find((r) => r.state === 'active' && r.doc.request === rk && r.physicalId !== undefined);
   if (done) {
     log({ msg: 'history request already made (journal)', id: done.physicalId });
     return { PhysicalResourceId: done.physicalId!, Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: new Date().toISOString() } };
   }
-  let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk) ?? await rt.journal.create(key, 'creating', { request: rk });
+  let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
+    ?? await rt.journal.create<HistoryDoc>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
+  if (rec.doc.known) {
+    // An earlier attempt's POST had no clear outcome: the request it may have made is looked for before sending one.
+    const found = await madeByAttempt(rt, d.subscriptionId, rec.doc.known, key);
+    if (found) return adopt(rt, rec, found, key);
+  }
 
   const budgetMs = Math.min(d.timeoutSeconds * 1000, Math.max(0, rt.deadline - Date.now()));
   const started = Date.now();
   let waited = 0;
   let ceiling: number | undefined;
+  let unclear = 0;
   for (;;) {
+    // What exists before the POST, so that a POST without a clear outcome can be told apart from what was there.
+    const known = (await rt.client.history.statusBySubscription(d.subscriptionId)).map((h) => String(h.id));
+    rec = await rt.journal.save(rec, 'creating', { ...rec.doc, known });
     try {
       const h = await rt.client.history.create(d.subscriptionId, d.request);
-      rec = await rt.journal.save(rec, 'active', rec.doc, String(h.id));
+      rec = await rt.journal.save(rec, 'active', { request: rk, subscriptionId: d.subscriptionId }, String(h.id));
       await rt.journal.claim('history', String(h.id), key);
       return result(h);
     } catch (e) {
+      if (!isDefiniteFailure(e)) {
+        // Not repeated blindly: a request the POST made shows up as a new, unclaimed record of the subscription.
+        log({ level: 'WARNING', msg: 'the history request had no clear outcome: looking for it among the subscription\'s requests', error: messageOf(e) });
+        const found = await madeByAttempt(rt, d.subscriptionId, known, key);
+        if (found) return adopt(rt, rec, found, key);
+        if (++unclear >= 2) {
+          throw new HandlerError(`the history request for subscription ${d.subscriptionId} had no clear outcome twice (${messageOf(e)}) and made no `
+            + 'record the service lists; deploy again (the journal keeps the attempt, so nothing is requested twice)');
+        }
+        continue;
+      }
       if (!isCeiling(e)) {
         if (isStatus(e, 400, 403, 404)) throw new HandlerError(`the service rejected the history request for subscription ${d.subscriptionId}: ${messageOf(e)}`);
         throw e;
@@ -115,6 +136,41 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
       waited += CAPACITY_POLL_MS;
     }
   }
+}
+
+/** The journal document of a HistoryRequest. */
+interface HistoryDoc {
+  request: string;
+  subscriptionId?: string;
+  /** IDs the subscription's status list showed before a POST whose outcome is not confirmed yet. */
+  known?: string[];
+}
+
+const FINAL = new Set(['cancelled', 'canceled', 'failed']);
+
+/**
+ * The request a POST without a clear outcome made: the one record of the subscription that was not there before the
+ * POST, is not cancelled or failed, and that no resource claims. Undefined when there is none; an error when several
+ * could be it.
+ */
+async function madeByAttempt(rt: Runtime, subscriptionId: string, known: string[], key: string): Promise<HistoryTransaction | undefined> {
+  const before = new Set(known);
+  const fresh = (await rt.client.history.statusBySubscription(subscriptionId))
+    .filter((h) => !before.has(String(h.id)) && !FINAL.has(String(h.status)));
+  const owners = await rt.journal.owners('history', fresh.map((h) => String(h.id)));
+  const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === key);
+  if (mine.length > 1) {
+    throw new HandlerError(`an earlier history request for subscription ${subscriptionId} had no clear outcome and ${mine.length} new requests `
+      + `could be it (${mine.map((h) => h.id).join(', ')}); cancel the ones that are not this resource's, then deploy again`);
+  }
+  return mine[0];
+}
+
+async function adopt(rt: Runtime, rec: JournalRecord<HistoryDoc>, h: HistoryTransaction, key: string): Promise<OnEventResult> {
+  log({ msg: 'the history request of an attempt without a clear outcome was found', id: h.id });
+  await rt.journal.claim('history', String(h.id), key);
+  await rt.journal.save(rec, 'active', { request: rec.doc.request, subscriptionId: rec.doc.subscriptionId }, String(h.id));
+  return result(h);
 }
 
 function result(h: HistoryTransaction): OnEventResult {
@@ -145,7 +201,10 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   try {
     h = await rt.client.history.get(id);
   } catch (e) {
-    if (isStatus(e, 404, 403, 400)) return { PhysicalResourceId: id };
+    if (isStatus(e, 404, 403, 400)) {
+      await forget(rt, event, id);
+      return { PhysicalResourceId: id };
+    }
     throw e;
   }
   if (h.status === 'pending' || h.status === 'processing') {
@@ -156,7 +215,14 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
       if (!isStatus(e, 400, 404, 409)) throw e;
     }
   }
+  await forget(rt, event, id);
   return { PhysicalResourceId: id };
+}
+
+/** Marks the journal record of a deleted request, so that a later Create with the same dates requests anew. */
+async function forget(rt: Runtime, event: CfnEvent, id: string): Promise<void> {
+  const rec = (await rt.journal.records<HistoryDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state === 'active');
+  if (rec) await rt.journal.save(rec, 'deleted', rec.doc);
 }
 
 /** Handles onEvent of `Custom::DpiHistoryRequest`. */

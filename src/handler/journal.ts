@@ -46,6 +46,8 @@ export interface Journal {
   claim(kind: string, id: string, owner: string): Promise<string>;
   /** The owners of service records `kind`/`ids` (absent: unclaimed). */
   owners(kind: string, ids: string[]): Promise<Map<string, string>>;
+  /** Moves a claim from `from` to `to`; false when `from` no longer owns it. */
+  transfer(kind: string, id: string, from: string, to: string): Promise<boolean>;
 }
 
 type DdbModule = typeof import('@aws-sdk/client-dynamodb');
@@ -255,6 +257,21 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         if (!conditionFailed(e)) throw e;
         const got = await c.send(new m.GetItemCommand({ TableName: table, Key: { pk: S(pk), sk: S('claim') }, ConsistentRead: true }));
         return got.Item?.owner?.S ?? owner;
+      }
+    }),
+    transfer: (kind: string, id: string, from: string, to: string) => run(async () => {
+      try {
+        await c.send(new m.PutItemCommand({
+          TableName: table,
+          Item: { pk: S(`claim#${kind}#${id}`), sk: S('claim'), owner: S(to), updatedAt: S(new Date().toISOString()) },
+          ConditionExpression: '#o = :o',
+          ExpressionAttributeNames: { '#o': 'owner' },
+          ExpressionAttributeValues: { ':o': S(from) },
+        }));
+        return true;
+      } catch (e) {
+        if (conditionFailed(e)) return false;
+        throw e;
       }
     }),
     owners: (kind: string, ids: string[]) => run(async () => {

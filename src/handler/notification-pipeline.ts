@@ -1,4 +1,4 @@
-import { UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
+import { ServiceError, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A } from '../contract';
 import { contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, statusOrGone } from './common';
 import { fitData } from './data';
@@ -117,6 +117,10 @@ interface PipelineDoc extends OwnsSubscription {
   result?: { subscriptions: Record<string, string>; failed: Record<string, unknown>; meta: Record<string, unknown> };
   name?: string;
   storageGroupId?: number;
+  /** Why the unified POST had no clear outcome (it may have made a pipeline that cannot be found). */
+  postUnclear?: string;
+  /** A unified DELETE was sent without a clear outcome (it may have removed the pipeline). */
+  deleteUnclear?: boolean;
 }
 
 /**
@@ -252,16 +256,14 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   }
   await precheckParameters(rt);
   if (!rec) {
+    await claimIdentity(rt, d.remoteIdentityId, key);
     rec = await rt.journal.create<PipelineDoc>(key, 'posting', {
       identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId,
     });
   } else if (rec.state === 'posting') {
-    log({
-      level: 'WARNING',
-      msg: 'an earlier unified create of this resource has no known outcome; creating again (the service reuses upstream subscriptions at the expected destination)',
-      remoteIdentityId: d.remoteIdentityId,
-      region: rec.doc.selection.region,
-    });
+    // Sending it again could duplicate the pipeline (event-bus types are reused, delivery resources are not) or
+    // fail on the first one's queue destination: only the service can tell, and its interface shows no pipeline.
+    throw unclearCreate(rec);
   }
   if (rec.state === 'posting') rec = await post(rt, rec, d);
   try {
@@ -313,14 +315,54 @@ async function post(rt: Runtime, rec: PipelineRecord, d: PipelineDesired): Promi
       await rt.journal.save(r, 'abandoned', r.doc);
       throw pipelineError(e, d, 'create');
     }
-    throw new HandlerError(`the unified create of identity ${d.remoteIdentityId} had no clear outcome (${messageOf(e)}); the lifecycle journal `
-      + `records the attempt (region ${d.region}, types ${d.types.join(', ')}): deploy again to finish it`);
+    log({ level: 'ERROR', msg: 'the unified create had no clear outcome', remoteIdentityId: d.remoteIdentityId, error: messageOf(e) });
+    const cause = e instanceof ServiceError ? (e.status !== undefined ? `HTTP ${e.status}` : e.code ?? 'no answer') : 'no answer';
+    const unclear = await rt.journal.save(r, 'posting', { ...r.doc, postUnclear: cause });
+    throw unclearCreate(unclear);
   }
   // The result is logged before it is stored: the journal write could fail.
   log({ msg: 'unified pipeline created', remoteIdentityId: d.remoteIdentityId, region: d.region, meta: result.meta, subscriptions: result.subscriptions });
   return rt.journal.save(r, 'posted', {
     ...r.doc, applied: sel, result: { subscriptions: result.subscriptions ?? {}, failed: result.failed ?? {}, meta: result.meta ?? {} },
   });
+}
+
+/**
+ * One pipeline per remote identity: the identity is claimed in the journal before the first unified POST. A claim
+ * held by another resource with an unfinished record refuses the create (the service would let the second pipeline
+ * take over the first one's upstream subscriptions); a claim whose owner's pipeline is gone is taken over.
+ */
+async function claimIdentity(rt: Runtime, identity: string, key: string): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    const owner = await rt.journal.claim('identity', identity, key);
+    if (owner === key) return;
+    const live = (await rt.journal.records<PipelineDoc>(owner)).filter((r) => String(r.doc.identity) === identity && !DONE.has(r.state));
+    if (live.length > 0) {
+      const r = live[0];
+      throw new HandlerError(`remote identity ${identity} already has a notification pipeline, managed by ${owner} (journal record ${r.id}, `
+        + `${r.state}${r.doc.subscriptionId ? `, subscription ${r.doc.subscriptionId}` : ''}); an identity has one pipeline, and a second `
+        + 'one would take over its upstream subscriptions: remove that resource first, or declare the notification types there; nothing was changed');
+    }
+    if (await rt.journal.transfer('identity', identity, owner, key)) {
+      log({ msg: 'took over the identity from a removed pipeline', remoteIdentityId: identity, previousOwner: owner });
+      return;
+    }
+  }
+  throw new HandlerError(`remote identity ${identity} is being claimed by another resource at the same time; deploy again`);
+}
+
+/**
+ * The residual case of a unified create whose answer was lost: the service's interface offers no read of a pipeline,
+ * so what the POST made (if anything) cannot be found or removed through it. Names what may remain and the one step
+ * that clears it.
+ */
+function unclearCreate(rec: PipelineRecord): HandlerError {
+  const sel = rec.doc.selection;
+  const types = sel.types.join(', ');
+  return new HandlerError(`the unified create of identity ${rec.doc.identity} (${sel.region}: ${types}) got no answer `
+    + `(${rec.doc.postUnclear ?? 'the invocation ended first'}); if the service applied it, its pipeline (upstream subscriptions for ${types}, `
+    + `destination, delivery resources in ${sel.region}) remains and only the service can remove it: once removed (or confirmed never made), `
+    + `run 'dpi journal resolve ${rec.key}' (--local for dpi local-deploy) and deploy again`);
 }
 
 /** Stores a posted result in a new product-107 subscription (the service's PATCH and DELETE read it there). */
@@ -363,12 +405,19 @@ async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
   try {
     await rt.client.notifications.delete(rec.doc.identity, id);
   } catch (e) {
-    if (isStatus(e, 400)) {
+    const unclearBefore = r.doc.deleteUnclear === true || (e instanceof ServiceError && e.afterUnclearAttempt);
+    if (isStatus(e, 400) && unclearBefore) {
+      // An earlier DELETE was sent without a clear outcome; the service now finds no pipeline for the stored
+      // metadata: that DELETE removed it (see docs/handler.md, "Assumptions").
+      log({ level: 'WARNING', msg: 'an earlier unified delete had no clear outcome and the service now finds no pipeline for the stored metadata: taken as deleted', subscriptionId: id, error: messageOf(e) });
+    } else if (isStatus(e, 400)) {
       throw new HandlerError(`the service cannot delete the notification pipeline of subscription ${id}: ${messageOf(e)}; `
         + 'its stored metadata must be intact: restore it or remove the pipeline resources by hand, then delete again '
         + '(or keep the resource with removalPolicy RETAIN)');
+    } else if (!isStatus(e, 404)) {
+      if (!isDefiniteFailure(e)) await rt.journal.save(r, 'deleting', { ...r.doc, deleteUnclear: true });
+      throw e;
     }
-    if (!isStatus(e, 404)) throw e;
   }
   await rt.client.subscriptions.update(id, { status: 'invalid' });
   r = await rt.journal.save(r, 'deleted', r.doc);

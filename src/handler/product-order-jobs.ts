@@ -40,6 +40,8 @@ interface OrderJobsDoc {
   jobIds: string[];
   /** The batch sent last without a confirmed outcome. */
   inFlight?: string[];
+  /** Secondary job IDs of the subscription before that batch was sent. */
+  knownJobs?: string[];
 }
 
 /**
@@ -69,16 +71,27 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     }, primaryId);
   }
   const submitted = new Set(rec.doc.submitted);
+  const isSecondary = (j: Job): boolean => String(j.id) !== primaryId && !(j.is_primary === true || String(j.is_primary) === 'true');
+  const jobIds = [...rec.doc.jobIds];
   if (rec.doc.inFlight && rec.doc.inFlight.length > 0) {
-    // A batch was sent without a confirmed outcome. A job listing that shows `extra_context` tells whether it
-    // arrived; one that does not (the spec shows only id and is_primary) cannot: it is sent again (an order
-    // processed twice is better than one never processed).
-    const seen = new Set(jobs.filter((j) => String(j.id) !== primaryId).flatMap(orderIdsOf));
-    if (rec.doc.inFlight.every((o) => seen.has(o))) rec.doc.inFlight.forEach((o) => submitted.add(o));
-    else log({ level: 'WARNING', msg: 'a batch of order IDs was sent without a confirmed outcome; sending it again', count: rec.doc.inFlight.length });
+    // A batch was sent without a confirmed outcome. Its job, if the service made it, is the one secondary job that
+    // was not there before the POST and that no resource claims; a listing that shows `extra_context` is checked too.
+    const seen = new Set(jobs.filter(isSecondary).flatMap(orderIdsOf));
+    const found = rec.doc.knownJobs ? await newJobs(rt, jobs, rec.doc.knownJobs, isSecondary, key) : [];
+    if (found.length > 1) throw ambiguousJobs(d.subscriptionId, found);
+    if (found.length === 1 || rec.doc.inFlight.every((o) => seen.has(o))) {
+      if (found[0]) {
+        await rt.journal.claim('job', String(found[0].id), key);
+        jobIds.push(String(found[0].id));
+      }
+      rec.doc.inFlight.forEach((o) => submitted.add(o));
+      log({ msg: 'the batch sent without a confirmed outcome was made', jobId: found[0]?.id, count: rec.doc.inFlight.length });
+    } else {
+      log({ msg: 'the batch sent without a confirmed outcome was not made; sending it again', count: rec.doc.inFlight.length });
+    }
+    rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: undefined, knownJobs: undefined });
   }
   const todo = [...new Set(d.orderIds)].filter((o) => !submitted.has(o));
-  const jobIds = [...rec.doc.jobIds];
   let batchCount = 0;
   if (todo.length > 0) {
     let batches;
@@ -87,22 +100,38 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     } catch (e) {
       throw new HandlerError(`ProductOrderJobs: ${messageOf(e)}`);
     }
+    let listing = jobs;
     for (const b of batches) {
       if (b.index > 0) await rt.sleep(BATCH_PAUSE_MS);
       const ids = orderIdsOf({ extra_context: b.attributes.extra_context } as Job);
-      rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: ids });
-      try {
-        const job = await rt.client.jobs.createSecondary(primaryId, b.attributes);
-        jobIds.push(String(job.id));
-        ids.forEach((o) => submitted.add(o));
-        batchCount++;
-      } catch (e) {
-        if (isDefiniteFailure(e)) rec = await rt.journal.save(rec, 'active', { ...rec.doc, inFlight: undefined });
-        throw new HandlerError(`ProductOrderJobs: batch ${b.index + 1} of ${batches.length} was rejected (${messageOf(e)}); `
-          + `${batchCount} batch(es) were submitted and stay (jobs cannot be deleted); fix the cause and deploy again: submitted orders are not sent twice`);
+      const knownJobs = [...new Set([...listing.filter(isSecondary).map((j) => String(j.id)), ...jobIds])];
+      rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: ids, knownJobs });
+      let job: Job | undefined;
+      for (let attempt = 1; !job; attempt++) {
+        try {
+          job = await rt.client.jobs.createSecondary(primaryId, b.attributes);
+        } catch (e) {
+          const rejected = (): HandlerError => new HandlerError(`ProductOrderJobs: batch ${b.index + 1} of ${batches.length} was rejected (${messageOf(e)}); `
+            + `${batchCount} batch(es) were submitted and stay (jobs cannot be deleted); fix the cause and deploy again: submitted orders are not sent twice`);
+          if (isDefiniteFailure(e)) {
+            rec = await rt.journal.save(rec, 'active', { ...rec.doc, inFlight: undefined, knownJobs: undefined });
+            throw rejected();
+          }
+          // No clear outcome: not sent again blindly; the job it made, if any, is the one new unclaimed secondary job.
+          log({ level: 'WARNING', msg: 'a batch had no clear outcome: looking for its job under the primary job', batch: b.index + 1, error: messageOf(e) });
+          listing = await rt.client.jobs.list({ subscriptionIds: [d.subscriptionId] });
+          const found = await newJobs(rt, listing, knownJobs, isSecondary, key);
+          if (found.length > 1) throw ambiguousJobs(d.subscriptionId, found);
+          if (found.length === 1) job = found[0];
+          else if (attempt >= 2) throw rejected();
+        }
       }
+      await rt.journal.claim('job', String(job.id), key);
+      jobIds.push(String(job.id));
+      ids.forEach((o) => submitted.add(o));
+      batchCount++;
     }
-    rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: undefined });
+    rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: undefined, knownJobs: undefined });
   } else {
     log({ msg: 'no new order IDs to submit', primaryJobId: primaryId });
   }
@@ -110,6 +139,19 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     PhysicalResourceId: primaryId,
     Data: fitData({ PrimaryJobId: primaryId, JobIds: jobIds.join(','), BatchCount: String(batchCount) }),
   };
+}
+
+/** Secondary jobs of `listing` that were not in `known` and that no other resource claims. */
+async function newJobs(rt: Runtime, listing: Job[], known: string[], isSecondary: (j: Job) => boolean, key: string): Promise<Job[]> {
+  const before = new Set(known);
+  const fresh = listing.filter((j) => isSecondary(j) && !before.has(String(j.id)));
+  const owners = await rt.journal.owners('job', fresh.map((j) => String(j.id)));
+  return fresh.filter((j) => !owners.has(String(j.id)) || owners.get(String(j.id)) === key);
+}
+
+function ambiguousJobs(subscriptionId: string, found: Job[]): HandlerError {
+  return new HandlerError(`ProductOrderJobs: a batch for subscription ${subscriptionId} had no clear outcome and ${found.length} new jobs could be it `
+    + `(${found.map((j) => j.id).join(', ')}); another writer adds jobs to this subscription at the same time: deploy again when it is done`);
 }
 
 /** Handles `Custom::DpiProductOrderJobs`. Delete leaves the jobs (the service offers no delete). */

@@ -244,6 +244,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     if (t.id === undefined) continue;
     const status = await statusOrGone(rt, t.id);
     if (status !== undefined && status !== 'invalid' && status !== onDelete) {
+      await cancelPendingHistory(rt, t.id);
       await rt.client.subscriptions.update(t.id, { status: onDelete });
     } else {
       log({ msg: 'nothing to delete', physicalResourceId: t.id, status });
@@ -251,6 +252,25 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     if (t.rec && !DONE.has(t.rec.state)) await rt.journal.save(t.rec, 'deleted', t.rec.doc);
   }
   return { PhysicalResourceId: id };
+}
+
+/**
+ * Cancels the subscription's history requests that are still pending or processing (they count against the account's
+ * ceiling and are moot once the subscription ends), e.g. one whose HistoryRequest create failed without a clear outcome
+ * and was never deleted. Best effort: a failure is logged, the subscription is still ended.
+ */
+async function cancelPendingHistory(rt: Runtime, id: string): Promise<void> {
+  try {
+    const open = (await rt.client.history.statusBySubscription(id)).filter((h) => h.status === 'pending' || h.status === 'processing');
+    for (const h of open) {
+      await rt.client.history.cancel(String(h.id)).catch((e: unknown) => {
+        if (!isStatus(e, 400, 404, 409)) throw e;
+      });
+      log({ msg: 'cancelled a history request of the ending subscription', subscriptionId: id, historyId: h.id });
+    }
+  } catch (e) {
+    log({ level: 'WARNING', msg: 'could not cancel the open history requests of the ending subscription', subscriptionId: id, error: messageOf(e) });
+  }
 }
 
 /** The subscription of an attempt whose POST had no clear outcome (undefined: it made none). */

@@ -40,6 +40,49 @@ describe('Custom::DpiHistoryRequest', () => {
     expect(await h.journalRecords()).toHaveLength(1);
   });
 
+  test('a POST applied but its response lost: the request is found among the subscription\'s requests (new and unclaimed), not made twice', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', dropResponse: true, count: 1 });
+    const r = await h.onEvent(h.event(T, 'Create', props()));
+    expect(h.state().history).toHaveLength(1);
+    expect(r.PhysicalResourceId).toBe(String(h.state().history[0].id));
+    expect(await h.journalOwner('history', r.PhysicalResourceId)).toBe('HandlerTest/Resource');
+    expect((await h.journalRecords()).map((x) => [x.state, x.physicalId])).toEqual([['active', r.PhysicalResourceId]]);
+  });
+
+  test('a POST dropped before the service took it is sent once more after the lookup finds nothing', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', drop: true, count: 1 });
+    const r = await h.onEvent(h.event(T, 'Create', props()));
+    expect(h.state().history.map((x: any) => String(x.id))).toEqual([r.PhysicalResourceId]);
+  });
+
+  test('a request another resource claims, or one that existed before the POST, is never taken for a lost response', async () => {
+    const other = await h.onEvent(h.event(T, 'Create', props({ StartDate: daysAgo(20), EndDate: daysAgo(15) }), { LogicalResourceId: 'Other' }));
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', drop: true, count: 2 });
+    const reason = await h.fails(h.event(T, 'Create', props()));
+    expect(reason).toContain('had no clear outcome twice');
+    expect(h.state().history.map((x: any) => String(x.id))).toEqual([other.PhysicalResourceId]);
+  });
+
+  test('Delete cancels and closes the journal record: a later Create with the same dates requests anew', async () => {
+    const r = await h.onEvent(h.event(T, 'Create', props()));
+    await h.onEvent(h.event(T, 'Delete', props(), { PhysicalResourceId: r.PhysicalResourceId }));
+    expect(hist(r.PhysicalResourceId).status).toBe('cancelled');
+    const again = await h.onEvent(h.event(T, 'Create', props()));
+    expect(again.PhysicalResourceId).not.toBe(r.PhysicalResourceId);
+    expect(hist(again.PhysicalResourceId).status).toBe('pending');
+  });
+
+  test('ending a subscription cancels its open history requests (one whose Create failed without a clear outcome is not left pending)', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', dropResponse: true, count: 1 });
+    await h.admin('POST', '/faults', { method: 'GET', pathPrefix: '/service/history/production/history/status/', status: 403, count: 1, skip: 1 });
+    await h.fails(h.event(T, 'Create', props()));
+    expect(h.state().history.map((x: any) => x.status)).toEqual(['pending']);
+    await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {
+      ProductId: '3001', RemoteIdentityId: '362', Status: 'active', OnDelete: 'invalid',
+    }, { LogicalResourceId: 'Orders', PhysicalResourceId: subId }));
+    expect(h.state().history.map((x: any) => x.status)).toEqual(['cancelled']);
+  });
+
   test('the journal is per resource: the same request under another logical ID is a new request', async () => {
     const a = await h.onEvent(h.event(T, 'Create', props()));
     const b = await h.onEvent(h.event(T, 'Create', props(), { LogicalResourceId: 'Other' }));

@@ -1,6 +1,8 @@
 import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { runDpi } from '../../src/cli/program';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
+import { serviceRemovesUnrecordedPipelines } from '../faults/operator';
 
 const T = ResourceTypes.NOTIFICATION_PIPELINE;
 const BASE = {
@@ -340,31 +342,73 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(reason).toContain('claimed by no resource');
   });
 
-  test('a unified POST applied but its response lost: the Create fails; a repeated Create posts again and records the pipeline', async () => {
+  test('a unified POST applied but its response lost is the residual case: the Create names what may remain and the step; retries refuse without a call until `dpi journal resolve`', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/', dropResponse: true, count: 1 });
     const reason = await h.fails(h.event(T, 'Create', props));
-    expect(reason).toContain('had no clear outcome');
-    expect(reason).toContain('deploy again');
+    const key = 'HandlerTest/Resource';
+    expect(reason).toBe('the unified create of identity 362 (us-east-1: ORDER_CHANGE) got no answer (UND_ERR_SOCKET); if the service applied it, '
+      + 'its pipeline (upstream subscriptions for ORDER_CHANGE, destination, delivery resources in us-east-1) remains and only the service can '
+      + `remove it: once removed (or confirmed never made), run 'dpi journal resolve ${key}' (--local for dpi local-deploy) and deploy again`);
+    expect(reason).toContain('only the service can remove it');
+    expect(reason).toContain(`run 'dpi journal resolve ${key}'`);
     let state = h.state();
     const lost = state.pipelines.map((p: any) => p.id);
     expect(lost).toHaveLength(1);
-    const upstream = state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362);
-    expect(upstream).toHaveLength(1);
 
+    // A retry (a second deploy) sends nothing: a second POST could duplicate the pipeline or fail on its destination.
+    await h.clearRequests();
+    expect(await h.fails(h.event(T, 'Create', props))).toContain(`dpi journal resolve ${key}`);
+    expect(await h.changingRequests()).toEqual([]);
+
+    // The service removes it; the user resolves the attempt; the next Create starts anew.
+    expect(await serviceRemovesUnrecordedPipelines(h.emu.url, h.state())).toEqual(lost);
+    const io = { out: '', err: '' };
+    const code = await runDpi(['journal', 'resolve', key, '--endpoint', h.journal.endpoint, '--table', h.journalTable], {
+      env: {}, stdout: { write: (t: string) => { io.out += t; } }, stderr: { write: (t: string) => { io.err += t; } }, isTTY: false,
+    });
+    expect({ code, err: io.err }).toEqual({ code: 0, err: '' });
+    expect(io.out).toMatch(new RegExp(`^resolved 1 attempt\\(s\\) of ${key} in table ${h.journalTable} at http`));
+    expect((await h.journalRecords()).map((r) => r.state)).toEqual(['abandoned']);
     await h.clearRequests();
     const r = await h.onEvent(h.event(T, 'Create', props));
     expect(await h.changingRequests()).toEqual(['POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 201']);
-    expect(h.logs.some((l) => l.includes('"level":"WARNING"') && l.includes('has no known outcome'))).toBe(true);
     state = h.state();
-    const meta = JSON.parse(subOf(state, r.PhysicalResourceId).product_parameters.meta);
-    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362).map((u: any) => u.id)).toEqual([upstream[0].id]);
-    // Residual (documented): the first POST's pipeline, whose answer was lost, is not reachable through the service.
-    expect(state.pipelines.map((p: any) => p.id).sort()).toEqual([lost[0], meta.pipeline_id].sort());
+    expect(state.pipelines.map((p: any) => p.id)).toEqual([JSON.parse(subOf(state, r.PhysicalResourceId).product_parameters.meta).pipeline_id]);
     await h.onEvent(h.event(T, 'Delete', props, { PhysicalResourceId: r.PhysicalResourceId }));
     state = h.state();
-    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362)).toEqual([]);
-    expect(state.pipelines.map((p: any) => p.id)).toEqual(lost);
+    expect(state.pipelines).toEqual([]);
+    expect(state.upstreamSubscriptions.filter((u: any) => u.remoteIdentityId === 362 && u.enabled)).toEqual([]);
+  });
+
+  test('a unified DELETE applied but its response lost: the repeated DELETE finds no pipeline, which is taken as deleted', async () => {
+    const created = await h.onEvent(h.event(T, 'Create', BASE));
+    const id = created.PhysicalResourceId;
+    await h.admin('POST', '/faults', { method: 'DELETE', pathPrefix: '/service/sp/notifications-unified/', dropResponse: true, count: 1 });
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    const state = h.state();
+    expect(state.pipelines).toEqual([]);
+    expect(subOf(state, id).status).toBe('invalid');
+    expect(h.logs.some((l) => l.includes('"level":"WARNING"') && l.includes('taken as deleted'))).toBe(true);
+    expect((await h.journalRecords()).map((r) => r.state)).toEqual(['deleted']);
+  });
+
+  test('one pipeline per remote identity: a second resource for the same identity is refused before any change, naming the first', async () => {
+    await h.onEvent(h.event(T, 'Create', BASE));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Create', { ...BASE, NotificationTypes: ['ORDER_CHANGE'] }, { LogicalResourceId: 'Second' }));
+    expect(reason).toContain('remote identity 362 already has a notification pipeline, managed by HandlerTest/Resource');
+    expect(reason).toContain('nothing was changed');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(h.state().pipelines).toHaveLength(1);
+  });
+
+  test('the identity of a deleted pipeline can be taken by another resource', async () => {
+    const first = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: first.PhysicalResourceId }));
+    const second = await h.onEvent(h.event(T, 'Create', BASE, { LogicalResourceId: 'Second' }));
+    expect(second.PhysicalResourceId).not.toBe(first.PhysicalResourceId);
+    expect(await h.journalOwner('identity', '362')).toBe('HandlerTest/Second');
   });
 
   test('UPDATE_ROLLBACK after an update whose stored metadata could not be written re-applies the previous selection', async () => {

@@ -134,14 +134,14 @@ const EXPECTED: Record<string, [number, number]> = {
   'Subscription Update (no change)': [1, 0],
   'Subscription Update (pause)': [1, 1],
   'Subscription Update (parameters)': [3, 1],
-  'HistoryRequest Create (no wait)': [2, 1],
+  'HistoryRequest Create (no wait)': [3, 1],
   'HistoryRequest Update (no change)': [1, 0],
   'HistoryRequest Delete (pending)': [1, 1],
   'HistoryRequest isComplete (one poll)': [1, 0],
   'ProductOrderJobs Create (250 IDs)': [1, 3],
   'ProductOrderJobs Update (+10 IDs)': [1, 1],
   'ProductOrderJobs Delete': [0, 0],
-  'Subscription Delete': [1, 1],
+  'Subscription Delete': [2, 1],
 };
 
 const EXPECTED_CALLS: Record<string, string> = {
@@ -157,12 +157,12 @@ const EXPECTED_CALLS: Record<string, string> = {
   'Subscription Update (no change)': 'GET /sub/{id}',
   'Subscription Update (pause)': 'GET /sub/{id}, PATCH /v2/sub/{id}',
   'Subscription Update (parameters)': 'GET /sub/{id}, GET /v2/product/{id}, GET /service/products/product/{id}/payloads, PATCH /v2/sub/{id}',
-  'HistoryRequest Create (no wait)': 'GET /sub/{id}, GET /service/product-cards/card/{id}, POST /service/history/production/history/{id}',
+  'HistoryRequest Create (no wait)': 'GET /sub/{id}, GET /service/product-cards/card/{id}, GET /service/history/production/history/status/{id}, POST /service/history/production/history/{id}',
   'HistoryRequest Update (no change)': 'GET /service/history/production/history/{id}',
   'HistoryRequest Delete (pending)': 'GET /service/history/production/history/{id}, PATCH /service/history/production/history/{id}',
   'HistoryRequest isComplete (one poll)': 'GET /service/history/production/history/{id}',
   'ProductOrderJobs Create (250 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id} x3',
   'ProductOrderJobs Update (+10 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id}',
   'ProductOrderJobs Delete': '',
-  'Subscription Delete': 'GET /sub/{id}, PATCH /v2/sub/{id}',
+  'Subscription Delete': 'GET /sub/{id}, GET /service/history/production/history/status/{id}, PATCH /v2/sub/{id}',
 };
