@@ -2,8 +2,8 @@
  * A DynamoDB-compatible server (dynalite, memory backend) for the handler's lifecycle journal while
  * `dpi local-deploy` runs, persisted to a JSON file between runs.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 
@@ -164,6 +164,9 @@ function createTableInput(t: SavedTable): Record<string, unknown> {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Operations that change tables or items (logged ahead for a killed runner). */
+const WRITE_OPS = new Set(['CreateTable', 'DeleteTable', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+
 /**
  * Starts dynalite on 127.0.0.1 (free port, memory backend) and restores the tables and items of
  * `stateFile` when it exists. A corrupt state file fails the start with an error naming the file.
@@ -179,6 +182,26 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       resolve();
     });
   });
+  // Write-ahead log: every successful write is appended to `<stateFile>.wal` before the handler sees its answer,
+  // so a runner killed between two flushes loses nothing the handler was told is stored (DynamoDB's durability).
+  const wal = stateFile ? `${stateFile}.wal` : undefined;
+  if (wal) {
+    mkdirSync(dirname(wal), { recursive: true });
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+      const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+      if (!WRITE_OPS.has(op)) return;
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        if (res.statusCode === 200) {
+          const line = `${JSON.stringify({ op, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown })}\n`;
+          if (!(options.forbidden ?? []).some((f) => f.length > 0 && line.includes(f))) appendFileSync(wal, line);
+        }
+        return end(...args);
+      }) as ServerResponse['end'];
+    });
+  }
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const call = caller(endpoint);
   let closed = false;
@@ -216,6 +239,25 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     } catch (e) {
       await close();
       throw new Error(`cannot restore the journal from ${stateFile}: ${(e as Error).message}; fix it or delete it (the journal records in it are then lost)`);
+    }
+  }
+
+  if (wal && existsSync(wal)) {
+    // Writes of a run that ended before its last flush (a killed runner): applied again, in order, on the saved state.
+    try {
+      for (const line of readFileSync(wal, 'utf8').split('\n').filter((l) => l.trim() !== '')) {
+        const { op, body } = JSON.parse(line) as { op: string; body: Record<string, unknown> };
+        try {
+          await call(op, body);
+          if (op === 'CreateTable') await waitActive(String(body.TableName));
+        } catch (e) {
+          // Already applied before the last flush (the log is trimmed after each flush, not atomically with it).
+          if (!(e instanceof DynamoError) || !['ConditionalCheckFailedException', 'ResourceInUseException', 'TransactionCanceledException'].includes(e.type)) throw e;
+        }
+      }
+    } catch (e) {
+      await close();
+      throw new Error(`cannot replay the journal's write-ahead log ${wal}: ${(e as Error).message}; fix it or delete it (the journal records in it are then lost)`);
     }
   }
 
@@ -274,6 +316,8 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   const flush = (): Promise<void> => {
     if (!stateFile || closed) return queue;
     const next = queue.catch(() => undefined).then(async () => {
+      // The log's length before the snapshot: what is in the saved state afterwards and can be trimmed.
+      const logged = wal && existsSync(wal) ? statSync(wal).size : 0;
       const text = `${JSON.stringify(await snapshot(), undefined, 1)}\n`;
       for (const f of options.forbidden ?? []) {
         if (f.length > 0 && text.includes(f)) throw new Error(`refusing to write a secret into the journal state file ${stateFile}`);
@@ -286,6 +330,11 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       } catch (e) {
         rmSync(tmp, { force: true });
         throw e;
+      }
+      if (wal && logged > 0) {
+        const rest = readFileSync(wal).subarray(logged);
+        if (rest.length === 0) rmSync(wal, { force: true });
+        else writeFileSync(wal, rest);
       }
     });
     queue = next;
