@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local';
 import { emulatorCommand } from './commands/emulator';
+import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
@@ -63,6 +64,7 @@ function build(ctx: RunContext): Command {
   };
   add(emulatorCommand(ctx));
   add(localDeployCommand());
+  add(journalCommand(ctx));
   add(txCommand(ctx));
   add(statusCommand(ctx));
   add(productsCommand(ctx));
