@@ -156,6 +156,12 @@ project.addTask('bench', {
   receiveArgs: true,
 });
 
+project.addTask('faults', {
+  description: 'The fault matrix: every fault kind at every service call of the example app\'s lifecycle, and the kill test; prints the table',
+  exec: 'ts-node --transpile-only scripts/faults.ts',
+  receiveArgs: true,
+}).prependSpawn(project.bundler.bundleTask);
+
 project.addTask('dpi', {
   description: 'Run the bundled dpi command line (npm run dpi -- <command>)',
   exec: 'node assets/cli/dpi/index.js',
