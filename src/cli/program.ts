@@ -25,7 +25,8 @@ Connection (every service command): --base-url / DPI_BASE_URL is the default of 
 --subscriptions-url, --account-url, --user-url, --remote-identity-url, --auth-url (or DPI_SUBSCRIPTIONS_URL, ...)
 override it. The refresh token comes from ${REFRESH_TOKEN_ENV} or --refresh-token-file FILE, never from a flag value.
 
-Exit codes: 0 success; 1 dpi status found a record in ERROR; 2 usage, configuration, connection or service error.
+Exit codes: 0 success; 1 dpi status found a record in ERROR, or dpi local-deploy: a resource failed; 2 usage,
+configuration, connection or service error (nothing was changed).
 
 Try it locally:  dpi emulator   (prints the URL and token to export), then  dpi products
 `;

@@ -34,7 +34,10 @@ interface LocalDeployFlags {
   reads?: string;
 }
 
-/** The `local-deploy` command for the `dpi` program. Sets `process.exitCode = 1` when anything failed. */
+/**
+ * The `local-deploy` command for the `dpi` program. Sets `process.exitCode` to 2 when the run could not start (bad input,
+ * unreadable files, unreachable emulator) and to 1 when a resource, rollback or clean-up failed.
+ */
 export function localDeployCommand(): Command {
   return new Command('local-deploy')
     .description('Deploy (or destroy) the Custom::Dpi* resources of a synthesized CDK app through the real handler against the emulator, like CloudFormation would')
@@ -59,6 +62,8 @@ export function localDeployCommand(): Command {
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);
-      if (!result.success) process.exitCode = 1;
+      // 2: the run could not start (bad input, unreadable files, unreachable emulator, no token): nothing was changed;
+      // 1: a resource, a rollback or a clean-up failed.
+      if (!result.success) process.exitCode = result.events.length === 0 && result.error !== undefined ? 2 : 1;
     });
 }

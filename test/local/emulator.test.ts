@@ -256,7 +256,7 @@ test('without --emulator an embedded emulator keeps its state beside the state f
   }
 });
 
-test('the bundled dpi finds the handler from assets/cli/dpi and exits 0, then 1 on a failure', () => {
+test('the bundled dpi finds the handler from assets/cli/dpi and exits 0, then 2 on bad input (nothing changed)', () => {
   const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run 'npx projen bundle' first`);
   const app = synthTinyApp(join(tmp.dir, 'cli.out'), {});
@@ -269,7 +269,7 @@ test('the bundled dpi finds the handler from assets/cli/dpi and exits 0, then 1 
   expect(ok.stderr + ok.stdout).not.toContain('"msg":"service call"');
   expect(readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8')).toContain('"msg":"service call"');
   const bad = spawnSync(process.execPath, [cli, 'local-deploy', '--app', join(tmp.dir, 'nope'), '--state', stateFile()], { cwd: tmp.dir, env, encoding: 'utf8' });
-  expect(bad.status).toBe(1);
+  expect(bad.status).toBe(2);
   expect(bad.stderr).toMatch(/manifest\.json not found/);
   const gone = spawnSync(process.execPath, [cli, 'local-deploy', '--destroy', '--state', stateFile(), '--handler-logs'], { cwd: tmp.dir, env, encoding: 'utf8' });
   expect(gone.status).toBe(0);
