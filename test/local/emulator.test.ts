@@ -247,8 +247,8 @@ test('without --emulator an embedded emulator keeps its state beside the state f
     expect(await run(['--state', stateFile(), '--destroy'])).toBe(0);
     expect(existsSync(stateFile())).toBe(false);
     expect(text + written.join('')).not.toContain(DEFAULT_REFRESH_TOKEN);
-    // A failure sets a non-zero exit code.
-    expect(await run(['--app', join(tmp.dir, 'missing'), '--state', stateFile()])).toBe(1);
+    // A run that could not start (nothing changed) exits 2.
+    expect(await run(['--app', join(tmp.dir, 'missing'), '--state', stateFile()])).toBe(2);
     expect(written.join('')).toMatch(/manifest\.json not found/);
   } finally {
     process.exitCode = saved;
