@@ -166,12 +166,14 @@ class Runner {
   private tokenValue?: string;
   private exports = new Map<string, string>();
   private configuredAccount?: string;
+  private readonly tokenFromEnv: boolean;
 
   constructor(private readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
     this.progress = options.progress ?? ((l) => process.stderr.write(`${l}\n`));
     this.output = options.output ?? ((l) => process.stdout.write(`${l}\n`));
     const envToken = options.refreshToken ?? process.env[options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV];
+    this.tokenFromEnv = options.refreshToken === undefined && !!envToken;
     if (envToken) {
       this.tokenValue = envToken;
       this.secrets.push(envToken);
@@ -243,6 +245,12 @@ class Runner {
     } else {
       this.emulator = await startEmulator({ port: 0, stateFile: join(dirname(this.stateFile), 'emulator-state.json'), reads: readsOf(this.options.reads) });
       this.url = this.emulator.url;
+      if (this.tokenFromEnv && this.tokenValue !== DEFAULT_REFRESH_TOKEN) {
+        // A token exported for the real service (e.g. for dpi status) means nothing to the embedded emulator.
+        this.progress(`${this.options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV} is set, but the embedded emulator knows only its own `
+          + 'token: using that one (the variable is used with --emulator <url>)');
+        this.tokenValue = DEFAULT_REFRESH_TOKEN;
+      }
       if (this.tokenValue === undefined) this.tokenValue = DEFAULT_REFRESH_TOKEN;
       this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
     }

@@ -3,7 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readJsonFile } from './assembly';
 
 /** A deployed resource. */
@@ -106,9 +106,20 @@ function alive(pid: number): boolean {
  * cannot change the same local state at once. A lock left by a process that no longer
  * exists is taken over. Returns the release function.
  */
+/**
+ * Creates the state directory. A directory the runner creates gets a `.gitignore` that ignores everything in it
+ * (state, emulator state, journal, handler log: nothing to commit), like `cdk.out`; an existing directory is left
+ * as it is.
+ */
+export function ensureStateDir(dir: string): void {
+  if (existsSync(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '.gitignore'), '# Created by dpi local-deploy: local state, emulator state, journal and handler log.\n*\n');
+}
+
 export function lockState(file: string): () => void {
   const lock = `${file}.lock`;
-  mkdirSync(dirname(lock), { recursive: true });
+  ensureStateDir(dirname(lock));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lock, 'wx');

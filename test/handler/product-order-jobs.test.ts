@@ -1,4 +1,4 @@
-import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
+import { HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { CfnEvent } from '../../src/handler';
 

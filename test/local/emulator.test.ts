@@ -229,6 +229,7 @@ test('without --emulator an embedded emulator keeps its state beside the state f
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { written.push(String(chunk)); return true; }),
   ];
   const saved = process.exitCode;
+  let restoreToken = (): void => undefined;
   try {
     const v1 = synthTinyApp(join(tmp.dir, 'embedded.1'), { types: ['ORDER_CHANGE'] });
     const v2 = synthTinyApp(join(tmp.dir, 'embedded.2'), { types: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'] });
@@ -250,7 +251,20 @@ test('without --emulator an embedded emulator keeps its state beside the state f
     // A run that could not start (nothing changed) exits 2.
     expect(await run(['--app', join(tmp.dir, 'missing'), '--state', stateFile()])).toBe(2);
     expect(written.join('')).toMatch(/manifest\.json not found/);
+    // A token exported for the real service does not break a local run: the embedded emulator's own is used.
+    const savedToken = process.env.DPI_REFRESH_TOKEN;
+    restoreToken = () => {
+      if (savedToken === undefined) delete process.env.DPI_REFRESH_TOKEN;
+      else process.env.DPI_REFRESH_TOKEN = savedToken;
+    };
+    process.env.DPI_REFRESH_TOKEN = 'real-service-refresh-token';
+    written.length = 0;
+    expect(await run(['--app', v1, '--state', stateFile()])).toBe(0);
+    expect(written.join('')).toContain('DPI_REFRESH_TOKEN is set, but the embedded emulator knows only its own token: using that one');
+    expect(await run(['--state', stateFile(), '--destroy'])).toBe(0);
+    expect(written.join('')).not.toContain('real-service-refresh-token');
   } finally {
+    restoreToken();
     process.exitCode = saved;
     spies.forEach((sp) => sp.mockRestore());
   }

@@ -2,7 +2,7 @@
  * The runner's journal server: started when the handler runs, passed as journalEndpoint, saved to
  * journal.json beside the state after every invocation, kept by --destroy.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 import { RunningEmulator, startEmulator } from '../../src/emulator';
@@ -89,4 +89,14 @@ test('a corrupt journal file fails the run before any change, naming the file', 
   expect(r.success).toBe(false);
   expect(r.error).toContain(journalFile());
   expect(r.events.filter((e) => e.type === 'Custom::DpiSubscription')).toEqual([]);
+});
+
+test('a state directory the runner creates ignores itself (.gitignore with *); an existing one is left alone', async () => {
+  const app = assembly({ A: dpiResource('Custom::DpiSubscription', { Key: 'a' }) });
+  expect((await runLocalDeploy(opts(app))).success).toBe(true);
+  expect(readFileSync(join(stateDir(), '.gitignore'), 'utf8').split('\n')).toContain('*');
+  const own = join(tmp.dir, 'mine');
+  mkdirSync(own);
+  expect((await runLocalDeploy(opts(app, { stateFile: join(own, 'state.json') }))).success).toBe(true);
+  expect(existsSync(join(own, '.gitignore'))).toBe(false);
 });
