@@ -1,6 +1,7 @@
 /**
  * Progress lines and the summary table of a local deployment (shaped like `cdk deploy`).
  */
+import { ResourceTypes } from '../contract';
 import type { ResourceState } from './state';
 
 /** One progress event. */
@@ -16,8 +17,22 @@ export interface ProgressEvent {
   readonly reason?: string;
 }
 
+/** Every status a local run reports (the progress column is as wide as the longest). */
+export const PROGRESS_STATUSES = [
+  'CREATE_IN_PROGRESS', 'CREATE_COMPLETE', 'CREATE_FAILED', 'CREATE_COMPLETE_CLEANUP_IN_PROGRESS',
+  'UPDATE_IN_PROGRESS', 'UPDATE_COMPLETE', 'UPDATE_FAILED', 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS',
+  'UPDATE_ROLLBACK_IN_PROGRESS', 'UPDATE_ROLLBACK_COMPLETE', 'UPDATE_ROLLBACK_FAILED', 'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS',
+  'ROLLBACK_IN_PROGRESS', 'ROLLBACK_COMPLETE', 'ROLLBACK_FAILED',
+  'DELETE_IN_PROGRESS', 'DELETE_COMPLETE', 'DELETE_FAILED', 'DELETE_SKIPPED',
+] as const;
+
+/** Width of the status column: the longest status. */
+export const STATUS_WIDTH = Math.max(...PROGRESS_STATUSES.map((x) => x.length));
+/** Width of the type column: the longest type of a resource the runner drives, or of a stack. */
+export const TYPE_WIDTH = Math.max('AWS::CloudFormation::Stack'.length, ...Object.values(ResourceTypes).map((t) => t.length));
+
 /** Formats a progress event: `<Stack> | <time> | <STATUS> | <Type> | <LogicalId> [reason]`. */
-export function formatEvent(e: ProgressEvent, statusWidth = 28, typeWidth = 31): string {
+export function formatEvent(e: ProgressEvent, statusWidth = STATUS_WIDTH, typeWidth = TYPE_WIDTH): string {
   const time = e.time.slice(11, 19);
   const reason = e.reason ? ` ${e.reason}` : '';
   return `${e.stack} | ${time} | ${e.status.padEnd(statusWidth)} | ${e.type.padEnd(typeWidth)} | ${e.logicalId}${reason}`;
