@@ -72,7 +72,16 @@ function build(ctx: RunContext): Command {
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));
   add(storagesCommand(ctx));
+  plainDefaults(program);
   return program;
+}
+
+/** Help shows every default as the value itself (`(default: 0)`, `(default: ./cdk.out)`), not as a quoted string. */
+function plainDefaults(cmd: Command): void {
+  for (const o of cmd.options) {
+    if (typeof o.defaultValue === 'string' && o.defaultValueDescription === undefined) o.defaultValueDescription = o.defaultValue;
+  }
+  cmd.commands.forEach(plainDefaults);
 }
 
 /** Builds the `dpi` program (commander) with the given IO (default: the process's). */

@@ -138,3 +138,17 @@ describe('dpi emulator', () => {
     expect(fx.stderr).toContain('cannot read fixtures file /nonexistent/fixtures.json');
   });
 });
+
+describe('help texts', () => {
+  test('defaults are shown as values, not quoted strings (numbers as numbers)', async () => {
+    const emu = await dpi(['emulator', '--help']);
+    expect(emu.stdout).toContain('(default: 0)');
+    expect(emu.stdout).toContain('(default: 1000/300)');
+    const st = await dpi(['status', '--help']);
+    expect(st.stdout).toContain('(default: 3)');
+    expect(emu.stdout).toContain('(default: 127.0.0.1)');
+    const ld = await dpi(['local-deploy', '--help']);
+    expect(ld.stdout).toContain('(default: ./cdk.out)');
+    expect(emu.stdout + st.stdout + ld.stdout).not.toContain('(default: "');
+  });
+});

@@ -1,6 +1,6 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, parseRateLimit, RateLimit, READ_MODES, ReadMode, startEmulator } from '../../emulator';
 import { RunContext } from '../context';
 import { CliError } from '../errors';
@@ -22,12 +22,13 @@ export function emulatorCommand(ctx: RunContext): Command {
   return new Command('emulator')
     .description('run the service emulator on this machine until Ctrl-C (for tests, demos and trying an app without an account)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port (0 = any free port)', '0')
+    .addOption(new Option('--port <port>', 'port (0 = any free port)').default('0', '0'))
     .option('--fixtures <file>', 'JSON file of fixtures merged over the defaults (see docs/emulator.md)')
-    .option('--token-ttl <seconds>', 'lifetime of issued access tokens (default 3600)')
+    .option('--token-ttl <seconds>', 'lifetime of issued access tokens in seconds (default: 3600)')
     .option('--state-file <file>', 'keep the state in this JSON file (loaded at start when present, saved on every change and on stop)')
     .option('--reads <mode>', 'response shapes: minimal (only what the interface spec shows) or vendor (as the vendor docs show)', 'minimal')
-    .option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off', '1000/300')
+    .addOption(new Option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off')
+      .default('1000/300', '1000/300'))
     .action(async (opts: EmulatorFlags) => {
       const io = ctx.io;
       let port: number;

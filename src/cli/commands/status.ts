@@ -1,6 +1,6 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { DpiClient, ServiceError } from '../../client';
 import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
@@ -82,7 +82,7 @@ export function statusCommand(ctx: RunContext): Command {
   const cmd = new Command('status')
     .description('per attribution date x payload: is the data loaded? (exit code 1 when any record is in ERROR)')
     .requiredOption('--subscription <id>', 'subscription ID (required)')
-    .option('--days <n>', 'look back N days (records are kept 3 days)', '3')
+    .addOption(new Option('--days <n>', 'look back N days (records are kept 3 days)').default('3', '3'))
     .option('--watch <seconds>', 'refresh every SECONDS until interrupted (Ctrl-C)');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
