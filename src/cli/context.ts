@@ -9,6 +9,13 @@ export interface RunContext {
   readonly io: CliIo;
   /** Secrets to remove from anything printed (the refresh token once known). */
   readonly secrets: Set<string>;
+  /** `--color` (true) or `--no-color` (false); undefined: colours on a terminal unless NO_COLOR is set. */
+  colour?: boolean;
+}
+
+/** Whether output to stdout is coloured: `--color` / `--no-color`, else a terminal without NO_COLOR. */
+export function useColour(ctx: RunContext): boolean {
+  return ctx.colour ?? (ctx.io.isTTY.stdout && !ctx.io.env.NO_COLOR);
 }
 
 /** Connects with a command's flags and remembers the secret for redaction. */

@@ -56,6 +56,12 @@ function build(ctx: RunContext): Command {
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
+    .option('--color', 'colour the output even when it is not a terminal')
+    .option('--no-color', 'no colours (also when NO_COLOR is set)')
+    .hook('preAction', (cmd) => {
+      const c = (cmd.opts() as { color?: boolean }).color;
+      if (c !== undefined) ctx.colour = c;
+    })
     .exitOverride()
     .showSuggestionAfterError(true)
     .addHelpText('after', HELP_FOOTER);

@@ -119,6 +119,10 @@ describe('dpi status classification', () => {
     expect(plain(tty.stdout)).toBe(r.stdout);
     const noColour = await status([], { isTTY: true, env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN, NO_COLOR: '1' } });
     expect(noColour.stdout).toBe(r.stdout);
+    // --no-color (before or after the command) and --color, like the cdk CLI.
+    expect((await status(['--no-color'], { isTTY: true })).stdout).toBe(r.stdout);
+    expect((await dpi(['--no-color', 'status', '--subscription', String(SUB)], { emu, now, isTTY: true })).stdout).toBe(r.stdout);
+    expect((await status(['--color'])).stdout).toBe(tty.stdout);
   });
 
   test('no records: exit 0 with a message', async () => {

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { DpiClient, ServiceError } from '../../client';
 import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
-import { addJsonOption, connectFor, RunContext } from '../context';
+import { addJsonOption, connectFor, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
 import { Colour, isoSeconds, painter, parseIntFlag, renderTable, truncate } from '../format';
 import { CliIo, interruption } from '../io';
@@ -103,7 +103,7 @@ export function statusCommand(ctx: RunContext): Command {
     }
     const { client, origins } = connectFor(ctx, opts);
     const fctx: FailureContext = { transactions: true, subscription: opts.subscription, origins };
-    const colour = io.isTTY.stdout && !io.env.NO_COLOR;
+    const colour = useColour(ctx);
     const show = (s: StatusSummary, now: number): void => {
       const o = { subscription: opts.subscription, days, now };
       if (opts.json) {
