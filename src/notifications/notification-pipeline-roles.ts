@@ -161,7 +161,7 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
 
     const first = declarations.get(this.node.root);
     if (first !== undefined) {
-      throw new Error(`${this.node.path}: NotificationPipelineRoles '${this.node.path}' is a second declaration in this app (the first is '${first}'); `
+      throw new Error(`${this.node.path}: a second NotificationPipelineRoles in this app (the first is '${first}'); `
         + `the delivery role name '${DELIVERY_ROLE_NAME}' exists once per account, so declare the roles once and use NotificationPipelineRoles.fromRoleArns() elsewhere`);
     }
     declarations.set(this.node.root, this.node.path);

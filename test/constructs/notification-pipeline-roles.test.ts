@@ -241,8 +241,15 @@ describe('NotificationPipelineRoles', () => {
     const s1 = new Stack(a, 'First');
     const s2 = new Stack(a, 'Second');
     new NotificationPipelineRoles(s1, 'Roles', { serviceAccountId: '111122223333', externalId: 'e-1' });
-    expect(() => new NotificationPipelineRoles(s2, 'MoreRoles', { serviceAccountId: '111122223333', externalId: 'e-1' }))
-      .toThrow(/Second\/MoreRoles.*First\/Roles/);
+    let message = '';
+    try {
+      new NotificationPipelineRoles(s2, 'MoreRoles', { serviceAccountId: '111122223333', externalId: 'e-1' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^Second\/MoreRoles: a second NotificationPipelineRoles in this app \(the first is 'First\/Roles'\); /);
+    // The construct path is named once.
+    expect(message.split('Second/MoreRoles')).toHaveLength(2);
     // a different app may declare its own
     expect(() => roles(new Stack(new App(), 'X'))).not.toThrow();
   });
