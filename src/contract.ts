@@ -98,6 +98,14 @@ export const NotificationPipelineAttributes = {
   NOTIFICATION_QUEUE_ARN: 'NotificationQueueArn',
   DELIVERY_STREAM_ARN: 'DeliveryStreamArn',
   SHARED_PIPELINE_ID: 'SharedPipelineId',
+  /** Event-bus path: the bus the service's rule is on (`meta.event_bus_name`). */
+  EVENT_BUS_NAME: 'EventBusName',
+  /** Event-bus path: the rule on that bus (`meta.eventbridge_rule_id`). */
+  EVENT_BRIDGE_RULE_ID: 'EventBridgeRuleId',
+  /** Event-bus path: the destination registered upstream (`meta.eventbridge_destination_id`). */
+  EVENT_BRIDGE_DESTINATION_ID: 'EventBridgeDestinationId',
+  /** Queue path: the destination registered upstream (`meta.sqs_destination_id`). */
+  SQS_DESTINATION_ID: 'SqsDestinationId',
 } as const;
 
 /** `Custom::DpiLegacyNotificationPipeline` (product 86, adopt only). Physical ID = the subscription ID. */

@@ -153,6 +153,10 @@ export function pipelineData(subscriptionId: string, types: string[], subscribed
     [A.NOTIFICATION_QUEUE_ARN]: str(meta.s3_notification_queue_arn),
     [A.DELIVERY_STREAM_ARN]: str(meta.firehose_arn),
     [A.SHARED_PIPELINE_ID]: str(meta.shared_pipeline_id),
+    [A.EVENT_BUS_NAME]: str(meta.event_bus_name),
+    [A.EVENT_BRIDGE_RULE_ID]: str(meta.eventbridge_rule_id),
+    [A.EVENT_BRIDGE_DESTINATION_ID]: str(meta.eventbridge_destination_id),
+    [A.SQS_DESTINATION_ID]: str(meta.sqs_destination_id),
     [A.SUBSCRIBED_TYPES]: subscribedTypes.join(','),
     [A.FAILED_TYPES]: failed.join(','),
   });

@@ -1,5 +1,7 @@
-import { CustomResource, RemovalPolicy, Stack, Token, Duration } from 'aws-cdk-lib';
+import { Arn, CustomResource, RemovalPolicy, Stack, Token, Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -151,8 +153,21 @@ export class NotificationPipeline extends Construct {
   public readonly remoteIdentityId: number;
   /** The selected notification types. */
   public readonly notificationTypes: NotificationType[];
+  /**
+   * Name of the event bus the service's rule is on (event-bus types); `''` when the selection has none.
+   */
+  public readonly eventBusName: string;
+  /** ID (name) of the service's rule on that bus (event-bus types); `''` when the selection has none. */
+  public readonly eventBridgeRuleId: string;
+  /** The event-bus destination the service registered upstream (event-bus types); `''` otherwise. */
+  public readonly eventBridgeDestinationId: string;
+  /** The queue destination the service registered upstream (queue types); `''` otherwise. */
+  public readonly sqsDestinationId: string;
 
   private readonly resource: CustomResource;
+  private _eventBus?: events.IEventBus;
+  private _rule?: events.IRule;
+  private _deliveryStream?: firehose.IDeliveryStream;
 
   constructor(scope: Construct, id: string, props: NotificationPipelineProps) {
     super(scope, id);
@@ -225,6 +240,56 @@ export class NotificationPipeline extends Construct {
     this.deliveryStreamArn = this.resource.getAttString(NotificationPipelineAttributes.DELIVERY_STREAM_ARN);
     this.notificationQueue = sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
     this.bucket = s3.Bucket.fromBucketName(this, 'Bucket', this.bucketName);
+    this.eventBusName = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BUS_NAME);
+    this.eventBridgeRuleId = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BRIDGE_RULE_ID);
+    this.eventBridgeDestinationId = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BRIDGE_DESTINATION_ID);
+    this.sqsDestinationId = this.resource.getAttString(NotificationPipelineAttributes.SQS_DESTINATION_ID);
+  }
+
+  /**
+   * The event bus the service's rule is on (imported handle), for pipelines with an event-bus notification type.
+   * A synth error for a selection of queue types only (the service makes no rule then).
+   */
+  public get eventBus(): events.IEventBus {
+    this.requirePath(NotificationDelivery.EVENT_BUS, 'eventBus');
+    this._eventBus ??= events.EventBus.fromEventBusName(this, 'EventBus', this.eventBusName);
+    return this._eventBus;
+  }
+
+  /**
+   * The service's rule on the event bus (imported handle; its name is `eventBridgeRuleId`), for pipelines with an
+   * event-bus notification type. A synth error for a selection of queue types only.
+   */
+  public get rule(): events.IRule {
+    this.requirePath(NotificationDelivery.EVENT_BUS, 'rule');
+    if (!this._rule) {
+      const arn = Arn.format({
+        service: 'events',
+        region: this.deploymentRegion,
+        resource: 'rule',
+        resourceName: `${this.eventBusName}/${this.eventBridgeRuleId}`,
+      }, Stack.of(this));
+      this._rule = events.Rule.fromEventRuleArn(this, 'Rule', arn);
+    }
+    return this._rule;
+  }
+
+  /**
+   * The delivery stream (imported handle) that writes the notifications under `prefix`. The service reports its ARN
+   * for pipelines with a queue notification type (the queue path's identifiers); a synth error for a selection of
+   * event-bus types only.
+   */
+  public get deliveryStream(): firehose.IDeliveryStream {
+    this.requirePath(NotificationDelivery.QUEUE, 'deliveryStream');
+    this._deliveryStream ??= firehose.DeliveryStream.fromDeliveryStreamArn(this, 'DeliveryStream', this.deliveryStreamArn);
+    return this._deliveryStream;
+  }
+
+  private requirePath(path: NotificationDelivery, handle: string): void {
+    if (this.notificationTypes.some((t) => t.delivery === path)) return;
+    const what = path === NotificationDelivery.EVENT_BUS ? 'an event-bus' : 'a queue';
+    throw new Error(`${this.node.path}: ${handle} exists only for pipelines with ${what} notification type; the selection `
+      + `(${this.notificationTypes.map((t) => t.name).join(', ')}) has none: add such a type, or use ${path === NotificationDelivery.EVENT_BUS ? 'the queue path\'s handles (notificationQueue, bucket, deliveryStream)' : 'the event-bus handles (eventBus, rule)'}`);
   }
 
   /**

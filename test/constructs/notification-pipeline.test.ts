@@ -37,6 +37,43 @@ describe('NotificationPipeline', () => {
     expect(res.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^RolesManagementRole/), expect.stringMatching(/^RolesDeliveryRole/)]));
   });
 
+  test('typed handles for the whole pipeline: event bus, rule and delivery stream from the resource attributes', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    const p = sellerPipeline(f, r, 'Orders');
+    const stack = f.stack;
+    const att = (name: string): unknown => ({ 'Fn::GetAtt': [stack.getLogicalId(p.node.findChild('Resource').node.defaultChild as any), name] });
+    expect(stack.resolve(p.eventBus.eventBusName)).toEqual(att('EventBusName'));
+    expect(stack.resolve(p.rule.ruleArn)).toEqual({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':events:us-east-1:123456789012:rule/', att('EventBusName'), '/', att('EventBridgeRuleId')]],
+    });
+    expect(stack.resolve(p.deliveryStream.deliveryStreamArn)).toEqual(att('DeliveryStreamArn'));
+    expect(stack.resolve(p.eventBridgeDestinationId)).toEqual(att('EventBridgeDestinationId'));
+    expect(stack.resolve(p.sqsDestinationId)).toEqual(att('SqsDestinationId'));
+    // The same handle every time.
+    expect(p.eventBus).toBe(p.eventBus);
+    // A handle the selection cannot have is a synth error that names the selection.
+    const ebOnly = new NotificationPipeline(stack, 'Sales', {
+      connection: f.connection,
+      remoteIdentityId: 363,
+      accountType: AccountType.VENDOR,
+      roles: r,
+      notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE],
+    });
+    expect(() => ebOnly.deliveryStream).toThrow(/Sales: deliveryStream exists only for pipelines with a queue notification type; the selection \(ITEM_SALES_EVENT_CHANGE\) has none/);
+    expect(ebOnly.eventBus).toBeDefined();
+    const queueOnly = new NotificationPipeline(stack, 'Feeds', {
+      connection: f.connection,
+      remoteIdentityId: 364,
+      accountType: AccountType.SELLER,
+      roles: r,
+      notificationTypes: [NotificationType.FEED_PROCESSING_FINISHED],
+    });
+    expect(() => queueOnly.eventBus).toThrow(/Feeds: eventBus exists only for pipelines with an event-bus notification type/);
+    expect(() => queueOnly.rule).toThrow(/rule exists only for pipelines with an event-bus notification type/);
+    expect(queueOnly.deliveryStream).toBeDefined();
+  });
+
   test('queue-only pipelines omit EbToFhRoleArn; defaults FAIL and no name/storage', () => {
     const f = fixture();
     new NotificationPipeline(f.stack, 'Feeds', {

@@ -59,7 +59,15 @@ describe('Custom::DpiNotificationPipeline', () => {
       NotificationQueueArn: meta.s3_notification_queue_arn,
       DeliveryStreamArn: meta.firehose_arn,
       SharedPipelineId: meta.shared_pipeline_id,
+      EventBusName: meta.event_bus_name,
+      EventBridgeRuleId: meta.eventbridge_rule_id,
+      EventBridgeDestinationId: meta.eventbridge_destination_id,
+      SqsDestinationId: meta.sqs_destination_id,
     });
+    // Both paths are in this selection: every handle of the construct has a value.
+    for (const k of ['EventBusName', 'EventBridgeRuleId', 'EventBridgeDestinationId', 'SqsDestinationId', 'DeliveryStreamArn']) {
+      expect([k, created.Data![k]]).toEqual([k, expect.stringMatching(/.+/)]);
+    }
     expect(state.pipelines).toHaveLength(1);
     expect(pipelineResources(state).length).toBeGreaterThan(0);
 
