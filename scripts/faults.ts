@@ -8,11 +8,12 @@
  *   npm run faults -- --sample 40       a fixed-seed sample of 40 scenarios (and 4 kills)
  *   npm run faults -- --kinds 500,drop  only these fault kinds
  *   npm run faults -- --no-kill         without the kill test
+ *   npm run faults -- --only 'unified'  only the calls whose label (e.g. `create #2 POST /service/...`) matches
  */
 import { ACCEPTED, CallPoint, FAULT_KINDS, FaultKind, FaultLab, label, renderTable, ScenarioResult } from '../test/faults/matrix';
 import { sample } from '../test/faults/sample';
 
-interface Args { sample?: number; seed: number; kinds?: string[]; kill: boolean; verbose: boolean }
+interface Args { sample?: number; seed: number; kinds?: string[]; kill: boolean; verbose: boolean; only?: RegExp }
 
 function parseArgs(argv: string[]): Args {
   const args: Args = { seed: 11, kill: true, verbose: false };
@@ -27,8 +28,9 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--seed') args.seed = Number(next());
     else if (a === '--kinds') args.kinds = next().split(',');
     else if (a === '--no-kill') args.kill = false;
+    else if (a === '--only') args.only = new RegExp(next());
     else if (a === '--verbose') args.verbose = true;
-    else throw new Error(`unknown option ${a} (use --sample N, --seed N, --kinds a,b, --no-kill, --verbose)`);
+    else throw new Error(`unknown option ${a} (use --sample N, --seed N, --kinds a,b, --only REGEX, --no-kill, --verbose)`);
   }
   if (args.sample !== undefined && (!Number.isInteger(args.sample) || args.sample < 1)) throw new Error('--sample must be a positive integer');
   return args;
@@ -44,7 +46,8 @@ async function main(): Promise<void> {
   try {
     const kinds: FaultKind[] = args.kinds ? FAULT_KINDS.filter((k) => args.kinds!.includes(k.name)) : [...FAULT_KINDS];
     if (args.kinds && kinds.length !== args.kinds.length) throw new Error(`unknown fault kind in ${args.kinds.join(',')}; kinds: ${FAULT_KINDS.map((k) => k.name).join(', ')}`);
-    let scenarios: Array<{ point: CallPoint; kind: FaultKind }> = lab.points.flatMap((point) => kinds.map((kind) => ({ point, kind })));
+    const points = lab.points.filter((p) => !args.only || args.only.test(label(p)));
+    let scenarios: Array<{ point: CallPoint; kind: FaultKind }> = points.flatMap((point) => kinds.map((kind) => ({ point, kind })));
     if (args.sample !== undefined) scenarios = sample(scenarios, args.sample, args.seed);
     write(`Example app lifecycle: ${lab.points.length} service calls (create ${lab.points.filter((p) => p.phase === 'create').length}, `
       + `update ${lab.points.filter((p) => p.phase === 'update').length}, destroy ${lab.points.filter((p) => p.phase === 'destroy').length}); `
@@ -61,10 +64,10 @@ async function main(): Promise<void> {
     for (const l of renderTable(results)) write(l);
     let kills: ScenarioResult[] = [];
     if (args.kill) {
-      const points = args.sample !== undefined ? sample(lab.points, Math.max(2, Math.ceil(args.sample / 10)), args.seed) : lab.points;
+      const killAt = args.sample !== undefined ? sample(points, Math.max(2, Math.ceil(args.sample / 10)), args.seed) : points;
       write();
-      write(`Kill test: the runner killed with SIGKILL at ${points.length} call(s), with the call applied and not applied, then run again and destroyed.`);
-      for (const p of points) {
+      write(`Kill test: the runner killed with SIGKILL at ${killAt.length} call(s), with the call applied and not applied, then run again and destroyed.`);
+      for (const p of killAt) {
         for (const applied of [true, false]) {
           const r = await lab.kill(p, applied);
           kills.push(r);

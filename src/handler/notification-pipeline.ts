@@ -362,11 +362,11 @@ async function claimIdentity(rt: Runtime, identity: string, key: string): Promis
  */
 function unclearCreate(rec: PipelineRecord): HandlerError {
   const sel = rec.doc.selection;
-  const types = sel.types.join(', ');
-  return new HandlerError(`the unified create of identity ${rec.doc.identity} (${sel.region}: ${types}) got no answer `
-    + `(${rec.doc.postUnclear ?? 'the invocation ended first'}); if the service applied it, its pipeline (upstream subscriptions for ${types}, `
-    + `destination, delivery resources in ${sel.region}) remains and only the service can remove it: once removed (or confirmed never made), `
-    + `run 'dpi journal resolve ${rec.key}' (--local for dpi local-deploy) and deploy again`);
+  // The step comes before the list of what may remain: a long list may be cut from the reason (~500 characters).
+  return new HandlerError(`the unified create of identity ${rec.doc.identity} (${sel.region}) got no answer `
+    + `(${rec.doc.postUnclear ?? 'the invocation ended first'}); if the service applied it, only the service can remove it: once removed `
+    + `(or confirmed never made), run 'dpi journal resolve ${rec.key}' (--local for dpi local-deploy) and deploy again; it may have made `
+    + `upstream subscriptions for ${sel.types.join(', ')}, their destination and delivery resources in ${sel.region}`);
 }
 
 /** Stores a posted result in a new product-107 subscription (the service's PATCH and DELETE read it there). */

@@ -74,6 +74,9 @@ test('kill test: the runner killed while a call is held (applied, and not applie
   const results = [
     await lab.kill(find('create', 'POST', /^\/v2\/sub$/, 1), true),
     await lab.kill(find('destroy', 'PATCH', /^\/v2\/sub\//), false),
+    await lab.kill(find('create', 'POST', /^\/service\/sp\/notifications-unified\/363$/), true),
   ];
   expectAccepted(results);
+  // Killed while the unified create was in flight: the residual case, resolved with its step.
+  expect(results[2].outcome).toBe('residual');
 });

@@ -355,9 +355,9 @@ describe('Custom::DpiNotificationPipeline', () => {
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/', dropResponse: true, count: 1 });
     const reason = await h.fails(h.event(T, 'Create', props));
     const key = 'HandlerTest/Resource';
-    expect(reason).toBe('the unified create of identity 362 (us-east-1: ORDER_CHANGE) got no answer (UND_ERR_SOCKET); if the service applied it, '
-      + 'its pipeline (upstream subscriptions for ORDER_CHANGE, destination, delivery resources in us-east-1) remains and only the service can '
-      + `remove it: once removed (or confirmed never made), run 'dpi journal resolve ${key}' (--local for dpi local-deploy) and deploy again`);
+    expect(reason).toBe('the unified create of identity 362 (us-east-1) got no answer (UND_ERR_SOCKET); if the service applied it, only the '
+      + `service can remove it: once removed (or confirmed never made), run 'dpi journal resolve ${key}' (--local for dpi local-deploy) and `
+      + 'deploy again; it may have made upstream subscriptions for ORDER_CHANGE, their destination and delivery resources in us-east-1');
     expect(reason).toContain('only the service can remove it');
     expect(reason).toContain(`run 'dpi journal resolve ${key}'`);
     let state = h.state();
