@@ -10,6 +10,7 @@ import { Construct, IConstruct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
+import { acknowledge, acknowledgeWildcards } from '../connection/nag';
 import { DpiProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
@@ -311,6 +312,14 @@ export class NotificationPipeline extends Construct {
       conditions: { StringLike: { 's3:prefix': [`${this.prefix}*`] } },
     });
     const queue = this.notificationQueue.grantConsumeMessages(grantee);
+    // The object keys are generated under the pipeline's prefix: the `<prefix>*` wildcard is the narrowest grant there is,
+    // so the grantee is not left with a cdk-nag finding it cannot fix.
+    if (Construct.isConstruct(grantee.grantPrincipal)) {
+      acknowledgeWildcards(grantee.grantPrincipal, [{
+        pattern: /^arn:<AWS::Partition>:s3:::<[A-Za-z0-9]+\.BucketName>\/<[A-Za-z0-9]+\.Prefix>\*$/,
+        reason: 'Notification objects have names the delivery stream generates under the pipeline prefix; read access is limited to that prefix.',
+      }]);
+    }
     return objects.combine(list).combine(queue);
   }
 
@@ -319,11 +328,19 @@ export class NotificationPipeline extends Construct {
    * source) and let it read the notification objects.
    */
   public addConsumer(fn: lambda.IFunction, options: NotificationConsumerOptions = {}): void {
+    const before = new Set(fn.node.findAll());
     fn.addEventSource(new SqsEventSource(this.notificationQueue, {
       batchSize: options.batchSize ?? 10,
       maxBatchingWindow: options.maxBatchingWindow,
       reportBatchItemFailures: options.reportBatchItemFailures ?? true,
     }));
+    for (const c of fn.node.findAll()) {
+      if (!before.has(c) && c instanceof lambda.EventSourceMapping) {
+        acknowledge(c, 'Serverless-LambdaEventSourceMappingDestination', 'An SQS event source: a message that fails stays in the queue until it '
+          + 'succeeds or expires (with reportBatchItemFailures only the failed ones); on-failure destinations apply to stream and Kafka '
+          + 'sources only.');
+      }
+    }
     this.grantReadNotifications(fn);
   }
 
