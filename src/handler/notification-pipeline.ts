@@ -121,6 +121,8 @@ interface PipelineDoc extends OwnsSubscription {
   postUnclear?: string;
   /** A unified DELETE was sent without a clear outcome (it may have removed the pipeline). */
   deleteUnclear?: boolean;
+  /** The service answered the last unified DELETE with a refusal (so a `deleting` record is not an unclear one). */
+  deleteAnswered?: boolean;
 }
 
 /**
@@ -405,16 +407,19 @@ function leftover(rec: PipelineRecord, cause: string): HandlerError {
 /** Removes a pipeline and marks its subscription invalid (a Create's undo, and Delete). */
 async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
   const id = rec.doc.subscriptionId!;
+  // An earlier invocation that recorded `deleting` and no answer may have sent the DELETE (e.g. it ended while waiting).
+  const resumed = rec.state === 'deleting' && rec.doc.deleteAnswered !== true;
   let r = rec.state === 'deleting' ? rec : await rt.journal.save(rec, 'deleting', rec.doc);
   try {
     await rt.client.notifications.delete(rec.doc.identity, id);
   } catch (e) {
-    const unclearBefore = r.doc.deleteUnclear === true || (e instanceof ServiceError && e.afterUnclearAttempt);
+    const unclearBefore = r.doc.deleteUnclear === true || resumed || (e instanceof ServiceError && e.afterUnclearAttempt);
     if (isStatus(e, 400) && unclearBefore) {
       // An earlier DELETE was sent without a clear outcome; the service now finds no pipeline for the stored
       // metadata: that DELETE removed it (see docs/handler.md, "Assumptions").
       log({ level: 'WARNING', msg: 'an earlier unified delete had no clear outcome and the service now finds no pipeline for the stored metadata: taken as deleted', subscriptionId: id, error: messageOf(e) });
     } else if (isStatus(e, 400)) {
+      await rt.journal.save(r, 'deleting', { ...r.doc, deleteAnswered: true });
       throw new HandlerError(`the service cannot delete the notification pipeline of subscription ${id}: ${messageOf(e)}; `
         + 'its stored metadata must be intact: restore it or remove the pipeline resources by hand, then delete again '
         + '(or keep the resource with removalPolicy RETAIN)');

@@ -567,7 +567,6 @@ class Runner {
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
 
     const changes: Change[] = [];
-    const replacedOld: ResourceState[] = [];
     let failure: { p: PlannedResource; before?: ResourceState; props?: Record<string, unknown> } | undefined;
     for (const p of plan) {
       const key = resourceKey(stack.stackName, p.logicalId);
@@ -613,12 +612,14 @@ class Runner {
         this.state.resources[key] = after;
         changes.push({ kind: before ? 'update' : 'create', before, after });
         if (before && before.physicalId !== res.physicalId) {
-          replacedOld.push(before);
+          // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
+          this.state.orphans.push({ ...before, replaced: true });
+          this.save();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (old ${before.physicalId} is deleted after the update)`, res.physicalId);
         } else {
+          this.save();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);
         }
-        this.save();
       } catch (e) {
         this.emit(stack.stackName, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
         if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
@@ -644,11 +645,13 @@ class Runner {
     const planned = new Set(plan.map((p) => p.logicalId));
     const removed = this.resourcesOf(stack.stackName).filter((r) => !planned.has(r.logicalId));
     const orphans = this.state.orphans.filter((o) => o.stack === stack.stackName);
-    if (replacedOld.length + removed.length + orphans.length > 0) {
+    if (removed.length + orphans.length > 0) {
       this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE_CLEANUP_IN_PROGRESS' : 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS', stackType, stack.stackName);
       this.state.orphans = this.state.orphans.filter((o) => o.stack !== stack.stackName);
-      for (const o of [...orphans, ...replacedOld.reverse()]) {
-        const ok = await this.deleteResource(stackState, o, orphans.includes(o) ? 'delete' : 'replace');
+      // Orphans of earlier runs first, then this run's replaced resources, newest first.
+      const ordered = [...orphans.filter((o) => !o.replaced), ...orphans.filter((o) => o.replaced).reverse()];
+      for (const o of ordered) {
+        const ok = await this.deleteResource(stackState, o, o.replaced ? 'replace' : 'delete');
         if (!ok) {
           this.failed = true;
           this.state.orphans.push(o);
@@ -712,6 +715,9 @@ class Runner {
       } else if (c.before && c.before.physicalId !== c.after.physicalId) {
         const deleted = await this.deleteResource(stackState, c.after, 'rollback-create');
         this.state.resources[key] = c.before;
+        // The old resource stays: it is no longer waiting for the clean-up.
+        this.state.orphans = this.state.orphans.filter((o) => !(o.replaced && o.stack === c.before!.stack && o.logicalId === c.before!.logicalId
+          && o.physicalId === c.before!.physicalId));
         if (!deleted) {
           ok = false;
           this.state.orphans.push(c.after);
@@ -759,7 +765,7 @@ class Runner {
       const orphans = this.state.orphans.filter((o) => o.stack === name);
       this.state.orphans = this.state.orphans.filter((o) => o.stack !== name);
       for (const o of orphans) {
-        if (!(await this.deleteResource(stackState, o, 'delete'))) {
+        if (!(await this.deleteResource(stackState, o, o.replaced ? 'replace' : 'delete'))) {
           ok = false;
           this.state.orphans.push(o);
         }

@@ -24,6 +24,12 @@ export interface ResourceState {
   readonly waiter: boolean;
   /** Construct path (`aws:cdk:path` metadata) when known. */
   readonly path?: string;
+  /**
+   * In the orphans list: the old physical resource of a replacement, deleted in the clean-up after the update (its
+   * `UpdateReplacePolicy` applies). Recorded when the replacement succeeds, so a run killed before the clean-up
+   * still deletes it the next time.
+   */
+  readonly replaced?: boolean;
 }
 
 /** A deployed stack. */

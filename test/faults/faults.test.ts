@@ -73,7 +73,7 @@ test('a fixed-seed sample of every call and fault kind', async () => {
 test('kill test: the runner killed while a call is held (applied, and not applied), then run again and destroyed, leaves nothing', async () => {
   const results = [
     await lab.kill(find('create', 'POST', /^\/v2\/sub$/, 1), true),
-    await lab.kill(find('destroy', 'PATCH', /^\/v2\/sub\//), false),
+    await lab.kill(find('destroy', 'PATCH', /^\/v2\/sub\//, 1), false),
     await lab.kill(find('create', 'POST', /^\/service\/sp\/notifications-unified\/363$/), true),
   ];
   expectAccepted(results);

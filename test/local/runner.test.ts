@@ -137,6 +137,33 @@ test('a changed physical ID on Update deletes the old one in the cleanup phase, 
   expect(r.events.map((e) => e.status)).toContain('UPDATE_COMPLETE_CLEANUP_IN_PROGRESS');
 });
 
+test('the old physical resource of a replacement is in the saved state before the clean-up (a run killed in between deletes it next time); a rollback takes it back', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A(), B: B() })));
+  const stateFile = join(tmp.dir, 'state', 'local-state.json');
+  const oldA = JSON.parse(readFileSync(stateFile, 'utf8')).resources['Demo/A'].physicalId as string;
+  let savedOrphans: Array<{ physicalId: string; replaced?: boolean }> | undefined;
+  const progress = (l: string): void => {
+    lines.push(l);
+    if (savedOrphans === undefined && /UPDATE_COMPLETE\s+\| Custom::DpiSubscription\s+\| A replaced/.test(l)) {
+      savedOrphans = JSON.parse(readFileSync(stateFile, 'utf8')).orphans;
+    }
+  };
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a2' }), B: B() }), { progress }));
+  expect(r.success).toBe(true);
+  expect(savedOrphans).toEqual([expect.objectContaining({ physicalId: oldA, replaced: true })]);
+  expect(JSON.parse(readFileSync(stateFile, 'utf8')).orphans).toEqual([]);
+
+  // A replaced, then B fails: the rollback restores the old A, which is no longer waiting for a clean-up.
+  const now = JSON.parse(readFileSync(stateFile, 'utf8')).resources['Demo/A'].physicalId as string;
+  resetCalls();
+  const f = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a3' }), B: B({ FailOn: 'Update' }) })));
+  expect(f.success).toBe(false);
+  const after = JSON.parse(readFileSync(stateFile, 'utf8'));
+  expect(after.resources['Demo/A'].physicalId).toBe(now);
+  expect(after.orphans).toEqual([]);
+  expect(calls().filter((c) => c.event.RequestType === 'Delete').map((c) => c.event.PhysicalResourceId)).not.toContain(now);
+});
+
 test('UpdateReplacePolicy Retain keeps the old physical resource (DELETE_SKIPPED, no Delete call)', async () => {
   await runLocalDeploy(deployOpts(assembly({ A: A({}, { UpdateReplacePolicy: 'Retain' }) })));
   resetCalls();
