@@ -67,7 +67,10 @@ const project = new awscdk.AwsCdkConstructLibrary({
   },
   githubOptions: { mergify: false },
   buildWorkflow: false,
-  release: false,
+  // Releases like cdklabs projects: conventional commits decide the next version (commit-and-tag-version), the
+  // release task bumps, builds and writes CHANGELOG.md; experimental until 1.0.
+  release: true,
+  stability: 'experimental',
   depsUpgrade: false,
   pullRequestTemplate: false,
 });
