@@ -14,8 +14,11 @@ const project = new awscdk.AwsCdkConstructLibrary({
   projenrcTs: true,
   minNodeVersion: '20.0.0',
 
+  // The peer range keeps the oldest supported aws-cdk-lib (test:min-cdk runs the construct tests against it); the
+  // package builds and tests with the newest (devDeps below).
   cdkVersion: '2.257.0',
   constructsVersion: '10.5.1',
+  peerDependencyOptions: { pinnedDevDependency: false },
   jsiiVersion: '~6.0.0',
 
   // Python is declared so the public API stays usable from other languages;
@@ -37,6 +40,8 @@ const project = new awscdk.AwsCdkConstructLibrary({
   bundledDeps: ['@aws-sdk/client-dynamodb@^3', 'dynalite@^4'],
 
   devDeps: [
+    'aws-cdk-lib@2.276.0',
+    'constructs@10.5.1',
     'cdk-nag@^3.0.2',
     'aws-cdk@^2',
     'esbuild@^0.25',
@@ -143,6 +148,19 @@ const vendorReads = project.addTask('test:vendor-reads', {
   exec: 'jest --ci test/handler test/local',
 });
 project.testTask.spawn(vendorReads);
+
+// The construct tests against the oldest aws-cdk-lib of the peer range (the package builds with the newest). The
+// template snapshot and the documented cdk-nag registration (which needs a newer aws-cdk-lib) are newest-only.
+const minCdk = project.addTask('test:min-cdk', {
+  description: 'Construct tests against the oldest aws-cdk-lib the peer range allows',
+});
+minCdk.exec('npm install --no-save --no-package-lock --no-audit --no-fund --prefix .min-cdk aws-cdk-lib@2.257.0 constructs@10.5.1');
+minCdk.exec('node -e "const v=require(\'./.min-cdk/node_modules/aws-cdk-lib/package.json\').version; console.log(\'aws-cdk-lib \'+v+\' (oldest supported)\')"');
+minCdk.exec("jest --ci --config test/min-cdk/jest.config.js test/constructs --testNamePattern '^(?!.*(snapshot|the documented way)).*$'", {
+  env: { DPI_EXPECT_CDK: '2.257.0' },
+});
+project.testTask.spawn(minCdk);
+project.gitignore.exclude('/.min-cdk/');
 
 // The README's main command: the example app through its whole lifecycle against the embedded emulator.
 const demo = project.addTask('demo', {
