@@ -162,6 +162,20 @@ minCdk.exec("jest --ci --config test/min-cdk/jest.config.js test/constructs --te
 project.testTask.spawn(minCdk);
 project.gitignore.exclude('/.min-cdk/');
 
+// The package builds with the newest aws-cdk-lib on purpose (the peer range keeps the oldest; test:min-cdk tests it):
+// jsii's warning that the devDependency should equal the peer floor is silenced.
+project.compileTask.reset('jsii --silence-warnings=reserved-word --silence-warnings=metadata/missing-dev-dependency');
+
+// Every @example and the README's TypeScript compile (jsii-rosetta, strict: a snippet that does not compile fails
+// the build); fixtures in rosetta/.
+const rosetta = project.addTask('rosetta', {
+  description: 'Compile every @example and README snippet with jsii-rosetta (strict)',
+  exec: 'jsii-rosetta extract --compile --fail --strict',
+});
+project.postCompileTask.spawn(rosetta);
+project.gitignore.exclude('/.jsii.tabl.json');
+project.npmignore?.exclude('/rosetta/');
+
 // The README's main command: the example app through its whole lifecycle against the embedded emulator.
 const demo = project.addTask('demo', {
   description: 'Synthesize the example app and run it through create, update and destroy against the embedded emulator',

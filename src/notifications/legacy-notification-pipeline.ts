@@ -49,6 +49,17 @@ export interface LegacyNotificationPipelineProps {
  * applies the queue ARN and types (PATCH); later updates PATCH it; removal
  * deletes it (unless retained). Use `retired: true` together with
  * `NotificationPipeline.migrateFrom()` to move to a unified pipeline.
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ *
+ * new LegacyNotificationPipeline(this, 'LegacyOrders', {
+ *   connection,
+ *   subscriptionId: 8601,
+ *   remoteIdentityId: 364,
+ *   queueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
+ *   notificationTypes: [NotificationType.ORDER_CHANGE],
+ * });
  */
 export class LegacyNotificationPipeline extends Construct {
   /** The adopted subscription ID (the resource's physical ID). */

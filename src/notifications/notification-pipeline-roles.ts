@@ -120,6 +120,12 @@ const declarations = new WeakMap<IConstruct, string>();
  * declare it in one stack and reference it from other apps or stacks with
  * `NotificationPipelineRoles.fromRoleArns()`. A second declaration in the same
  * app is a synth error.
+ *
+ * @example
+ * const roles = new NotificationPipelineRoles(this, 'PipelineRoles', {
+ *   serviceAccountId: '111122223333', // the service's AWS account (from the service)
+ *   externalId: 'my-external-id', // optional: adds an sts:ExternalId condition to the trust
+ * });
  */
 export class NotificationPipelineRoles extends Construct implements INotificationPipelineRoles {
   /** The fixed name of the delivery role (`service-spapi-firehose-role`). */

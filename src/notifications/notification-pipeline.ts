@@ -125,6 +125,20 @@ export interface NotificationConsumerOptions {
  * Update converges in place (PATCH with the full selection). A change of
  * `remoteIdentityId` or `accountType` creates a new pipeline and deletes the
  * old one (new physical ID).
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ * declare const roles: NotificationPipelineRoles;
+ * declare const consumer: lambda.IFunction;
+ *
+ * const seller = new NotificationPipeline(this, 'SellerNotifications', {
+ *   connection,
+ *   roles,
+ *   remoteIdentityId: 362,
+ *   accountType: AccountType.SELLER,
+ *   notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.REPORT_PROCESSING_FINISHED],
+ * });
+ * seller.addConsumer(consumer, { batchSize: 10 });
  */
 export class NotificationPipeline extends Construct {
   /** The deployment regions the service accepts. */

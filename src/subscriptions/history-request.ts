@@ -83,6 +83,18 @@ export interface HistoryRequestProps {
  * request age); waits for a free slot under the service's ceiling. Deleting
  * the resource cancels the request if it is still pending or processing.
  * Changing the dates or stage creates a new request (new physical ID).
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ * declare const orders: Subscription;
+ *
+ * new HistoryRequest(this, 'OrdersBackfill', {
+ *   connection,
+ *   subscription: orders,
+ *   startDate: '2026-11-15',
+ *   endDate: '2026-11-17',
+ *   stageId: 1001,
+ * });
  */
 export class HistoryRequest extends Construct {
   /** The history transaction ID. */

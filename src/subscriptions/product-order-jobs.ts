@@ -41,6 +41,17 @@ export interface ProductOrderJobsProps {
  * Create POSTs one job per batch of 100 order IDs. A change of the order IDs
  * or stage creates a new set of jobs (new physical ID). Delete leaves the
  * created jobs in place: the service offers no way to delete a job.
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ * declare const orders: Subscription;
+ *
+ * new ProductOrderJobs(this, 'OrderReprocessing', {
+ *   connection,
+ *   subscription: orders,
+ *   orderIds: ['123-1234567-1234567', '123-1234567-7654321'],
+ *   stageId: 1001,
+ * });
  */
 export class ProductOrderJobs extends Construct {
   /** The primary job the secondary jobs were created under (the physical ID). */

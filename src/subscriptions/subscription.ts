@@ -122,6 +122,19 @@ class ImportedSubscription extends Construct implements ISubscription {
  * Create validates against the product record (required meta keys, remote
  * identity, stage IDs) and POSTs the subscription; update PATCHes only what
  * changed; delete sets the `onDelete` status (`invalid` by default).
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ *
+ * const orders = new Subscription(this, 'Orders', {
+ *   connection,
+ *   productId: 3001,
+ *   storageGroupId: 501,
+ *   remoteIdentityId: 362,
+ *   productParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+ *   stageIds: [1001, 1002],
+ *   name: 'orders-us',
+ * });
  */
 export class Subscription extends Construct implements ISubscription {
   /** Reference an existing subscription by its ID. */
