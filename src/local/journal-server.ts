@@ -184,12 +184,14 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   });
   // Write-ahead log: every successful write is appended to `<stateFile>.wal` before the handler sees its answer,
   // so a runner killed between two flushes loses nothing the handler was told is stored (DynamoDB's durability).
+  // Only the handler's writes are logged: not the restore of the saved state, nor the replay of the log itself.
   const wal = stateFile ? `${stateFile}.wal` : undefined;
+  let logging = false;
   if (wal) {
     mkdirSync(dirname(wal), { recursive: true });
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
-      if (!WRITE_OPS.has(op)) return;
+      if (!logging || !WRITE_OPS.has(op)) return;
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
@@ -355,5 +357,8 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     return stopping;
   };
 
+  // The replayed writes are saved at once (and the log trimmed), then every later write is logged.
+  if (wal && existsSync(wal)) await flush();
+  logging = true;
   return { endpoint, flush, stop };
 }

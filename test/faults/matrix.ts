@@ -16,7 +16,7 @@
  * Used by test/faults/faults.test.ts (a fixed sample in CI) and scripts/faults.ts (`npm run faults`: every point).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serviceRemovesUnrecordedPipelines } from './operator';
@@ -156,7 +156,9 @@ export class FaultLab {
 
   async stop(): Promise<void> {
     await this.emulator.stop();
-    rmSync(this.work, { recursive: true, force: true });
+    // DPI_FAULTS_KEEP=1 keeps every scenario's state, journal and handler log for a look.
+    if (process.env.DPI_FAULTS_KEEP === '1') process.stdout.write(`(kept ${this.work})\n`);
+    else rmSync(this.work, { recursive: true, force: true });
   }
 
   private get url(): string {
@@ -313,6 +315,7 @@ export class FaultLab {
     await exited;
     await admin(this.url, 'DELETE', '/_emulator/faults');
     if (!held) return { point, kind, outcome: 'stuck', detail: 'the runner never reached the call' };
+    if (process.env.DPI_FAULTS_KEEP === '1') cpSync(dir, `${dir}-killed`, { recursive: true });
     await new Promise((r) => setTimeout(r, holdMs + 300));
     let retry = await this.phase(dir, point.phase);
     let outcome: Outcome = 'survived';

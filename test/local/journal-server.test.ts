@@ -179,17 +179,21 @@ test('a runner killed before its flush loses nothing: every acknowledged write i
   // A write that would store a secret is not logged.
   await db1.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'r#2' }, sk: { S: 's' }, doc: { S: 'top-secret-token' } } }));
   expect(readFileSync(`${stateFile}.wal`, 'utf8').trim().split('\n')).toHaveLength(2);
-  // "Killed": no flush. A new server on the same files sees the acknowledged writes.
+  // "Killed": no flush. A new server on the same files sees the acknowledged writes; it saves them at start (the log is
+  // trimmed) and logs neither its restore nor its replay, so a second kill and restart does not go back in time.
   const second = await startJournalServer({ stateFile });
   const db2 = client(second.endpoint);
+  expect(existsSync(`${stateFile}.wal`)).toBe(false);
+  expect(readJournalState(stateFile).tables[0].Items.map((i) => (i.state as { S: string }).S)).toEqual(['posted']);
+  await db2.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'r#1' }, sk: { S: 's' }, state: { S: 'active' } } }));
+  const third = await startJournalServer({ stateFile });
+  const db3 = client(third.endpoint);
   try {
-    const got = await db2.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'r#1' }, sk: { S: 's' } }, ConsistentRead: true }));
-    expect(got.Item?.state).toEqual({ S: 'posted' });
-    await second.flush();
-    // The flush saved the replayed state and trimmed the log.
-    expect(existsSync(`${stateFile}.wal`)).toBe(false);
-    expect(readJournalState(stateFile).tables[0].Items.map((i) => (i.state as { S: string }).S)).toEqual(['posted']);
+    const got = await db3.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'r#1' }, sk: { S: 's' } }, ConsistentRead: true }));
+    expect(got.Item?.state).toEqual({ S: 'active' });
   } finally {
+    db3.destroy();
+    await third.stop();
     db2.destroy();
     await second.stop();
     db1.destroy();
