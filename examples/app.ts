@@ -13,6 +13,7 @@ import {
   ProductOrderJobs,
   ServiceConnection,
   Subscription,
+  SubscriptionMonitor,
 } from '../src';
 import { NagPlugin } from './nag';
 
@@ -147,6 +148,11 @@ export class MarketplaceDataStack extends Stack {
       stageIds: [1001, 1002],
       name: 'orders-us',
     });
+
+    // Is the orders data arriving? One scheduled monitor per stack: metrics (records in ERROR, in progress, hours
+    // since the newest loaded date), alarms and a dashboard.
+    const monitor = new SubscriptionMonitor(this, 'DataMonitor', { connection });
+    monitor.addSubscription(orders, { label: 'orders-us' });
 
     // Backfill a few days of orders (fixed dates: synth is stable).
     new HistoryRequest(this, 'OrdersBackfill', {

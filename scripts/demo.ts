@@ -18,6 +18,8 @@ import { join } from 'node:path';
 import { buildExampleApp } from '../examples/app';
 import { runDpi } from '../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../src/emulator';
+import { monitor, setMetricSink } from '../src/handler/monitor';
+import { configureLocalRuntime } from '../src/handler/runtime';
 import { defaultHandlerPath, LocalDeployResult, runLocalDeploy } from '../src/local';
 
 const problems: string[] = [];
@@ -130,6 +132,41 @@ async function main(): Promise<void> {
     line();
     const txCode = await dpi(['tx', '--subscription', sub, '--tree'], url);
     check(txCode === 0, 'dpi tx --tree');
+
+    line();
+    line('What the stack\'s SubscriptionMonitor publishes for it (CloudWatch embedded metric format, one run):');
+    configureLocalRuntime({ readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012' });
+    const emf: string[] = [];
+    const previous = setMetricSink((l) => emf.push(l));
+    // The function's own JSON log lines (one per service call) are not part of this picture.
+    // eslint-disable-next-line no-console
+    const consoleLog = console.log;
+    // eslint-disable-next-line no-console
+    console.log = () => undefined;
+    const run = await monitor({
+      Connection: {
+        BaseUrl: url,
+        SubscriptionsUrl: url,
+        AccountUrl: url,
+        UserUrl: url,
+        RemoteIdentityUrl: url,
+        AuthUrl: url,
+        RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi/refresh-token',
+      },
+      Subscriptions: [{ id: sub, label: 'orders-us' }],
+    });
+    setMetricSink(previous);
+    // eslint-disable-next-line no-console
+    console.log = consoleLog;
+    for (const l of emf) {
+      const m = JSON.parse(l) as Record<string, unknown>;
+      const names = (m._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0].Metrics.map((x) => x.Name);
+      line(`  ${m.Payload ? `payload ${String(m.Payload).padEnd(12)}` : 'subscription        '} ${names.map((n) => `${n}=${String(m[n])}`).join('  ')}`);
+    }
+    line(`  (${run.calls} transaction page(s) read, ${run.failed} failure(s))`);
+    const total = emf.map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => !m.Payload);
+    check(run.failed === 0 && total?.ErrorRecords === 0 && total?.InProgressRecords === 1,
+      'the monitor sees what dpi status shows: no record in ERROR, one in progress (order_fees)');
 
     heading('5. Destroy: dpi local-deploy --destroy');
     const destroyed: LocalDeployResult = await runLocalDeploy({ ...deployOpts, destroy: true });

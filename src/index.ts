@@ -6,3 +6,4 @@ export * from './notifications/legacy-notification-pipeline';
 export * from './subscriptions/subscription';
 export * from './subscriptions/history-request';
 export * from './subscriptions/product-order-jobs';
+export * from './monitoring/subscription-monitor';

@@ -1,0 +1,174 @@
+/**
+ * The subscription monitor (`index.monitor`): run on a schedule by `SubscriptionMonitor`, it reads the transaction
+ * records of every monitored subscription (every page of the service's three-day window), classifies them exactly as
+ * `dpi status` does, and publishes the result as CloudWatch embedded-metric-format lines in its log: no
+ * PutMetricData call, no secret. A subscription that cannot be read is a metric and a log line, never a crash.
+ */
+import { summarise, StatusSummary, TxClass } from '../cli/classify';
+import { TxRecord } from '../client';
+import { ConnectionProperties } from '../contract';
+import { messageOf } from './errors';
+import { log } from './log';
+import { runtimeFor } from './runtime';
+import { LambdaContextLike } from './types';
+
+/** Default namespace of the metrics. */
+export const MONITOR_NAMESPACE = 'DataPipelineIntegration';
+/** The service keeps transaction records for three days. */
+export const MONITOR_WINDOW_DAYS = 3;
+
+/** The event the schedule sends (the rule's input). */
+export interface MonitorEvent {
+  readonly Connection: ConnectionProperties;
+  readonly Subscriptions: ReadonlyArray<{ readonly id: string; readonly label?: string }>;
+  readonly Namespace?: string;
+}
+
+/** What one subscription's read gives, per payload and in total. */
+export interface SubscriptionHealth {
+  readonly subscriptionId: string;
+  readonly label?: string;
+  /** False when the records could not be read (then only `MonitorFailed` is published). */
+  readonly ok: boolean;
+  readonly error?: string;
+  /** Service calls (transaction pages) made for this subscription. */
+  readonly calls: number;
+  readonly payloads: ReadonlyArray<PayloadHealth>;
+  readonly errorRecords: number;
+  readonly inProgressRecords: number;
+  /** Hours since the end of the newest attribution date with a loaded record; the window (72) when none. */
+  readonly freshnessHours: number;
+}
+
+/** One payload of a subscription. */
+export interface PayloadHealth {
+  readonly payload: string;
+  readonly errorRecords: number;
+  readonly inProgressRecords: number;
+  readonly freshnessHours: number;
+}
+
+const IN_PROGRESS: readonly TxClass[] = ['in-progress', 'retrying'];
+
+/** Hours from the end of attribution date `date` (YYYY-MM-DD...) to `now` (epoch ms), at least 0. */
+function hoursSince(date: string, nowMs: number): number | undefined {
+  const day = Date.parse(`${date.slice(0, 10)}T00:00:00Z`);
+  if (Number.isNaN(day)) return undefined;
+  return Math.max(0, Math.round(((nowMs - (day + 86_400_000)) / 3_600_000) * 10) / 10);
+}
+
+/** Health of a subscription from its status summary (the same cells `dpi status` shows). */
+export function healthOf(subscriptionId: string, s: StatusSummary, nowMs: number, calls: number, label?: string): SubscriptionHealth {
+  const window = MONITOR_WINDOW_DAYS * 24;
+  const byPayload = new Map<string, { errors: number; progress: number; fresh?: number }>();
+  for (const c of s.cells) {
+    const p = byPayload.get(c.payload_name) ?? { errors: 0, progress: 0 };
+    p.errors += c.counts.error ?? 0;
+    p.progress += IN_PROGRESS.reduce((n, k) => n + (c.counts[k] ?? 0), 0);
+    if ((c.counts.loaded ?? 0) > 0) {
+      const h = hoursSince(c.attribution_date, nowMs);
+      if (h !== undefined) p.fresh = p.fresh === undefined ? h : Math.min(p.fresh, h);
+    }
+    byPayload.set(c.payload_name, p);
+  }
+  const payloads = [...byPayload.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([payload, p]) => ({
+    payload, errorRecords: p.errors, inProgressRecords: p.progress, freshnessHours: p.fresh ?? window,
+  }));
+  return {
+    subscriptionId,
+    label,
+    ok: true,
+    calls,
+    payloads,
+    errorRecords: payloads.reduce((n, p) => n + p.errorRecords, 0),
+    inProgressRecords: payloads.reduce((n, p) => n + p.inProgressRecords, 0),
+    freshnessHours: payloads.length === 0 ? window : Math.min(...payloads.map((p) => p.freshnessHours)),
+  };
+}
+
+/** The embedded-metric-format lines of one subscription's health (one per payload, one for the subscription). */
+export function emfLines(h: SubscriptionHealth, namespace: string, timestampMs: number): string[] {
+  const line = (dimensions: Record<string, string>, metrics: Record<string, [number, string]>): string => JSON.stringify({
+    _aws: {
+      Timestamp: timestampMs,
+      CloudWatchMetrics: [{
+        Namespace: namespace,
+        Dimensions: [Object.keys(dimensions)],
+        Metrics: Object.entries(metrics).map(([Name, [, Unit]]) => ({ Name, Unit })),
+      }],
+    },
+    ...dimensions,
+    ...Object.fromEntries(Object.entries(metrics).map(([k, [v]]) => [k, v])),
+  });
+  if (!h.ok) return [line({ SubscriptionId: h.subscriptionId }, { MonitorFailed: [1, 'Count'], MonitorCalls: [h.calls, 'Count'] })];
+  return [
+    ...h.payloads.map((p) => line({ SubscriptionId: h.subscriptionId, Payload: p.payload }, {
+      ErrorRecords: [p.errorRecords, 'Count'], InProgressRecords: [p.inProgressRecords, 'Count'], FreshnessHours: [p.freshnessHours, 'None'],
+    })),
+    line({ SubscriptionId: h.subscriptionId }, {
+      ErrorRecords: [h.errorRecords, 'Count'],
+      InProgressRecords: [h.inProgressRecords, 'Count'],
+      FreshnessHours: [h.freshnessHours, 'None'],
+      MonitorFailed: [0, 'Count'],
+      MonitorCalls: [h.calls, 'Count'],
+    }),
+  ];
+}
+
+/** Where the metric lines go (stdout: one raw JSON line each, which CloudWatch Logs turns into metrics). */
+let sink: (line: string) => void = (l) => {
+  process.stdout.write(`${l}\n`);
+};
+
+/** Replaces the sink of the metric lines (tests). Returns the previous one. */
+export function setMetricSink(next: (line: string) => void): (line: string) => void {
+  const prev = sink;
+  sink = next;
+  return prev;
+}
+
+/** The health of a subscription whose records could not be read. */
+function failedRead(subscriptionId: string, label: string | undefined, calls: number, error: string): SubscriptionHealth {
+  return { subscriptionId, label, ok: false, error, calls, payloads: [], errorRecords: 0, inProgressRecords: 0, freshnessHours: 0 };
+}
+
+/** Reads one subscription's records (every page of the window) and classifies them. */
+async function read(rt: ReturnType<typeof runtimeFor>, id: string, nowMs: number, label?: string): Promise<SubscriptionHealth> {
+  let calls = 0;
+  try {
+    const records: TxRecord[] = [];
+    const since = Math.floor(nowMs / 1000) - MONITOR_WINDOW_DAYS * 86_400;
+    for await (const page of rt.client.tx.pages({ subscription_id: id, timestamp_from: since, limit: 200 })) {
+      calls++;
+      records.push(...page.records);
+    }
+    return healthOf(id, summarise(records), nowMs, calls, label);
+  } catch (e) {
+    const error = messageOf(e);
+    log({ level: 'ERROR', msg: 'the monitor could not read the subscription\'s transactions', subscriptionId: id, error });
+    return failedRead(id, label, Math.max(calls, 1), error);
+  }
+}
+
+/** Handles one scheduled run. */
+export async function monitor(event: MonitorEvent, context?: LambdaContextLike): Promise<{ subscriptions: number; failed: number; calls: number }> {
+  const namespace = event.Namespace || MONITOR_NAMESPACE;
+  const subs = Array.isArray(event.Subscriptions) ? event.Subscriptions : [];
+  let rt: ReturnType<typeof runtimeFor> | undefined;
+  try {
+    rt = runtimeFor(event.Connection, context);
+  } catch (e) {
+    log({ level: 'ERROR', msg: 'the monitor has no usable connection', error: messageOf(e) });
+  }
+  const nowMs = Date.now();
+  let failed = 0;
+  let calls = 0;
+  for (const s of subs) {
+    const h: SubscriptionHealth = rt ? await read(rt, String(s.id), nowMs, s.label) : failedRead(String(s.id), s.label, 0, 'no usable connection');
+    if (!h.ok) failed++;
+    calls += h.calls;
+    for (const l of emfLines(h, namespace, nowMs)) sink(l);
+  }
+  log({ msg: 'monitor run', subscriptions: subs.length, failed, calls });
+  return { subscriptions: subs.length, failed, calls };
+}

@@ -1,0 +1,308 @@
+import * as path from 'path';
+import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct, IConstruct } from 'constructs';
+import { acknowledge } from '../connection/nag';
+import { HANDLER_RUNTIME } from '../connection/provider';
+import { ServiceConnection } from '../connection/service-connection';
+import { invalid } from '../connection/validation';
+import { ISubscription } from '../subscriptions/subscription';
+
+/** The namespace of the monitor's metrics. */
+export const SUBSCRIPTION_MONITOR_NAMESPACE = 'DataPipelineIntegration';
+
+/**
+ * Properties of a `SubscriptionMonitor`.
+ */
+export interface SubscriptionMonitorProps {
+  /** Connection to the service (the monitor reads the refresh token secret at run time). */
+  readonly connection: ServiceConnection;
+
+  /**
+   * Subscriptions to monitor; more with `addSubscription()`.
+   *
+   * @default - none
+   */
+  readonly subscriptions?: ISubscription[];
+
+  /**
+   * How often the monitor reads the transaction records. Each run makes one token exchange (per warm container)
+   * and one call per page of 200 records per subscription, far under the service's 1,000 requests per 5 minutes.
+   *
+   * @default Duration.minutes(15)
+   */
+  readonly interval?: Duration;
+
+  /**
+   * The freshness alarm fires when the newest loaded attribution date of a subscription is older than this
+   * (measured from the end of that date).
+   *
+   * @default Duration.hours(36)
+   */
+  readonly freshnessThreshold?: Duration;
+
+  /**
+   * A topic every alarm of the monitor notifies (alarm and OK).
+   *
+   * @default - no alarm action (add your own through `alarms`)
+   */
+  readonly alarmTopic?: sns.ITopic;
+
+  /**
+   * Create a CloudWatch dashboard with a row per monitored subscription.
+   *
+   * @default true
+   */
+  readonly dashboard?: boolean;
+
+  /**
+   * Name of the dashboard.
+   *
+   * @default - `<stack name>-data-pipeline-integration`
+   */
+  readonly dashboardName?: string;
+}
+
+/** Options of `SubscriptionMonitor.addSubscription()`. */
+export interface MonitoredSubscriptionOptions {
+  /**
+   * Label in the dashboard and the alarm descriptions.
+   *
+   * @default - the construct path of the subscription
+   */
+  readonly label?: string;
+
+  /**
+   * Freshness threshold of this subscription.
+   *
+   * @default - the monitor's `freshnessThreshold`
+   */
+  readonly freshnessThreshold?: Duration;
+}
+
+/** The alarms of one monitored subscription. */
+export interface MonitoredSubscriptionAlarms {
+  /** Any record of the subscription in ERROR (as `dpi status` counts them). */
+  readonly errors: cloudwatch.Alarm;
+  /** The newest loaded attribution date is older than the threshold. */
+  readonly freshness: cloudwatch.Alarm;
+  /** The monitor could not read the subscription's records. */
+  readonly monitorFailed: cloudwatch.Alarm;
+}
+
+const monitors = new WeakMap<Stack, string>();
+
+/**
+ * Is my data arriving? One scheduled Lambda per stack reads the transaction records of every monitored subscription
+ * (the service's three-day window, every page), classifies them exactly as `dpi status` does and publishes, per
+ * subscription and per payload, `ErrorRecords`, `InProgressRecords` and `FreshnessHours` (age of the newest loaded
+ * attribution date) in CloudWatch embedded metric format (no PutMetricData). Each subscription gets an error alarm,
+ * a freshness alarm and a monitor-failure alarm; the function has an alarm on its own errors; a dashboard shows a
+ * row per subscription.
+ *
+ * @example
+ * declare const connection: ServiceConnection;
+ * declare const orders: Subscription;
+ * declare const topic: sns.ITopic;
+ *
+ * const monitor = new SubscriptionMonitor(this, 'Monitor', { connection, alarmTopic: topic });
+ * monitor.addSubscription(orders, { label: 'orders-us', freshnessThreshold: Duration.hours(30) });
+ */
+export class SubscriptionMonitor extends Construct {
+  /** The scheduled function. */
+  public readonly function: lambda.Function;
+  /** The schedule. */
+  public readonly rule: events.Rule;
+  /** The alarm on the function's own errors (a run that crashed). */
+  public readonly functionErrorsAlarm: cloudwatch.Alarm;
+  /** The dashboard (when `dashboard` is not false). */
+  public readonly dashboard?: cloudwatch.Dashboard;
+
+  private readonly freshnessThreshold: Duration;
+  private readonly topic?: sns.ITopic;
+  private readonly entries: Array<{ subscription: ISubscription; label: string; alarms: MonitoredSubscriptionAlarms }> = [];
+
+  constructor(scope: Construct, id: string, props: SubscriptionMonitorProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const first = monitors.get(stack);
+    if (first !== undefined) {
+      throw new Error(`${this.node.path}: a second SubscriptionMonitor in stack ${stack.stackName} (the first is '${first}'); `
+        + 'one scheduled function per stack monitors every subscription: add the subscriptions to the first');
+    }
+    monitors.set(stack, this.node.path);
+    const interval = props.interval ?? Duration.minutes(15);
+    if (interval.toMinutes({ integral: false }) < 1) {
+      throw invalid(this, 'interval', interval.toHumanString(), 'is shorter than a minute', 'use Duration.minutes(1) or longer');
+    }
+    this.freshnessThreshold = props.freshnessThreshold ?? Duration.hours(36);
+    this.topic = props.alarmTopic;
+
+    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Data pipeline integration subscription monitor',
+    });
+    logGroup.grantWrite(role);
+    props.connection.refreshToken.grantRead(role);
+    this.function = new lambda.Function(this, 'Function', {
+      code: lambda.Code.fromAsset(path.join(__dirname, '..', '..', 'assets', 'handler', 'index')),
+      handler: 'index.monitor',
+      runtime: HANDLER_RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.minutes(5),
+      role,
+      logGroup,
+      description: 'Data pipeline integration subscription monitor (embedded metric format)',
+    });
+    this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
+    this.rule.addTarget(new targets.LambdaFunction(this.function, {
+      event: events.RuleTargetInput.fromObject({
+        Connection: props.connection._connectionProperties(),
+        // Resolved at synthesis, after every addSubscription().
+        Subscriptions: Lazy.any({ produce: () => this.entries.map((e) => ({ id: e.subscription.subscriptionId, label: e.label })) }),
+        Namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
+      }),
+      retryAttempts: 0,
+    }));
+    this.functionErrorsAlarm = this.function.metricErrors({ period: Duration.minutes(15) }).createAlarm(this, 'FunctionErrors', {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `The subscription monitor of ${stack.stackName} failed a run (see its log group).`,
+    });
+    this.notify(this.functionErrorsAlarm);
+    acknowledgeMonitor(this.function, logGroup, role);
+    acknowledge(this.rule, 'Serverless-EventBusDLQ', 'A schedule: a run that could not be delivered is repeated by the next one (every interval); '
+      + 'a dead-letter queue would keep stale triggers nothing needs.');
+
+    if (props.dashboard ?? true) {
+      this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+        dashboardName: props.dashboardName ?? `${stack.stackName}-data-pipeline-integration`,
+      });
+      this.dashboard.addWidgets(new cloudwatch.TextWidget({
+        markdown: '# Data pipeline integration\nOne row per monitored subscription: its records as `dpi status` classifies them '
+          + '(in ERROR, in progress), the hours since its newest loaded attribution date, and its alarms.',
+        width: 18,
+        height: 2,
+      }), new cloudwatch.AlarmStatusWidget({ title: 'Monitor runs', alarms: [this.functionErrorsAlarm], width: 6, height: 2 }));
+    }
+    for (const s of props.subscriptions ?? []) this.addSubscription(s);
+  }
+
+  /** Monitor a subscription: its metrics are published from the next run on; returns its three alarms. */
+  public addSubscription(subscription: ISubscription, options: MonitoredSubscriptionOptions = {}): MonitoredSubscriptionAlarms {
+    if (this.entries.some((e) => e.subscription === subscription)) {
+      throw invalid(this, 'addSubscription', subscription.node.path, 'is monitored already', 'add each subscription once');
+    }
+    const label = options.label ?? subscription.node.path;
+    const threshold = (options.freshnessThreshold ?? this.freshnessThreshold).toHours({ integral: false });
+    const i = this.entries.length + 1;
+    const errors = this.metricErrorRecords(subscription).createAlarm(this, `Errors${i}`, {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${label}: records in ERROR (dpi status --subscription <id> shows them).`,
+    });
+    const freshness = this.metricFreshnessHours(subscription).createAlarm(this, `Freshness${i}`, {
+      threshold,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${label}: no attribution date loaded in the last ${threshold} hours.`,
+    });
+    const monitorFailed = this.metricMonitorFailed(subscription).createAlarm(this, `MonitorFailed${i}`, {
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${label}: the monitor could not read the subscription's transactions twice in a row.`,
+    });
+    for (const a of [errors, freshness, monitorFailed]) this.notify(a);
+    const alarms = { errors, freshness, monitorFailed };
+    this.entries.push({ subscription, label, alarms });
+    this.dashboard?.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: `${label}: records`,
+        left: [this.metricErrorRecords(subscription, { label: 'in ERROR' }), this.metricInProgressRecords(subscription, { label: 'in progress' })],
+        width: 9,
+        height: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: `${label}: hours since the newest loaded date`,
+        left: [this.metricFreshnessHours(subscription, { label: 'freshness' })],
+        leftAnnotations: [{ value: threshold, label: 'alarm', color: cloudwatch.Color.RED }],
+        width: 9,
+        height: 6,
+      }),
+      new cloudwatch.AlarmStatusWidget({ title: `${label}: alarms`, alarms: [errors, freshness, monitorFailed], width: 6, height: 6 }),
+    );
+    return alarms;
+  }
+
+  /** Records in ERROR of a subscription (maximum over 15 minutes). */
+  public metricErrorRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('ErrorRecords', subscription, props);
+  }
+
+  /** Records still in progress or retrying (maximum over 15 minutes). */
+  public metricInProgressRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('InProgressRecords', subscription, props);
+  }
+
+  /** Hours since the end of the newest loaded attribution date (72, the service's window, when none). */
+  public metricFreshnessHours(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('FreshnessHours', subscription, props);
+  }
+
+  /** 1 when the monitor could not read the subscription's transactions in a run. */
+  public metricMonitorFailed(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('MonitorFailed', subscription, props);
+  }
+
+  private metric(name: string, subscription: ISubscription, props: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
+      metricName: name,
+      dimensionsMap: { SubscriptionId: subscription.subscriptionId },
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: Duration.minutes(15),
+      ...props,
+    });
+  }
+
+  private notify(alarm: cloudwatch.Alarm): void {
+    if (!this.topic) {
+      for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
+        acknowledge(alarm, `${pack}-CloudWatchAlarmAction`, 'The monitor was declared without alarmTopic: the alarm shows its state in the '
+          + 'console and on the dashboard. Give alarmTopic, or add an action to the alarms addSubscription() returns, to be notified.');
+      }
+      return;
+    }
+    alarm.addAlarmAction(new cwActions.SnsAction(this.topic));
+    alarm.addOkAction(new cwActions.SnsAction(this.topic));
+  }
+}
+
+/** cdk-nag acknowledgements of the monitor's function, log group and role. */
+function acknowledgeMonitor(fn: IConstruct, logGroup: IConstruct, role: IConstruct): void {
+  for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
+    acknowledge(fn, `${pack}-LambdaDLQ`, 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read; a dead-letter queue would hold nothing to redeliver.');
+    acknowledge(fn, `${pack}-LambdaConcurrency`, 'One run per interval; reserved concurrency would take capacity from the account for a function idle between runs.');
+    acknowledge(fn, `${pack}-LambdaInsideVPC`, 'It calls the service\'s public HTTPS interface and Secrets Manager; nothing inside a VPC.');
+    acknowledge(logGroup, `${pack}-CloudWatchLogGroupEncrypted`, 'Encrypted at rest with service-managed keys; the lines hold metrics and no secret.');
+    acknowledge(role, `${pack}-IAMNoInlinePolicy`, 'Grants made for this role alone (its log group and the refresh token secret).');
+  }
+  acknowledge(fn, 'Serverless-LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read.');
+  acknowledge(fn, 'Serverless-LambdaTracing', 'Every run and every service call is one JSON log line, next to the metric lines.');
+}
