@@ -1,10 +1,13 @@
-import { Arn, CustomResource, RemovalPolicy, Stack, Token, Duration } from 'aws-cdk-lib';
+import { Arn, CustomResource, Duration, Fn, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
@@ -21,6 +24,30 @@ const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-wes
 
 /** The unified pipelines of an app, by remote identity (construct path of the first). */
 const pipelinesByIdentity = new WeakMap<IConstruct, Map<number, string>>();
+
+/** Options of `NotificationPipeline.addAlarms()`. */
+export interface NotificationPipelineAlarmOptions {
+  /**
+   * Alarm when the oldest message of the object-notification queue is older than this.
+   *
+   * @default Duration.hours(1)
+   */
+  readonly maxMessageAge?: Duration;
+
+  /**
+   * Alarm when records wait longer than this before the delivery stream writes them (queue types only).
+   *
+   * @default Duration.minutes(15)
+   */
+  readonly maxDeliveryDelay?: Duration;
+
+  /**
+   * A topic the alarms notify (alarm and OK).
+   *
+   * @default - no action
+   */
+  readonly alarmTopic?: sns.ITopic;
+}
 
 /**
  * Properties of a `NotificationPipeline`.
@@ -335,6 +362,89 @@ export class NotificationPipeline extends Construct {
       }]);
     }
     return objects.combine(list).combine(queue);
+  }
+
+  /** Age of the oldest message in the object-notification queue (maximum over 5 minutes): a consumer falling behind. */
+  public metricOldestMessageAge(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.notificationQueue.metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, ...props });
+  }
+
+  /** Messages waiting in the object-notification queue (maximum over 5 minutes). */
+  public metricMessagesVisible(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.notificationQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, ...props });
+  }
+
+  /**
+   * Share of successful deliveries of the delivery stream to the bucket (`DeliveryToS3.Success`, average over 5
+   * minutes: 1 when every delivery succeeded). Needs `deliveryStream` (a queue notification type).
+   */
+  public metricDeliveryToS3Success(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.firehoseMetric('DeliveryToS3.Success', cloudwatch.Stats.AVERAGE, props);
+  }
+
+  /** Age in seconds of the oldest record in the delivery stream not yet delivered to the bucket (maximum over 5 minutes). */
+  public metricDeliveryToS3DataFreshness(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.firehoseMetric('DeliveryToS3.DataFreshness', cloudwatch.Stats.MAXIMUM, props);
+  }
+
+  /**
+   * Alarms with defaults on the pipeline's own resources: the oldest message of the object-notification queue older
+   * than `maxMessageAge` (a consumer that stopped), and, with a queue notification type, deliveries to the bucket
+   * failing (`DeliveryToS3.Success` below 1) and records waiting longer than `maxDeliveryDelay`.
+   */
+  public addAlarms(options: NotificationPipelineAlarmOptions = {}): cloudwatch.Alarm[] {
+    const alarms: cloudwatch.Alarm[] = [];
+    const age = (options.maxMessageAge ?? Duration.hours(1)).toSeconds();
+    alarms.push(this.metricOldestMessageAge().createAlarm(this, 'OldestMessageAlarm', {
+      threshold: age,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${this.node.path}: a notification object has waited more than ${age} s in the queue (is the consumer running?)`,
+    }));
+    if (this.notificationTypes.some((t) => t.delivery === NotificationDelivery.QUEUE)) {
+      alarms.push(this.metricDeliveryToS3Success().createAlarm(this, 'DeliveryFailureAlarm', {
+        threshold: 1,
+        evaluationPeriods: 2,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${this.node.path}: deliveries of notifications to the bucket are failing`,
+      }));
+      const delay = (options.maxDeliveryDelay ?? Duration.minutes(15)).toSeconds();
+      alarms.push(this.metricDeliveryToS3DataFreshness().createAlarm(this, 'DeliveryDelayAlarm', {
+        threshold: delay,
+        evaluationPeriods: 2,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${this.node.path}: notifications wait more than ${delay} s before they reach the bucket`,
+      }));
+    }
+    for (const a of alarms) {
+      if (options.alarmTopic) {
+        a.addAlarmAction(new cwActions.SnsAction(options.alarmTopic));
+        a.addOkAction(new cwActions.SnsAction(options.alarmTopic));
+      } else {
+        for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
+          acknowledge(a, `${pack}-CloudWatchAlarmAction`, 'Declared without alarmTopic: the alarm shows its state in the console; give alarmTopic, '
+            + 'or add an action to the returned alarms, to be notified.');
+        }
+      }
+    }
+    return alarms;
+  }
+
+  private firehoseMetric(name: string, statistic: string, props: cloudwatch.MetricOptions): cloudwatch.Metric {
+    const arn = this.deliveryStream.deliveryStreamArn;
+    return new cloudwatch.Metric({
+      namespace: 'AWS/Firehose',
+      metricName: name,
+      // deliverystream/<name>
+      dimensionsMap: { DeliveryStreamName: Fn.select(1, Fn.split('/', arn)) },
+      region: this.deploymentRegion,
+      statistic,
+      period: Duration.minutes(5),
+      ...props,
+    });
   }
 
   /**

@@ -1,7 +1,9 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { fixture, LEGACY_QUEUE_ARN, legacyPipeline, roles, SECRET_ARN, sellerPipeline } from './helpers';
 import {
   AccountType,
@@ -72,6 +74,40 @@ describe('NotificationPipeline', () => {
     expect(() => queueOnly.eventBus).toThrow(/Feeds: eventBus exists only for pipelines with an event-bus notification type/);
     expect(() => queueOnly.rule).toThrow(/rule exists only for pipelines with an event-bus notification type/);
     expect(queueOnly.deliveryStream).toBeDefined();
+  });
+
+  test('metrics of the queue and the delivery stream; addAlarms() with defaults (event-bus-only: the queue alarm alone)', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    const p = sellerPipeline(f, r, 'Orders');
+    const stack = f.stack;
+    const age = p.metricOldestMessageAge();
+    expect(age.metricName).toBe('ApproximateAgeOfOldestMessage');
+    expect(age.statistic).toBe('Maximum');
+    expect(p.metricMessagesVisible().metricName).toBe('ApproximateNumberOfMessagesVisible');
+    const success = p.metricDeliveryToS3Success();
+    expect([success.namespace, success.metricName, success.statistic]).toEqual(['AWS/Firehose', 'DeliveryToS3.Success', 'Average']);
+    const id = stack.getLogicalId(p.node.findChild('Resource').node.defaultChild as any);
+    expect(stack.resolve(success.dimensions!.DeliveryStreamName))
+      .toEqual({ 'Fn::Select': [1, { 'Fn::Split': ['/', { 'Fn::GetAtt': [id, 'DeliveryStreamArn'] }] }] });
+    const topic = new sns.Topic(stack, 'Topic');
+    const alarms = p.addAlarms({ alarmTopic: topic, maxMessageAge: Duration.minutes(30) });
+    expect(alarms).toHaveLength(3);
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 1800, AlarmActions: [{ Ref: Match.stringLikeRegexp('^Topic') }],
+    });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeliveryToS3.Success', Threshold: 1, ComparisonOperator: 'LessThanThreshold' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DeliveryToS3.DataFreshness', Threshold: 900 });
+    const sales = new NotificationPipeline(stack, 'Sales', {
+      connection: f.connection,
+      remoteIdentityId: 363,
+      accountType: AccountType.VENDOR,
+      roles: r,
+      notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE],
+    });
+    expect(sales.addAlarms().map((a) => (a.metric as cloudwatch.Metric).metricName)).toEqual(['ApproximateAgeOfOldestMessage']);
+    expect(() => sales.metricDeliveryToS3Success()).toThrow(/deliveryStream exists only for pipelines with a queue notification type/);
   });
 
   test('queue-only pipelines omit EbToFhRoleArn; defaults FAIL and no name/storage', () => {
