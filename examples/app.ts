@@ -153,6 +153,8 @@ export class MarketplaceDataStack extends Stack {
     // since the newest loaded date), alarms and a dashboard.
     const monitor = new SubscriptionMonitor(this, 'DataMonitor', { connection });
     monitor.addSubscription(orders, { label: 'orders-us' });
+    monitor.addPipeline(seller, { label: 'seller notifications' });
+    seller.addAlarms();
 
     // Backfill a few days of orders (fixed dates: synth is stable).
     new HistoryRequest(this, 'OrdersBackfill', {

@@ -13,6 +13,8 @@ import { acknowledge } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
+import { NotificationPipeline } from '../notifications/notification-pipeline';
+import { NotificationDelivery } from '../notifications/notification-type';
 import { ISubscription } from '../subscriptions/subscription';
 
 /** The namespace of the monitor's metrics. */
@@ -87,6 +89,16 @@ export interface MonitoredSubscriptionOptions {
   readonly freshnessThreshold?: Duration;
 }
 
+/** Options of `SubscriptionMonitor.addPipeline()`. */
+export interface MonitoredPipelineOptions {
+  /**
+   * Label of the pipeline's row.
+   *
+   * @default - the construct path of the pipeline
+   */
+  readonly label?: string;
+}
+
 /** The alarms of one monitored subscription. */
 export interface MonitoredSubscriptionAlarms {
   /** Any record of the subscription in ERROR (as `dpi status` counts them). */
@@ -105,7 +117,7 @@ const monitors = new WeakMap<Stack, string>();
  * subscription and per payload, `ErrorRecords`, `InProgressRecords` and `FreshnessHours` (age of the newest loaded
  * attribution date) in CloudWatch embedded metric format (no PutMetricData). Each subscription gets an error alarm,
  * a freshness alarm and a monitor-failure alarm; the function has an alarm on its own errors; a dashboard shows a
- * row per subscription.
+ * row per subscription and, with `addPipeline()`, per notification pipeline.
  *
  * @example
  * declare const connection: ServiceConnection;
@@ -248,6 +260,33 @@ export class SubscriptionMonitor extends Construct {
       new cloudwatch.AlarmStatusWidget({ title: `${label}: alarms`, alarms: [errors, freshness, monitorFailed], width: 6, height: 6 }),
     );
     return alarms;
+  }
+
+  /**
+   * Add a row for a notification pipeline to the dashboard: its object-notification queue (oldest message, messages
+   * waiting) and, with a queue notification type, its delivery stream (successful deliveries, delivery delay).
+   * Alarms on them: `pipeline.addAlarms()`.
+   */
+  public addPipeline(pipeline: NotificationPipeline, options: MonitoredPipelineOptions = {}): void {
+    if (!this.dashboard) return;
+    const label = options.label ?? pipeline.node.path;
+    const hasStream = pipeline.notificationTypes.some((t) => t.delivery === NotificationDelivery.QUEUE);
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: `${label}: notification queue`,
+        left: [pipeline.metricOldestMessageAge({ label: 'oldest message (s)' })],
+        right: [pipeline.metricMessagesVisible({ label: 'messages waiting' })],
+        width: hasStream ? 12 : 24,
+        height: 6,
+      }),
+      ...(hasStream ? [new cloudwatch.GraphWidget({
+        title: `${label}: delivery to the bucket`,
+        left: [pipeline.metricDeliveryToS3Success({ label: 'success' })],
+        right: [pipeline.metricDeliveryToS3DataFreshness({ label: 'delay (s)' })],
+        width: 12,
+        height: 6,
+      })] : []),
+    );
   }
 
   /** Records in ERROR of a subscription (maximum over 15 minutes). */

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks, AwsSolutionsChecks } from 'cdk-nag';
-import { fixture, SECRET_ARN } from './helpers';
+import { fixture, roles, SECRET_ARN, sellerPipeline } from './helpers';
 import { Subscription, SubscriptionMonitor } from '../../src';
 
 function subscription(stack: Stack, connection: ReturnType<typeof fixture>['connection'], id: string): Subscription {
@@ -80,6 +80,18 @@ describe('SubscriptionMonitor', () => {
     const g = fixture();
     new SubscriptionMonitor(g.stack, 'Monitor', { connection: g.connection, dashboard: false });
     Template.fromStack(g.stack).resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+  });
+
+  test('addPipeline adds a row for a pipeline (queue; and the delivery stream when the selection has a queue type)', () => {
+    const f = fixture();
+    const m = new SubscriptionMonitor(f.stack, 'Monitor', { connection: f.connection });
+    m.addPipeline(sellerPipeline(f, roles(f.stack), 'Seller'), { label: 'seller' });
+    const dash = Object.values(Template.fromStack(f.stack).findResources('AWS::CloudWatch::Dashboard'))[0];
+    const body = JSON.stringify(f.stack.resolve(dash.Properties.DashboardBody));
+    expect(body).toContain('seller: notification queue');
+    expect(body).toContain('ApproximateAgeOfOldestMessage');
+    expect(body).toContain('seller: delivery to the bucket');
+    expect(body).toContain('DeliveryToS3.Success');
   });
 
   test('synth errors: a second monitor in the stack, a subscription added twice, an interval under a minute', () => {
