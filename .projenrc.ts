@@ -110,8 +110,21 @@ project.bundler.addBundle('./src/cli/dpi.ts', {
   // dynalite (the local journal server) loads LevelDB bindings relative to its own files: it is a
   // runtime dependency of the package, required from node_modules, never bundled.
   externals: ['@aws-sdk/*', 'dynalite'],
+  minify: true,
 });
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
+
+// The heavy parts of the command line, each its own bundle, loaded only by the commands that run them
+// (src/cli/lazy.ts): dpi tx, status and the lookups start without parsing them.
+for (const part of ['./src/local/runner.ts', './src/emulator/server.ts']) {
+  project.bundler.addBundle(part, {
+    platform: 'node',
+    target: 'node20',
+    externals: ['@aws-sdk/*', 'dynalite'],
+    minify: true,
+    sourcemap: false,
+  });
+}
 
 // Lint every file (including the bundled, non-jsii parts) against the type-check project.
 project.tryFindObjectFile('.eslintrc.json')?.addDeletionOverride('parserOptions.projectService');

@@ -1,7 +1,10 @@
-/** The four benchmark cases. Each compares two variants side by side against one running emulator. */
+/** The benchmark cases. Each compares two variants side by side against one running emulator. */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DpiClient, DpiClientOptions, endpointsFromBase } from '../src/client';
 import { DEFAULT_REFRESH_TOKEN } from '../src/emulator';
+import { findPackageRoot } from '../src/local/handler';
 import { AbResult, runAb, VariantRun } from './lib/ab';
 import { countRequests, EmulatorAdmin, LoggedRequest } from './lib/admin';
 import { formatMs, seededRandom } from './lib/stats';
@@ -201,4 +204,27 @@ export async function retryOverhead(ctx: CaseContext, n = 100, every = 5, baseDe
   });
   await ctx.admin.clearFaults();
   return result;
+}
+
+/** 5. Start-up of the bundled `dpi` (`dpi --version`) vs a bare `node -e ''`, 10 process starts per round. */
+export async function cliStartup(ctx: CaseContext, n = 10): Promise<AbResult> {
+  const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
+  const start = (args: string[]): void => {
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  };
+  const timed = async (args: string[]): Promise<VariantRun> => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) start(args);
+    return { perOpMs: (performance.now() - t0) / n, counts: { starts: n } };
+  };
+  return runAb({
+    title: `5. Command-line start-up: ${n} process starts`,
+    op: 'one start',
+    rounds: ctx.rounds,
+    deadline: ctx.deadline,
+    a: { label: 'A dpi --version (bundled)', run: () => timed([cli, '--version']) },
+    b: { label: 'B node -e \'\'', run: () => timed(['-e', '']) },
+    expect: { a: { starts: n }, b: { starts: n } },
+  });
 }

@@ -6,7 +6,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
-import { localDeployCommand } from '../local';
+import { localDeployCommand } from '../local/command';
 import { emulatorCommand } from './commands/emulator';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';

@@ -86,6 +86,9 @@ export interface Fault {
  */
 export type ReadMode = 'minimal' | 'vendor';
 
+/** The read modes (see `ReadMode`). */
+export const READ_MODES: readonly ReadMode[] = ['minimal', 'vendor'];
+
 /** Everything a route needs: the mutable state, the clock and settings. */
 export interface Ctx {
   s: EmulatorState;

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, Fault, fail, isObj, RateLimit, ReadMode, titleOf } from './core';
+import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, Fault, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
@@ -46,7 +46,7 @@ export interface EmulatorOptions {
 }
 
 /** The read modes `EmulatorOptions.reads` accepts. */
-export const READ_MODES: readonly ReadMode[] = ['minimal', 'vendor'];
+export { READ_MODES } from './core';
 
 /** Latest clock value the admin API accepts (9999-12-31T23:59:59Z). */
 const MAX_CLOCK = 253402300799;

@@ -20,10 +20,9 @@ import {
 } from './state';
 import { isDpiType, isPlainObject, TemplateResource } from './template';
 
-/** Default state file. */
-export const DEFAULT_STATE_FILE = '.dpi/local-state.json';
-/** Default environment variable holding the refresh token. */
-export const DEFAULT_REFRESH_TOKEN_ENV = 'DPI_REFRESH_TOKEN';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
+
+export { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 
 /** Options of a local deployment run. */
 export interface LocalDeployOptions {

@@ -1,8 +1,10 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
-import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile, parseRateLimit, RateLimit, READ_MODES, ReadMode, startEmulator } from '../../emulator';
+import { parseRateLimit, RateLimit, READ_MODES, ReadMode } from '../../emulator/core';
+import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile } from '../../emulator/fixtures';
 import { RunContext } from '../context';
+import { loadPart } from '../lazy';
 import { CliError } from '../errors';
 import { parseIntFlag } from '../format';
 import { interruption } from '../io';
@@ -55,6 +57,8 @@ export function emulatorCommand(ctx: RunContext): Command {
       const intr = interruption(io);
       let emu;
       try {
+        // The server (fastify) is loaded only when the emulator runs.
+        const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
         emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads, rateLimit });
       } catch (e) {
         intr.dispose();

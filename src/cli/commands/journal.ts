@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { Command } from 'commander';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { dynamoJournal, Journal, JournalRecord } from '../../handler/journal';
-import { DEFAULT_STATE_FILE, JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local';
+import { DEFAULT_STATE_FILE } from '../../local/defaults';
+import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
 import { RunContext } from '../context';
 import { CliError } from '../errors';
 

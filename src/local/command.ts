@@ -1,0 +1,56 @@
+/**
+ * The `dpi local-deploy` command (its definition loads nothing heavy: the runner is imported when it runs).
+ */
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command, Option } from 'commander';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
+import { loadPart } from '../cli/lazy';
+import { READ_MODES, ReadMode } from '../emulator/core';
+
+interface LocalDeployFlags {
+  app: string;
+  emulator?: string;
+  state: string;
+  destroy?: boolean;
+  refreshTokenEnv: string;
+  handlerLogs?: boolean;
+  json?: boolean;
+  reads?: string;
+}
+
+/**
+ * The `local-deploy` command for the `dpi` program. Sets `process.exitCode` to 2 when the run could not start (bad input,
+ * unreadable files, unreachable emulator) and to 1 when a resource, rollback or clean-up failed.
+ */
+export function localDeployCommand(): Command {
+  return new Command('local-deploy')
+    .description('Deploy (or destroy) the Custom::Dpi* resources of a synthesized CDK app through the real handler against the emulator, like CloudFormation would')
+    .option('--app <dir>', 'cloud assembly directory (cdk synth output)', './cdk.out')
+    .option('--emulator <url>', 'URL of a running emulator (default: start an embedded emulator whose state lives beside the state file)')
+    .option('--state <file>', 'state file (logical ID -> physical ID, properties, attributes; never secrets)', DEFAULT_STATE_FILE)
+    .option('--destroy', 'delete every resource in the state in reverse dependency order and clear the state')
+    .option('--refresh-token-env <name>', 'environment variable holding the refresh token (default token of the embedded emulator otherwise)', DEFAULT_REFRESH_TOKEN_ENV)
+    .option('--handler-logs', 'also print the handler\'s log lines on stderr (always written to handler.log beside the state file)')
+    .option('--json', 'print the result as JSON on stdout instead of the summary table')
+    .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
+      + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
+    .action(async (flags: LocalDeployFlags) => {
+      // The runner (and the emulator it may embed) is loaded only when the command runs.
+      const { runLocalDeploy } = loadPart<typeof import('./runner')>('local/runner', '../local/runner');
+      const result = await runLocalDeploy({
+        app: flags.app,
+        emulatorUrl: flags.emulator,
+        stateFile: flags.state,
+        destroy: flags.destroy,
+        refreshTokenEnv: flags.refreshTokenEnv,
+        showHandlerLogs: flags.handlerLogs,
+        reads: flags.reads as ReadMode | undefined,
+        output: flags.json ? () => undefined : undefined,
+      });
+      if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);
+      // 2: the run could not start (bad input, unreadable files, unreachable emulator, no token): nothing was changed;
+      // 1: a resource, a rollback or a clean-up failed.
+      if (!result.success) process.exitCode = result.events.length === 0 && result.error !== undefined ? 2 : 1;
+    });
+}
