@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DpiClient, DpiClientOptions, endpointsFromBase } from '../src/client';
 import { DEFAULT_REFRESH_TOKEN } from '../src/emulator';
-import { findPackageRoot } from '../src/local/handler';
 import { AbResult, runAb, VariantRun } from './lib/ab';
 import { countRequests, EmulatorAdmin, LoggedRequest } from './lib/admin';
 import { formatMs, seededRandom } from './lib/stats';
+import { findPackageRoot } from '../src/local/handler';
 
 /** What every case gets. */
 export interface CaseContext {

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { HandlerExports } from '../contract';
 import { DEFAULT_REFRESH_TOKEN, READ_MODES, ReadMode, RunningEmulator, startEmulator } from '../emulator';
 import { AssemblyStack, readAssembly } from './assembly';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { dependencyOrder, selectedDependencies } from './graph';
 import {
   CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, LambdaLikeContext, loadHandler,
@@ -20,7 +21,6 @@ import {
 } from './state';
 import { isDpiType, isPlainObject, TemplateResource } from './template';
 
-import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 
 export { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 

@@ -4,10 +4,10 @@ import { Command, Option } from 'commander';
 import { parseRateLimit, RateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile } from '../../emulator/fixtures';
 import { RunContext } from '../context';
-import { loadPart } from '../lazy';
 import { CliError } from '../errors';
 import { parseIntFlag } from '../format';
 import { interruption } from '../io';
+import { loadPart } from '../lazy';
 
 interface EmulatorFlags {
   host: string;
