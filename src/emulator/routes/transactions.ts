@@ -46,9 +46,56 @@ function txIndex(ctx: Ctx): Map<string, TxRecord> {
   return m;
 }
 
+/**
+ * The records of each subscription in listing order (timestamp descending, ID ascending), with their effective
+ * attributes: built once per change of the store (an ingest, an expiry, a reset), so a page costs O(log n + limit)
+ * instead of a sort of every record.
+ */
+interface Listing {
+  readonly store: TxRecord[];
+  readonly generation: number;
+  readonly bySub: Map<number, Array<{ t: TxRecord; a: Attrs }>>;
+  /** The earliest expiry of any record (nothing to purge before it). */
+  readonly nextExpiry: number;
+}
+const listings = new WeakMap<Ctx, Listing>();
+const generations = new WeakMap<Ctx, number>();
+
+/** Marks the store changed (the listing is rebuilt on the next page). */
+function changed(ctx: Ctx): void {
+  generations.set(ctx, (generations.get(ctx) ?? 0) + 1);
+}
+
+function listingOf(ctx: Ctx): Listing {
+  const generation = generations.get(ctx) ?? 0;
+  const cached = listings.get(ctx);
+  if (cached && cached.store === ctx.s.transactions && cached.generation === generation) return cached;
+  const byId = txIndex(ctx);
+  const bySub = new Map<number, Array<{ t: TxRecord; a: Attrs }>>();
+  let nextExpiry = Infinity;
+  for (const t of ctx.s.transactions) {
+    nextExpiry = Math.min(nextExpiry, t.time_to_live);
+    const a = effective(byId, t);
+    const sid = a.subscription_id;
+    if (typeof sid !== 'number') continue;
+    let list = bySub.get(sid);
+    if (!list) bySub.set(sid, list = []);
+    list.push({ t, a });
+  }
+  for (const list of bySub.values()) list.sort((x, y) => before(x.t, y.t));
+  const listing = { store: ctx.s.transactions, generation, bySub, nextExpiry };
+  listings.set(ctx, listing);
+  return listing;
+}
+
 function purgeExpired(ctx: Ctx): void {
   const now = ctx.now();
-  if (ctx.s.transactions.some((t) => now >= t.time_to_live)) ctx.s.transactions = ctx.s.transactions.filter((t) => now < t.time_to_live);
+  const cached = listings.get(ctx);
+  if (cached && cached.store === ctx.s.transactions && cached.generation === (generations.get(ctx) ?? 0) && now < cached.nextExpiry) return;
+  if (ctx.s.transactions.some((t) => now >= t.time_to_live)) {
+    ctx.s.transactions = ctx.s.transactions.filter((t) => now < t.time_to_live);
+    changed(ctx);
+  }
 }
 
 function modifiedText(ts: number): string {
@@ -132,6 +179,7 @@ export function ingestTx(ctx: Ctx, body: unknown): TxRecord {
     const child = index.get(c);
     if (child && !child.parent) child.parent = rec.id;
   }
+  changed(ctx);
   return rec;
 }
 
@@ -253,13 +301,21 @@ export function registerTxRoutes(app: FastifyInstance, ctx: Ctx): void {
 
     purgeExpired(ctx);
     const byId = txIndex(ctx);
-    const all = ctx.s.transactions
-      .map((t) => ({ t, a: effective(byId, t) }))
-      .filter((x) => x.a.subscription_id === sid)
-      .sort((x, y) => before(x.t, y.t));
-    const start = cursor ? all.filter((x) => x.t.timestamp < cursor.t || (x.t.timestamp === cursor.t && x.t.id > cursor.i)) : all;
-    const evaluated = start.slice(0, limit);
-    const more = start.length > limit;
+    const all = listingOf(ctx).bySub.get(sid) ?? [];
+    // The first record after the cursor (the order is monotonic in it): a binary search, not a scan.
+    const after = (x: { t: TxRecord }): boolean => !!cursor && (x.t.timestamp < cursor.t || (x.t.timestamp === cursor.t && x.t.id > cursor.i));
+    let lo = 0;
+    let hi = all.length;
+    if (cursor) {
+      while (lo < hi) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (after(all[mid])) hi = mid;
+        else lo = mid + 1;
+      }
+    }
+    const first = cursor ? lo : 0;
+    const evaluated = all.slice(first, first + limit);
+    const more = all.length - first > limit;
     const last = evaluated[evaluated.length - 1];
     const next = more && last ? encodeCursor({ t: last.t.timestamp, i: last.t.id, f: fp }) : null;
     const matched = evaluated.filter(({ a }) => {
