@@ -20,6 +20,14 @@ export function acknowledge(scope: IConstruct, id: string, reason: string): void
   scope.node.addMetadata(Validations.ACKNOWLEDGED_RULES_METADATA_KEY, { [id]: reason });
 }
 
+/** The compliance packs whose rules of the same name give the same findings (HIPAA Security, NIST 800-53 R5). */
+const COMPLIANCE_PACKS = ['HIPAA.Security', 'NIST.800.53.R5'];
+
+/** Acknowledge rule `<pack>-<rule>` of both compliance packs on `scope`, with one reason. */
+export function acknowledgeCompliance(scope: IConstruct, rule: string, reason: string): void {
+  for (const pack of COMPLIANCE_PACKS) acknowledge(scope, `${pack}-${rule}`, reason);
+}
+
 /** A wildcard resource pattern and why it is acceptable. */
 export interface WildcardRule {
   /** Matches the flattened resource (cdk-nag form, e.g. `arn:<AWS::Partition>:sqs:us-east-1:123:spapi-*`). */

@@ -7,7 +7,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, IConstruct } from 'constructs';
-import { acknowledge, acknowledgeWildcards } from './nag';
+import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { ConnectionProperties, HandlerExports } from '../contract';
 
 /**
@@ -163,9 +163,7 @@ export class DpiProvider extends Construct {
       }]);
       acknowledge(stateMachine, 'AwsSolutions-SF2', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
       acknowledge(stateMachine, 'Serverless-StepFunctionStateMachineXray', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
-      for (const pack of COMPLIANCE_PACKS) {
-        acknowledge(stateMachine, `${pack}-IAMNoInlinePolicy`, 'The state machine\'s role and its policy are made by aws-cdk-lib custom-resources for this state machine alone.');
-      }
+      acknowledgeCompliance(stateMachine, 'IAMNoInlinePolicy', 'The state machine\'s role and its policy are made by aws-cdk-lib custom-resources for this state machine alone.');
     }
     return this.waiter.serviceToken;
   }
@@ -249,21 +247,16 @@ export class DpiProvider extends Construct {
   }
 }
 
-/** The HIPAA Security and NIST 800-53 R5 packs (their rules of the same name give the same findings). */
-const COMPLIANCE_PACKS = ['HIPAA.Security', 'NIST.800.53.R5'];
-
 /**
  * Acknowledgements (HIPAA Security, NIST 800-53 R5, Serverless) of a deploy-time function of the provider: what it
  * does not have and why. Each names the rule and the resource.
  */
 function acknowledgeDeployTimeFunction(fn: lambda.Function, dlqReason: string): void {
-  for (const pack of COMPLIANCE_PACKS) {
-    acknowledge(fn, `${pack}-LambdaDLQ`, `A deploy-time function: ${dlqReason}.`);
-    acknowledge(fn, `${pack}-LambdaConcurrency`, 'A deploy-time function run once per resource event; reserved concurrency would take capacity from the '
-      + 'account for functions that are idle between deployments, and CloudFormation already bounds how many run at once.');
-    acknowledge(fn, `${pack}-LambdaInsideVPC`, 'It calls the service\'s public HTTPS interface and AWS APIs (Secrets Manager, DynamoDB, IAM, STS) and '
-      + 'reaches no resource inside a VPC; a VPC would need a NAT gateway or endpoints for no gain.');
-  }
+  acknowledgeCompliance(fn, 'LambdaDLQ', `A deploy-time function: ${dlqReason}.`);
+  acknowledgeCompliance(fn, 'LambdaConcurrency', 'A deploy-time function run once per resource event; reserved concurrency would take capacity from the '
+    + 'account for functions that are idle between deployments, and CloudFormation already bounds how many run at once.');
+  acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface and AWS APIs (Secrets Manager, DynamoDB, IAM, STS) and '
+    + 'reaches no resource inside a VPC; a VPC would need a NAT gateway or endpoints for no gain.');
   acknowledge(fn, 'Serverless-LambdaDLQ', `A deploy-time function: ${dlqReason}.`);
   acknowledge(fn, 'Serverless-LambdaTracing', 'A deploy-time function: every event and every service call is logged as one JSON line (request ID, '
     + 'path, status, duration), which is what an operator reads; X-Ray traces would add cost and wildcard permissions.');
@@ -271,17 +264,13 @@ function acknowledgeDeployTimeFunction(fn: lambda.Function, dlqReason: string): 
 
 /** Acknowledgements of the provider's log groups for the HIPAA Security and NIST 800-53 R5 packs. */
 function acknowledgeLogGroup(group: logs.LogGroup): void {
-  for (const pack of COMPLIANCE_PACKS) {
-    acknowledge(group, `${pack}-CloudWatchLogGroupEncrypted`, 'CloudWatch Logs encrypts these logs at rest with service-managed keys; '
-      + 'they hold no secret (the handler redacts the refresh token and tokens from every line and reason), so a customer-managed key '
-      + 'would add cost and a key policy without protecting more.');
-  }
+  acknowledgeCompliance(group, 'CloudWatchLogGroupEncrypted', 'CloudWatch Logs encrypts these logs at rest with service-managed keys; '
+    + 'they hold no secret (the handler redacts the refresh token and tokens from every line and reason), so a customer-managed key '
+    + 'would add cost and a key policy without protecting more.');
 }
 
 /** Acknowledgements of inline policies (grants) on the provider's roles for the HIPAA Security and NIST 800-53 R5 packs. */
 function acknowledgeInlinePolicies(role: iam.Role): void {
-  for (const pack of COMPLIANCE_PACKS) {
-    acknowledge(role, `${pack}-IAMNoInlinePolicy`, 'The policy is made by aws-cdk-lib grants for this role alone and names only this stack\'s '
-      + 'resources; an inline policy cannot be attached to another principal, which a managed policy could.');
-  }
+  acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'The policy is made by aws-cdk-lib grants for this role alone and names only this stack\'s '
+    + 'resources; an inline policy cannot be attached to another principal, which a managed policy could.');
 }

@@ -30,6 +30,11 @@ function orderIdsOf(job: Job): string[] {
   }
 }
 
+/** Whether a listed job is the subscription's primary job (`is_primary` as a boolean or its text). */
+function isPrimary(j: Job): boolean {
+  return j.is_primary === true || String(j.is_primary) === 'true';
+}
+
 /** The journal document of a ProductOrderJobs resource. */
 interface OrderJobsDoc {
   subscriptionId: string;
@@ -57,7 +62,7 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     if (isStatus(e, 400, 403, 404)) throw new HandlerError(`ProductOrderJobs: cannot list the jobs of subscription ${d.subscriptionId}: ${messageOf(e)}`);
     throw e;
   }
-  const primary = jobs.find((j) => j.is_primary === true || String(j.is_primary) === 'true');
+  const primary = jobs.find(isPrimary);
   if (!primary) {
     throw new HandlerError(`subscription ${d.subscriptionId} has no primary job: the product does not initialize jobs, so order IDs cannot be attached`);
   }
@@ -71,7 +76,7 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     }, primaryId);
   }
   const submitted = new Set(rec.doc.submitted);
-  const isSecondary = (j: Job): boolean => String(j.id) !== primaryId && !(j.is_primary === true || String(j.is_primary) === 'true');
+  const isSecondary = (j: Job): boolean => String(j.id) !== primaryId && !isPrimary(j);
   const jobIds = [...rec.doc.jobIds];
   if (rec.doc.inFlight && rec.doc.inFlight.length > 0) {
     // A batch was sent without a confirmed outcome. Its job, if the service made it, is the one secondary job that

@@ -1,7 +1,6 @@
 import * as path from 'path';
 import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,7 +8,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
-import { acknowledge } from '../connection/nag';
+import { notifyOrAcknowledge } from './alarm-actions';
+import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
@@ -321,27 +321,18 @@ export class SubscriptionMonitor extends Construct {
   }
 
   private notify(alarm: cloudwatch.Alarm): void {
-    if (!this.topic) {
-      for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
-        acknowledge(alarm, `${pack}-CloudWatchAlarmAction`, 'The monitor was declared without alarmTopic: the alarm shows its state in the '
-          + 'console and on the dashboard. Give alarmTopic, or add an action to the alarms addSubscription() returns, to be notified.');
-      }
-      return;
-    }
-    alarm.addAlarmAction(new cwActions.SnsAction(this.topic));
-    alarm.addOkAction(new cwActions.SnsAction(this.topic));
+    notifyOrAcknowledge(alarm, this.topic);
   }
+
 }
 
 /** cdk-nag acknowledgements of the monitor's function, log group and role. */
 function acknowledgeMonitor(fn: IConstruct, logGroup: IConstruct, role: IConstruct): void {
-  for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
-    acknowledge(fn, `${pack}-LambdaDLQ`, 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read; a dead-letter queue would hold nothing to redeliver.');
-    acknowledge(fn, `${pack}-LambdaConcurrency`, 'One run per interval; reserved concurrency would take capacity from the account for a function idle between runs.');
-    acknowledge(fn, `${pack}-LambdaInsideVPC`, 'It calls the service\'s public HTTPS interface and Secrets Manager; nothing inside a VPC.');
-    acknowledge(logGroup, `${pack}-CloudWatchLogGroupEncrypted`, 'Encrypted at rest with service-managed keys; the lines hold metrics and no secret.');
-    acknowledge(role, `${pack}-IAMNoInlinePolicy`, 'Grants made for this role alone (its log group and the refresh token secret).');
-  }
+  acknowledgeCompliance(fn, 'LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read; a dead-letter queue would hold nothing to redeliver.');
+  acknowledgeCompliance(fn, 'LambdaConcurrency', 'One run per interval; reserved concurrency would take capacity from the account for a function idle between runs.');
+  acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface and Secrets Manager; nothing inside a VPC.');
+  acknowledgeCompliance(logGroup, 'CloudWatchLogGroupEncrypted', 'Encrypted at rest with service-managed keys; the lines hold metrics and no secret.');
+  acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'Grants made for this role alone (its log group and the refresh token secret).');
   acknowledge(fn, 'Serverless-LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read.');
   acknowledge(fn, 'Serverless-LambdaTracing', 'Every run and every service call is one JSON log line, next to the metric lines.');
 }

@@ -1,6 +1,5 @@
 import { Arn, CustomResource, Duration, Fn, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
@@ -18,6 +17,7 @@ import { DpiProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
 import { NotificationPipelineAttributes, NotificationPipelineProperties, ResourceTypes } from '../contract';
+import { notifyOrAcknowledge } from '../monitoring/alarm-actions';
 
 /** The deployment regions the service accepts for unified notification pipelines. */
 const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
@@ -419,17 +419,7 @@ export class NotificationPipeline extends Construct {
         alarmDescription: `${this.node.path}: notifications wait more than ${delay} s before they reach the bucket`,
       }));
     }
-    for (const a of alarms) {
-      if (options.alarmTopic) {
-        a.addAlarmAction(new cwActions.SnsAction(options.alarmTopic));
-        a.addOkAction(new cwActions.SnsAction(options.alarmTopic));
-      } else {
-        for (const pack of ['HIPAA.Security', 'NIST.800.53.R5']) {
-          acknowledge(a, `${pack}-CloudWatchAlarmAction`, 'Declared without alarmTopic: the alarm shows its state in the console; give alarmTopic, '
-            + 'or add an action to the returned alarms, to be notified.');
-        }
-      }
-    }
+    for (const a of alarms) notifyOrAcknowledge(a, options.alarmTopic);
     return alarms;
   }
 
