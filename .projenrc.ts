@@ -36,8 +36,9 @@ const project = new awscdk.AwsCdkConstructLibrary({
   // The lifecycle journal of the handler (DynamoDB) and the local DynamoDB-compatible server that
   // `dpi local-deploy` runs it against. Runtime dependencies of the package (the handler bundle keeps
   // `@aws-sdk/*` external and is loaded in-process by local-deploy; the CLI requires dynalite), bundled
-  // into the package tarball because jsii requires non-jsii dependencies to be bundled.
-  bundledDeps: ['@aws-sdk/client-dynamodb@^3', 'dynalite@^4'],
+  // into the package tarball because jsii requires non-jsii dependencies to be bundled. `dpi drift` and
+  // `dpi orphans` read the deployed stacks with the CloudFormation client (standard AWS credential chain).
+  bundledDeps: ['@aws-sdk/client-dynamodb@^3', '@aws-sdk/client-cloudformation@^3', 'dynalite@^4'],
 
   devDeps: [
     'aws-cdk-lib@2.276.0',
