@@ -48,6 +48,24 @@ export interface Journal {
   owners(kind: string, ids: string[]): Promise<Map<string, string>>;
   /** Moves a claim from `from` to `to`; false when `from` no longer owns it. */
   transfer(kind: string, id: string, from: string, to: string): Promise<boolean>;
+  /**
+   * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
+   * scan of all pages (drift, orphans): not for the deploy path.
+   */
+  scan(prefix?: string): Promise<JournalScan>;
+}
+
+/** A claim: service record `kind`/`id` is owned by resource `owner`. */
+export interface JournalClaim {
+  readonly kind: string;
+  readonly id: string;
+  readonly owner: string;
+}
+
+/** What `Journal.scan` read. */
+export interface JournalScan {
+  readonly records: JournalRecord<unknown>[];
+  readonly claims: JournalClaim[];
 }
 
 type DdbModule = typeof import('@aws-sdk/client-dynamodb');
@@ -273,6 +291,26 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         if (conditionFailed(e)) return false;
         throw e;
       }
+    }),
+    scan: (prefix?: string) => run(async () => {
+      const records: JournalRecord<unknown>[] = [];
+      const claims: JournalClaim[] = [];
+      let start: Record<string, ddb.AttributeValue> | undefined;
+      do {
+        const page: ddb.ScanCommandOutput = await c.send(new m.ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
+        for (const item of page.Items ?? []) {
+          const pk = item.pk?.S ?? '';
+          if (pk.startsWith('claim#')) {
+            const m2 = /^claim#([^#]+)#(.*)$/.exec(pk);
+            if (m2) claims.push({ kind: m2[1], id: m2[2], owner: item.owner?.S ?? '' });
+          } else if (!prefix || pk.startsWith(prefix)) {
+            records.push(fromItem<unknown>(item));
+          }
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+      records.sort((a, b) => (a.key === b.key ? (a.id < b.id ? -1 : 1) : a.key < b.key ? -1 : 1));
+      return { records, claims };
     }),
     owners: (kind: string, ids: string[]) => run(async () => {
       const out = new Map<string, string>();

@@ -55,3 +55,22 @@ test('a corrupt local journal is named, exit 2', async () => {
   expect(r.code).toBe(2);
   expect(r.stderr).toContain(join(dir, 'journal.json'));
 });
+
+test('scan reads every record under a key prefix and every claim', async () => {
+  const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
+  try {
+    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    await j.create('OtherStack/Sub1', 'active', { subscriptionId: '77' }, '77');
+    await j.claim('sub', '77', 'OtherStack/Sub1');
+    const all = await j.scan();
+    expect(all.records.map((r) => `${r.key} ${r.state}`)).toEqual([
+      `${KEY} deleted`, `${KEY} posting`, 'OtherStack/Sub1 active',
+    ]);
+    expect(all.claims).toEqual([{ kind: 'sub', id: '77', owner: 'OtherStack/Sub1' }]);
+    const some = await j.scan('OtherStack/');
+    expect(some.records.map((r) => r.key)).toEqual(['OtherStack/Sub1']);
+    expect(some.claims).toHaveLength(1);
+  } finally {
+    await server.stop();
+  }
+});
