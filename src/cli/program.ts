@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local/command';
+import { driftCommand } from './commands/drift';
 import { emulatorCommand } from './commands/emulator';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
@@ -25,7 +26,7 @@ Connection (every service command): --base-url / DPI_BASE_URL is the default of 
 --subscriptions-url, --account-url, --user-url, --remote-identity-url, --auth-url (or DPI_SUBSCRIPTIONS_URL, ...)
 override it. The refresh token comes from ${REFRESH_TOKEN_ENV} or --refresh-token-file FILE, never from a flag value.
 
-Exit codes: 0 success; 1 dpi status found a record in ERROR, or dpi local-deploy: a resource failed; 2 usage,
+Exit codes: 0 success; 1 dpi status found a record in ERROR, dpi drift found drift, or dpi local-deploy: a resource failed; 2 usage,
 configuration, connection or service error (nothing was changed).
 
 Try it locally:  dpi emulator   (prints the URL and token to export), then  dpi products
@@ -74,6 +75,7 @@ function build(ctx: RunContext): Command {
   add(journalCommand(ctx));
   add(txCommand(ctx));
   add(statusCommand(ctx));
+  add(driftCommand(ctx));
   add(productsCommand(ctx));
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));

@@ -14,7 +14,8 @@ import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../.
 import { RunContext } from '../context';
 import { CliError } from '../errors';
 
-interface JournalFlags {
+/** Where a command reads the lifecycle journal (the flags `dpi journal` and `dpi drift` share). */
+export interface JournalFlags {
   local?: boolean;
   state: string;
   table: string;
@@ -30,7 +31,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
 
-async function open(flags: JournalFlags): Promise<{ journal: Journal; where: string; close: () => Promise<void> }> {
+/** Opens the journal the flags name: the local-deploy journal (--local), a DynamoDB-compatible endpoint, or DynamoDB. */
+export async function openJournal(flags: JournalFlags): Promise<{ journal: Journal; where: string; close: () => Promise<void> }> {
   if (flags.local) {
     const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
     let server: JournalServer;
@@ -87,7 +89,7 @@ export function journalCommand(ctx: RunContext): Command {
     .description('print the journal records of a resource (key <stack name>/<logical ID>)')
     .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it'))
     .action(async (key: string, flags: JournalFlags) => {
-      const j = await open(flags);
+      const j = await openJournal(flags);
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
         if (flags.json) {
@@ -106,7 +108,7 @@ export function journalCommand(ctx: RunContext): Command {
       + 'what they made, or confirmed that they made nothing); the next deploy then starts anew')
     .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it'))
     .action(async (key: string, flags: JournalFlags) => {
-      const j = await open(flags);
+      const j = await openJournal(flags);
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
         const open_ = recs.filter((r) => UNCONFIRMED.has(r.state));

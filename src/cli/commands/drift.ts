@@ -1,0 +1,209 @@
+/**
+ * `dpi drift`: for a deployed app, compares every `Custom::Dpi*` resource's state as the handler applied it at the last
+ * deploy (the lifecycle journal) with what the service shows now, and prints a table per stack. The resources come from
+ * CloudFormation (`ListStackResources` of each stack; the SDK is loaded only when this command runs) or, with --local,
+ * from the `dpi local-deploy` state. Exit 1 when anything drifted, 0 when everything is in sync, 2 when the check could
+ * not run. Makes no changing call.
+ */
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command } from 'commander';
+import { DEFAULT_JOURNAL_TABLE } from '../../contract';
+import { checkDrift, DriftResource, DriftRow, DriftStatus, isDpiType, isDrifted } from '../../handler/drift';
+import { readAssembly } from '../../local/assembly';
+import { DEFAULT_STATE_FILE } from '../../local/defaults';
+import { readState } from '../../local/state';
+import { addConnectionOptions, ConnectionFlags } from '../connection';
+import { addJsonOption, connectFor, printJson, RunContext, useColour } from '../context';
+import { CliError, EXIT, toCliError } from '../errors';
+import { Colour, painter, renderTable } from '../format';
+import { JournalFlags, openJournal } from './journal';
+
+/** A resource as CloudFormation lists it (the fields of `ListStackResources` that drift reads). */
+export interface StackResourceSummary {
+  readonly LogicalResourceId?: string;
+  readonly PhysicalResourceId?: string;
+  readonly ResourceType?: string;
+  readonly ResourceStatus?: string;
+}
+
+/** What `dpi drift` asks CloudFormation. */
+export interface CloudFormationReader {
+  /** Every resource of a stack (all pages). */
+  listStackResources(stackName: string): Promise<StackResourceSummary[]>;
+}
+
+/** Makes the CloudFormation reader of a run (tests replace it; default: the AWS SDK with the standard credential chain). */
+export type CloudFormationFactory = (o: { region?: string; profile?: string }) => CloudFormationReader;
+
+let factory: CloudFormationFactory | undefined;
+
+/** Replaces how `dpi drift` reads CloudFormation (tests); undefined restores the AWS SDK. Returns the previous factory. */
+export function setCloudFormationFactory(next: CloudFormationFactory | undefined): CloudFormationFactory | undefined {
+  const prev = factory;
+  factory = next;
+  return prev;
+}
+
+type CfnModule = typeof import('@aws-sdk/client-cloudformation');
+
+/** The AWS SDK's CloudFormation, required here (not at start-up: `dpi tx` and `dpi status` never load it). */
+function sdkCloudFormation(o: { region?: string; profile?: string }): CloudFormationReader {
+  // External in the dpi bundle (a runtime dependency of the package), loaded only when dpi drift runs.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  const m = require('@aws-sdk/client-cloudformation') as CfnModule;
+  if (o.profile) process.env.AWS_PROFILE = o.profile;
+  const client = new m.CloudFormationClient(o.region ? { region: o.region } : {});
+  return {
+    listStackResources: async (stackName) => {
+      const out: StackResourceSummary[] = [];
+      let next: string | undefined;
+      do {
+        const page = await client.send(new m.ListStackResourcesCommand({ StackName: stackName, NextToken: next }));
+        out.push(...(page.StackResourceSummaries ?? []));
+        next = page.NextToken;
+      } while (next);
+      return out;
+    },
+  };
+}
+
+interface DriftFlags extends ConnectionFlags, JournalFlags {
+  app: string;
+  stack?: string[];
+}
+
+/** The stacks' resources from CloudFormation. */
+async function fromCloudFormation(flags: DriftFlags): Promise<{ stacks: string[]; resources: DriftResource[] }> {
+  let stacks = flags.stack ?? [];
+  if (stacks.length === 0) {
+    try {
+      stacks = readAssembly(flags.app).map((s) => s.stackName);
+    } catch (e) {
+      throw new CliError(`${(e as Error).message}; or name the deployed stacks with --stack NAME`);
+    }
+    if (stacks.length === 0) throw new CliError(`the cloud assembly ${flags.app} has no stack; name the deployed stacks with --stack NAME`);
+  }
+  const cfn = (factory ?? sdkCloudFormation)({ region: flags.region, profile: flags.profile });
+  const resources: DriftResource[] = [];
+  for (const stack of stacks) {
+    let listed: StackResourceSummary[];
+    try {
+      listed = await cfn.listStackResources(stack);
+    } catch (e) {
+      const name = (e as { name?: string }).name ?? 'Error';
+      const msg = (e as Error).message ?? String(e);
+      if (/does not exist/i.test(msg)) {
+        throw new CliError(`stack ${stack} does not exist in CloudFormation${flags.region ? ` (${flags.region})` : ''}: deploy it, or pick the stacks with --stack NAME`);
+      }
+      throw new CliError(`cannot list the resources of stack ${stack} in CloudFormation (${name}: ${msg}); check the AWS credentials, --profile and --region`);
+    }
+    for (const r of listed) {
+      if (!r.ResourceType || !isDpiType(r.ResourceType) || r.ResourceStatus === 'DELETE_COMPLETE') continue;
+      resources.push({ stack, logicalId: r.LogicalResourceId ?? '', type: r.ResourceType, physicalId: r.PhysicalResourceId ?? '' });
+    }
+  }
+  return { stacks, resources };
+}
+
+/** The stacks' resources from the `dpi local-deploy` state. */
+function fromLocalState(flags: DriftFlags): { stacks: string[]; resources: DriftResource[] } {
+  let state;
+  try {
+    state = readState(flags.state);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  if (state.stacks.length === 0) throw new CliError(`no local-deploy state in ${flags.state}: run dpi local-deploy first (or pass --state FILE)`);
+  const wanted = flags.stack && flags.stack.length > 0 ? flags.stack : state.stacks.map((s) => s.stackName);
+  const unknown = wanted.filter((w) => !state.stacks.some((s) => s.stackName === w));
+  if (unknown.length > 0) {
+    throw new CliError(`--stack ${unknown.join(', ')}: not in the local-deploy state ${flags.state} (stacks: ${state.stacks.map((s) => s.stackName).join(', ')})`);
+  }
+  const resources: DriftResource[] = [];
+  for (const stack of wanted) {
+    for (const r of Object.values(state.resources)) {
+      if (r.stack !== stack || !isDpiType(r.type)) continue;
+      const explicit = r.properties?.JournalKey;
+      resources.push({
+        stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, ...(typeof explicit === 'string' && explicit !== '' ? { key: explicit } : {}),
+      });
+    }
+  }
+  return { stacks: wanted, resources };
+}
+
+const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
+
+/** `Custom::DpiSubscription` -> `Subscription`. */
+function shortType(type: string): string {
+  return type.replace(/^Custom::Dpi/, '');
+}
+
+/** The table of one stack (a row per resource, a continuation row per further differing property) and its notes. */
+export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean): string {
+  const paint = painter(colour);
+  const drifted = rows.filter(isDrifted).length;
+  let out = `Stack ${stack}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, ${drifted} drifted\n`;
+  if (rows.length === 0) return out + '(no Custom::Dpi* resources)\n';
+  const table: string[][] = [];
+  for (const r of rows) {
+    const details = r.status === 'MODIFIED'
+      ? r.differences.map((d) => `${d.property}: ${d.declared} -> ${d.live}`)
+      : [r.reason ?? ''];
+    table.push([r.logicalId, shortType(r.type), r.physicalId || '-', paint(STATUS_COLOUR[r.status], r.status), details[0] ?? '']);
+    for (const d of details.slice(1)) table.push(['', '', '', '', d]);
+  }
+  out += renderTable(['RESOURCE', 'TYPE', 'PHYSICAL ID', 'STATUS', 'DETAIL'], table);
+  const unchecked = rows.filter((r) => r.notChecked.length > 0);
+  for (const r of unchecked) out += paint('dim', `  ${r.logicalId}: not shown by the service, not checked: ${r.notChecked.join(', ')}`) + '\n';
+  return out;
+}
+
+/** The JSON document of `dpi drift --json`. */
+export function driftJson(source: string, stacks: string[], rows: DriftRow[]): object {
+  return {
+    source,
+    drifted: rows.filter(isDrifted).length,
+    stacks: stacks.map((stack) => ({ stack, resources: rows.filter((r) => r.stack === stack) })),
+  };
+}
+
+/** `dpi drift` */
+export function driftCommand(ctx: RunContext): Command {
+  const cmd = new Command('drift')
+    .description('compare every deployed Custom::Dpi* resource with what the service shows now (exit code 1 when anything drifted)')
+    .option('--local', 'the resources and journal of dpi local-deploy (--state) instead of CloudFormation and DynamoDB')
+    .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
+    .option('--app <dir>', 'cloud assembly whose stacks to check, when no --stack is given', './cdk.out')
+    .option('--stack <name...>', 'deployed stack name(s) to check (default: every stack of --app, or of the local state)')
+    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
+    .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
+    .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
+    .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)');
+  addJsonOption(cmd);
+  addConnectionOptions(cmd);
+  return cmd.action(async (flags: DriftFlags) => {
+    const { client, origins } = connectFor(ctx, flags);
+    const { stacks, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+    const j = await openJournal(flags);
+    let rows: DriftRow[];
+    try {
+      rows = await checkDrift(resources, { client, journal: j.journal });
+    } catch (e) {
+      throw toCliError(e, { origins });
+    } finally {
+      await j.close();
+    }
+    if (flags.json) {
+      printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows));
+    } else {
+      const colour = useColour(ctx);
+      ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour)).join('\n'));
+      const drifted = rows.filter(isDrifted).length;
+      ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
+        + ` (journal: ${j.where})\n`);
+    }
+    if (rows.some(isDrifted)) throw new CliError('', EXIT.DATA_ERROR);
+  });
+}
