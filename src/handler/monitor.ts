@@ -120,6 +120,11 @@ let sink: (line: string) => void = (l) => {
   process.stdout.write(`${l}\n`);
 };
 
+/** Writes one metric line to the sink (the drift check's lines go the same way). */
+export function emitMetricLine(line: string): void {
+  sink(line);
+}
+
 /** Replaces the sink of the metric lines (tests). Returns the previous one. */
 export function setMetricSink(next: (line: string) => void): (line: string) => void {
   const prev = sink;
