@@ -7,3 +7,4 @@ export * from './subscriptions/subscription';
 export * from './subscriptions/history-request';
 export * from './subscriptions/product-order-jobs';
 export * from './monitoring/subscription-monitor';
+export * from './monitoring/drift-monitor';
