@@ -3,7 +3,7 @@
  * change made behind the stack's back through the service's public endpoints (as its web UI would), in both read modes;
  * and the CloudFormation path with a fake CloudFormation.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -209,6 +209,31 @@ describe('minimal reads (only what the spec shows)', () => {
     const noToken = await dpi(['drift', '--local', '--state', stateFile()], { env: { DPI_BASE_URL: emu.url } });
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain('no refresh token');
+  });
+});
+
+describe('after a local-deploy with its embedded emulator', () => {
+  test('--local without a service address reads the embedded emulator\'s state (emulator-state.json beside --state)', async () => {
+    const app = synthApp(join(tmp.dir, 'cdk.out'));
+    const r = await runLocalDeploy({ app, stateFile: stateFile(), progress: () => undefined, output: () => undefined });
+    expect([r.success, r.error]).toEqual([true, undefined]);
+    const inSync = await dpi(['drift', '--local', '--state', stateFile()], { env: {} });
+    expect([inSync.code, inSync.stderr]).toEqual([0, '']);
+    expect(inSync.stdout).toMatch(/^Stack Shop: 4 resources, 0 drifted\n/);
+    // The subscription invalidated in the service's stored state (as the web UI would have left it).
+    const file = join(tmp.dir, 'state', 'emulator-state.json');
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { state: { subscriptions: Array<{ id: number; product: number; status: string }> } };
+    const deployed = JSON.parse(readFileSync(stateFile(), 'utf8')) as LocalState;
+    const ordersId = Object.values(deployed.resources).find((x) => x.type === 'Custom::DpiSubscription')!.physicalId;
+    const orders = saved.state.subscriptions.find((x) => String(x.id) === ordersId)!;
+    orders.status = 'invalid';
+    writeFileSync(file, JSON.stringify(saved));
+    const drifted = await dpi(['drift', '--local', '--state', stateFile(), '--json'], { env: {} });
+    expect([drifted.code, drifted.stderr]).toEqual([1, '']);
+    type Doc = { drifted: number; stacks: Array<{ resources: Array<{ physicalId: string; status: string; reason?: string }> }> };
+    const doc = JSON.parse(drifted.stdout) as Doc;
+    expect(doc.drifted).toBe(1);
+    expect(doc.stacks[0].resources.find((x) => x.physicalId === String(orders.id))).toMatchObject({ status: 'DELETED', reason: 'status invalid' });
   });
 });
 

@@ -5,10 +5,16 @@
  * from the `dpi local-deploy` state. Exit 1 when anything drifted, 0 when everything is in sync, 2 when the check could
  * not run. Makes no changing call.
  */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { JournalFlags, openJournal } from './journal';
+import { DpiClient } from '../../client';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
+import { READ_MODES, ReadMode } from '../../emulator/core';
+import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { checkDrift, DriftResource, DriftRow, DriftStatus, isDpiType, isDrifted } from '../../handler/drift';
 import { readAssembly } from '../../local/assembly';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
@@ -17,7 +23,8 @@ import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext, useColour } from '../context';
 import { CliError, EXIT, toCliError } from '../errors';
 import { Colour, painter, renderTable } from '../format';
-import { JournalFlags, openJournal } from './journal';
+import { CliIo } from '../io';
+import { loadPart } from '../lazy';
 
 /** A resource as CloudFormation lists it (the fields of `ListStackResources` that drift reads). */
 export interface StackResourceSummary {
@@ -71,6 +78,45 @@ function sdkCloudFormation(o: { region?: string; profile?: string }): CloudForma
 interface DriftFlags extends ConnectionFlags, JournalFlags {
   app: string;
   stack?: string[];
+  reads?: string;
+}
+
+/** Whether any service address is given (flags or environment). */
+function hasServiceAddress(flags: ConnectionFlags, env: CliIo['env']): boolean {
+  const given = (v: string | undefined): boolean => v !== undefined && v.trim() !== '';
+  return [flags.baseUrl, flags.subscriptionsUrl, flags.accountUrl, flags.userUrl, flags.remoteIdentityUrl, flags.authUrl].some(given)
+    || ['DPI_BASE_URL', 'DPI_SUBSCRIPTIONS_URL', 'DPI_ACCOUNT_URL', 'DPI_USER_URL', 'DPI_REMOTE_IDENTITY_URL', 'DPI_AUTH_URL'].some((k) => given(env[k]));
+}
+
+/**
+ * The service of a run: the connection settings; or, with --local and no service address, the embedded emulator of
+ * `dpi local-deploy` on its state (`emulator-state.json` beside --state), loaded only then.
+ */
+async function serviceOf(ctx: RunContext, flags: DriftFlags): Promise<{ client: DpiClient; origins: string[]; close: () => Promise<void> }> {
+  const emulatorState = join(dirname(flags.state), 'emulator-state.json');
+  if (flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(emulatorState)) {
+    const reads = (flags.reads ?? ctx.io.env.DPI_EMULATOR_READS ?? 'minimal') as ReadMode;
+    if (!(READ_MODES as readonly string[]).includes(reads)) throw new CliError(`DPI_EMULATOR_READS: '${reads}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
+    const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
+    let emu;
+    try {
+      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile: emulatorState, reads });
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+    const u = emu.url;
+    const client = new DpiClient({
+      endpoints: { baseUrl: u, subscriptionsUrl: u, accountUrl: u, userUrl: u, remoteIdentityUrl: u, authUrl: u },
+      refreshToken: DEFAULT_REFRESH_TOKEN,
+      maxAttempts: 3,
+      requestTimeoutMs: 30_000,
+    });
+    ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
+    const running = emu;
+    return { client, origins: [u], close: () => running.stop() };
+  }
+  const { client, origins } = connectFor(ctx, flags);
+  return { client, origins, close: async () => undefined };
 }
 
 /** The stacks' resources from CloudFormation. */
@@ -180,20 +226,28 @@ export function driftCommand(ctx: RunContext): Command {
     .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
     .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
-    .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)');
+    .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')
+    .addOption(new Option('--reads <mode>', 'with --local and no service address: how the embedded emulator (on emulator-state.json beside '
+      + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES));
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (flags: DriftFlags) => {
-    const { client, origins } = connectFor(ctx, flags);
     const { stacks, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
-    const j = await openJournal(flags);
+    const service = await serviceOf(ctx, flags);
     let rows: DriftRow[];
+    let where: string;
     try {
-      rows = await checkDrift(resources, { client, journal: j.journal });
-    } catch (e) {
-      throw toCliError(e, { origins });
+      const j = await openJournal(flags);
+      where = j.where;
+      try {
+        rows = await checkDrift(resources, { client: service.client, journal: j.journal });
+      } catch (e) {
+        throw toCliError(e, { origins: service.origins });
+      } finally {
+        await j.close();
+      }
     } finally {
-      await j.close();
+      await service.close();
     }
     if (flags.json) {
       printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows));
@@ -202,7 +256,7 @@ export function driftCommand(ctx: RunContext): Command {
       ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour)).join('\n'));
       const drifted = rows.filter(isDrifted).length;
       ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
-        + ` (journal: ${j.where})\n`);
+        + ` (journal: ${where})\n`);
     }
     if (rows.some(isDrifted)) throw new CliError('', EXIT.DATA_ERROR);
   });
