@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local/command';
 import { emulatorCommand } from './commands/emulator';
+import { importCommand } from './commands/import';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
 import { statusCommand } from './commands/status';
@@ -78,6 +79,7 @@ function build(ctx: RunContext): Command {
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));
   add(storagesCommand(ctx));
+  add(importCommand(ctx));
   plainDefaults(program);
   return program;
 }
