@@ -84,6 +84,8 @@ export interface NotificationPipelineProperties extends Base {
   readonly Name?: string;
   /** `FAIL` | `ALLOW` */
   readonly PartialFailure: string;
+  /** An existing product-107 subscription (pipeline) to adopt instead of creating one. */
+  readonly AdoptId?: string;
 }
 
 /** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
@@ -138,6 +140,8 @@ export interface SubscriptionProperties extends Base {
   readonly DateStart?: string;
   /** `invalid` | `cancelled` */
   readonly OnDelete: string;
+  /** An existing subscription to adopt instead of creating one. */
+  readonly AdoptId?: string;
 }
 
 /** `Custom::DpiHistoryRequest`. Physical ID = the history transaction ID. Attributes: `HistoryTransactionId`, `Status`. */
@@ -154,6 +158,8 @@ export interface HistoryRequestProperties extends Base {
   readonly WaitForCompletion: string;
   /** Seconds the deploy may wait (for the ceiling, and for completion when asked). */
   readonly TimeoutSeconds: string;
+  /** An existing history transaction to adopt instead of requesting one. */
+  readonly AdoptId?: string;
 }
 
 /** `Custom::DpiProductOrderJobs`. Physical ID = the primary job ID. Attributes: `PrimaryJobId`, `JobIds`, `BatchCount`. */

@@ -9,6 +9,7 @@ import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local/command';
 import { driftCommand } from './commands/drift';
 import { emulatorCommand } from './commands/emulator';
+import { importCommand } from './commands/import';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
 import { statusCommand } from './commands/status';
@@ -80,6 +81,7 @@ function build(ctx: RunContext): Command {
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));
   add(storagesCommand(ctx));
+  add(importCommand(ctx));
   plainDefaults(program);
   return program;
 }

@@ -43,6 +43,26 @@ export function requirePositiveInteger(scope: IConstruct, prop: string, value: n
   }
 }
 
+/**
+ * The ID of an existing service record to adopt (`existing...Id` props): a positive integer (subscriptions) or,
+ * with `opaque`, a non-empty ID of letters, digits, `-` and `_` (history transaction IDs, which the spec does not
+ * define as numbers). Tokens pass.
+ */
+export function requireAdoptableId(scope: IConstruct, prop: string, value: number | string | undefined, opaque = false): void {
+  if (value === undefined || isToken(value)) {
+    return;
+  }
+  if (opaque) {
+    if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
+      throw invalid(scope, prop, value, 'is not a history transaction ID', 'use the ID the service gave the request (letters, digits, - or _)');
+    }
+    return;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > Number.MAX_SAFE_INTEGER) {
+    throw invalid(scope, prop, value, 'is not a subscription ID', 'use the numeric ID of the existing subscription (see `dpi import` or `dpi status`)');
+  }
+}
+
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** True when `value` is a real calendar date in `YYYY-MM-DD` form. */

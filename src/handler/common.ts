@@ -112,3 +112,38 @@ async function resolveRecording(rt: Runtime, product: number, matches: (s: Subsc
 export function contradicts(value: unknown, want: string | number | undefined): boolean {
   return value !== undefined && value !== null && want !== undefined && String(value) !== String(want);
 }
+
+/**
+ * Claims service record `kind`/`id` for `key` when adopting it. A claim held by another resource that still has an
+ * unfinished journal record of `id` refuses the adoption before any change, naming that resource; a claim whose
+ * owner has no such record any more (its resource was deleted with RETAIN, or its adoption was rolled back) is
+ * taken over.
+ */
+export async function claimForAdoption(rt: Runtime, kind: string, id: string, key: string, what: string): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    const owner = await rt.journal.claim(kind, id, key);
+    if (owner === key) return;
+    const live = (await rt.journal.records<OwnsSubscription>(owner))
+      .filter((r) => r.physicalId === id && r.state !== 'deleted' && r.state !== 'abandoned');
+    if (live.length > 0) {
+      throw new HandlerError(`${what} ${id} is managed by ${owner} (journal record ${live[0].id}, ${live[0].state}); a record is adopted by one `
+        + 'resource only: remove it from that stack (removalPolicy RETAIN keeps it) before adopting it here; nothing was changed');
+    }
+    if (await rt.journal.transfer(kind, id, owner, key)) {
+      log({ msg: 'adoption took over the claim of a resource that no longer manages the record', kind, id, previousOwner: owner });
+      return;
+    }
+  }
+  throw new HandlerError(`${what} ${id} is being claimed by another resource at the same time; deploy again`);
+}
+
+/** Why a subscription cannot be adopted (gone, another account's, ended), or undefined when it can. */
+export function notAdoptable(id: string, status: SubscriptionStatus | undefined, prop: string): string | undefined {
+  if (status === undefined) {
+    return `${prop} ${id}: no such subscription for this account (the service answered 404 or 403); check the ID (dpi import lists them); nothing was changed`;
+  }
+  if (status === 'invalid' || status === 'cancelled') {
+    return `${prop} ${id}: the subscription is ${status} and cannot be adopted (only active or paused ones can); remove ${prop} to create a new one; nothing was changed`;
+  }
+  return undefined;
+}

@@ -1,4 +1,5 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
+import { claimForAdoption } from './common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -14,6 +15,8 @@ interface HistoryDesired {
   request: HistoryCreate;
   waitForCompletion: boolean;
   timeoutSeconds: number;
+  /** An existing history transaction to adopt (`existingHistoryTransactionId`). */
+  adoptId?: string;
 }
 
 function desiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
@@ -32,6 +35,7 @@ function desiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
     request,
     waitForCompletion: p.bool('WaitForCompletion'),
     timeoutSeconds: p.optInt('TimeoutSeconds') ?? 3600,
+    adoptId: p.optString('AdoptId'),
   };
 }
 
@@ -67,6 +71,7 @@ async function productOf(rt: Runtime, d: HistoryDesired, shown: unknown): Promis
 }
 
 async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
+  if (d.adoptId !== undefined) return adoptExisting(event, rt, d, d.adoptId);
   const sub = await rt.client.subscriptions.get(d.subscriptionId).catch((e) => {
     if (isStatus(e, 404, 403)) throw new HandlerError(`HistoryRequest: subscription ${d.subscriptionId} not found for this account (${messageOf(e)})`);
     throw e;
@@ -138,6 +143,57 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   }
 }
 
+/**
+ * Adopts an existing history transaction: no request is made. `GET H/{id}` must answer with a status other than
+ * `cancelled` / `failed`; where the read shows the subscription or dates (vendor reads), they must be the declared
+ * ones (a history request cannot be changed, only cancelled: there is nothing to reconcile); it is claimed for the
+ * resource (refused, naming the owner, when another resource manages it) and recorded as a Create records it.
+ */
+async function adoptExisting(event: CfnEvent, rt: Runtime, d: HistoryDesired, id: string): Promise<OnEventResult> {
+  if (id === '' || /[:/\s]/.test(id)) throw new HandlerError(`HistoryRequest: existingHistoryTransactionId ${JSON.stringify(id)} is not a history transaction ID; nothing was changed`);
+  const key = resourceKey(event);
+  const rk = requestKey(d);
+  let h: HistoryTransaction;
+  try {
+    h = await rt.client.history.get(id);
+  } catch (e) {
+    if (isStatus(e, 404, 403, 400)) {
+      throw new HandlerError(`HistoryRequest: existingHistoryTransactionId ${id}: no such history transaction for this account (${messageOf(e)}); `
+        + 'check the ID; nothing was changed');
+    }
+    throw e;
+  }
+  if (FINAL.has(String(h.status))) {
+    throw new HandlerError(`HistoryRequest: existingHistoryTransactionId ${id} is ${h.status} and cannot be adopted; remove `
+      + 'existingHistoryTransactionId to request the history anew; nothing was changed');
+  }
+  const r = d.request;
+  const wrong: string[] = [];
+  const differs = (label: string, shown: unknown, want: unknown): void => {
+    if (shown !== undefined && shown !== null && want !== undefined && String(shown) !== String(want)) wrong.push(`${label} ${String(shown)} (declared ${String(want)})`);
+  };
+  differs('subscription', h.subscription_id, d.subscriptionId);
+  differs('startDate', h.start_date, r.start_date);
+  differs('endDate', h.end_date, r.end_date);
+  if (Array.isArray(h.dates) && h.dates.length > 0 && r.dates !== undefined && [...h.dates].sort().join(',') !== [...r.dates].sort().join(',')) {
+    wrong.push(`dates ${h.dates.join(',')} (declared ${r.dates.join(',')})`);
+  }
+  differs('stageId', h.stage_id, r.stage_id);
+  if (wrong.length > 0) {
+    throw new HandlerError(`HistoryRequest: existingHistoryTransactionId ${id} has ${wrong.join(', ')}; a history request cannot be changed: `
+      + 'declare what the service has, or drop existingHistoryTransactionId to request anew; nothing was changed');
+  }
+  const recs = await rt.journal.records<HistoryDoc>(key);
+  const done = recs.find((x) => x.state === 'active' && x.physicalId === id);
+  if (!done) {
+    await claimForAdoption(rt, 'history', id, key, 'history transaction');
+    await rt.journal.create<HistoryDoc>(key, 'active', { request: rk, subscriptionId: d.subscriptionId }, id);
+    log({ msg: 'adopted an existing history request', id, status: h.status });
+  }
+  // isComplete waits only for a request made (or adopted) by this event: StartedAt as a Create's.
+  return result(h);
+}
+
 /** The journal document of a HistoryRequest. */
 interface HistoryDoc {
   request: string;
@@ -183,6 +239,7 @@ function result(h: HistoryTransaction): OnEventResult {
 async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   const old = desiredOf(event.OldResourceProperties);
   if (requestKey(old) !== requestKey(d) || !event.PhysicalResourceId) return create(event, rt, d);
+  if (d.adoptId !== undefined && d.adoptId !== event.PhysicalResourceId) return create(event, rt, d);
   // Only WaitForCompletion / TimeoutSeconds changed: nothing to send; one read fills the Status attribute.
   const id = event.PhysicalResourceId;
   let status = 'unknown';

@@ -1,6 +1,6 @@
-import { ServiceError, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
+import { ServiceError, Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A } from '../contract';
-import { contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, statusOrGone } from './common';
+import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, notAdoptable, OwnsSubscription, statusOrGone } from './common';
 import { fitData } from './data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf, statusOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
@@ -23,6 +23,8 @@ export interface PipelineDesired {
   storageGroupId?: number;
   name?: string;
   partialFailure: 'FAIL' | 'ALLOW';
+  /** An existing product-107 subscription to adopt (`existingSubscriptionId`). */
+  adoptId?: string;
 }
 
 /** Parses the properties of `Custom::DpiNotificationPipeline`. */
@@ -42,6 +44,7 @@ export function pipelineDesired(raw: Record<string, unknown> | undefined): Pipel
     storageGroupId: p.optInt('StorageGroupId'),
     name: p.optString('Name'),
     partialFailure: pf,
+    adoptId: p.optString('AdoptId'),
   };
 }
 
@@ -249,6 +252,7 @@ async function youngestRoleCreation(rt: Runtime, d: PipelineDesired): Promise<nu
 
 async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   await preflightRoles(rt, d);
+  if (d.adoptId !== undefined) return adopt(event, rt, d, d.adoptId);
   const key = resourceKey(event);
   const recs = await rt.journal.records<PipelineDoc>(key);
   // The latest unfinished record of this identity (an earlier delivery, a failed deploy, a killed runner);
@@ -287,6 +291,52 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
       + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
   }
   return dataOf(rec);
+}
+
+/**
+ * Adopts an existing unified pipeline through its product-107 subscription: no creating call. The subscription must
+ * exist and be active or paused (a read showing another product or identity refuses it); the identity and the
+ * subscription are claimed for the resource (refused, naming the owner, when another resource manages either).
+ * No read of the service shows a pipeline's types, roles, region or its result (the upstream subscriptions and
+ * `meta` that later updates, deletes and the attributes rely on), so the pipeline is reconciled with the unified
+ * PATCH (full body, idempotent) exactly as an Update of an unconfirmed record: its result is stored in the
+ * subscription and the journal, whose record then has a Create's shape.
+ */
+async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: string): Promise<OnEventResult> {
+  if (!isNumericId(id)) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${JSON.stringify(id)} is not a subscription ID; nothing was changed`);
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<PipelineDoc>(key);
+  let rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state));
+  let sub: Subscription | undefined;
+  try {
+    sub = await rt.client.subscriptions.get(id);
+  } catch (e) {
+    if (!isStatus(e, 404, 403)) throw e;
+  }
+  const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
+  if (why !== undefined) {
+    if (rec) await rt.journal.save(rec, 'abandoned', rec.doc);
+    throw new HandlerError(`NotificationPipeline: ${why}`);
+  }
+  if (rec && (rec.state === 'active' || rec.state === 'updating')) return converge(rt, rec, d, event);
+  const wrong: string[] = [];
+  if (contradicts(sub!.product, PRODUCT)) wrong.push(`is a product-${sub!.product} subscription, not a unified pipeline's (product ${PRODUCT})`);
+  if (contradicts(sub!.remote_identity, d.remoteIdentityId)) wrong.push(`belongs to remote identity ${sub!.remote_identity} (declared ${d.remoteIdentityId})`);
+  if (wrong.length > 0) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${id} ${wrong.join(' and ')}; nothing was changed`);
+  await claimIdentity(rt, d.remoteIdentityId, key);
+  await claimForAdoption(rt, 'sub', id, key, 'subscription');
+  const doc: PipelineDoc = {
+    identity: d.remoteIdentityId,
+    selection: selectionOf(d),
+    subscriptionId: id,
+    // What a read shows is what the service has (vendor reads); otherwise the declared name / storage are sent.
+    ...(typeof sub!.name === 'string' ? { name: sub!.name } : {}),
+    ...(sub!.storage_group !== undefined && sub!.storage_group !== null ? { storageGroupId: Number(sub!.storage_group) } : {}),
+  };
+  // `updating` without a confirmed selection: converge sends the unified PATCH (no read shows the selection).
+  rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc>(key, 'updating', doc, id);
+  log({ msg: 'adopting an existing notification pipeline', subscriptionId: id, remoteIdentityId: d.remoteIdentityId });
+  return converge(rt, rec, d, event);
 }
 
 /**
@@ -499,6 +549,10 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     // subscriptions, so an account-type change of the same identity is refused instead of replaced.
     throw new HandlerError(`AccountType changed from ${old.optString('AccountType')} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
       + 'the account type follows the identity (type 17 seller, 18 vendor): change it back, or use another identity');
+  }
+  if (d.adoptId !== undefined && d.adoptId !== id) {
+    log({ msg: 'replacement: another existing pipeline is adopted', old: id, adopt: d.adoptId });
+    return create(event, rt, d);
   }
   const key = resourceKey(event);
   let rec = (await rt.journal.records<PipelineDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));

@@ -1,5 +1,5 @@
 import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
-import { contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, statusOrGone, unclaimedSubscriptions } from './common';
+import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, notAdoptable, OwnsSubscription, statusOrGone, unclaimedSubscriptions } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -17,6 +17,8 @@ interface SubscriptionDesired {
   name?: string;
   dateStart?: string;
   onDelete: 'invalid' | 'cancelled';
+  /** An existing subscription to adopt (`existingSubscriptionId`). */
+  adoptId?: string;
 }
 
 function desiredOf(raw: Record<string, unknown> | undefined): SubscriptionDesired {
@@ -35,6 +37,7 @@ function desiredOf(raw: Record<string, unknown> | undefined): SubscriptionDesire
     name: p.optString('Name'),
     dateStart: p.optString('DateStart'),
     onDelete,
+    adoptId: p.optString('AdoptId'),
   };
 }
 
@@ -54,7 +57,7 @@ function wantedParams(d: SubscriptionDesired): Record<string, string> {
 }
 
 /** Deploy-time checks against the product record and its payloads. Returns the product record. */
-export async function checkAgainstProduct(rt: Runtime, d: SubscriptionDesired): Promise<ProductRecord> {
+export async function checkAgainstProduct(rt: Runtime, d: SubscriptionDesired, adopted = false): Promise<ProductRecord> {
   let product: ProductRecord;
   try {
     product = await rt.client.products.get(d.productId);
@@ -72,7 +75,8 @@ export async function checkAgainstProduct(rt: Runtime, d: SubscriptionDesired): 
   }
   if (!needsIdentity && d.remoteIdentityId !== undefined) problems.push('it takes no remote identity: remove remoteIdentityId');
   const params = wantedParams(d);
-  const missing = (product.required_meta_fields ?? []).filter((k) => params[k] === undefined || params[k] === '');
+  // An adopted subscription already stores its required parameters (the service merges; undeclared ones are kept).
+  const missing = adopted ? [] : (product.required_meta_fields ?? []).filter((k) => params[k] === undefined || params[k] === '');
   if (missing.length > 0) problems.push(`required product parameters missing: ${missing.join(', ')}`);
   if (d.stageIds.length > 0) {
     const payloads = await rt.client.catalog.listPayloads(d.productId, { stageIdGte: 1000 });
@@ -100,6 +104,8 @@ interface SubscriptionDoc extends OwnsSubscription {
   product: number;
   identity?: string;
   applied?: Applied;
+  /** Adopted (`existingSubscriptionId`): it may store parameters the declaration does not name. */
+  adopted?: boolean;
 }
 
 type SubscriptionRecord = JournalRecord<SubscriptionDoc>;
@@ -119,6 +125,7 @@ function matchesDesired(d: SubscriptionDesired): (s: Subscription) => boolean {
 }
 
 async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
+  if (d.adoptId !== undefined) return adopt(event, rt, d, d.adoptId);
   const key = resourceKey(event);
   const recs = await rt.journal.records<SubscriptionDoc>(key);
   let rec = recs.filter((r) => !DONE.has(r.state) && r.doc.product === d.productId && (r.doc.identity ?? '') === (d.remoteIdentityId ?? '')
@@ -160,8 +167,60 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   return { PhysicalResourceId: id, Data: data(id, d.status) };
 }
 
+/**
+ * Adopts an existing subscription: no creating call. It must exist and be active or paused; the product and identity
+ * a read shows (vendor reads) must be the declared ones; it is claimed for the resource (refused, naming the owner,
+ * when another resource manages it); then it is reconciled as an Update would: what a read shows is taken as applied,
+ * everything else declared is sent (one idempotent PATCH). The journal record ends as a Create's (`active`,
+ * `applied` = the declared state).
+ */
+async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, id: string): Promise<OnEventResult> {
+  if (!isNumericId(id)) throw new HandlerError(`Subscription: existingSubscriptionId ${JSON.stringify(id)} is not a subscription ID; nothing was changed`);
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<SubscriptionDoc>(key);
+  let rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state));
+  let sub: Subscription | undefined;
+  try {
+    sub = await rt.client.subscriptions.get(id);
+  } catch (e) {
+    if (!isStatus(e, 404, 403)) throw e;
+  }
+  const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
+  if (why !== undefined) {
+    if (rec) await rt.journal.save(rec, 'abandoned', rec.doc);
+    throw new HandlerError(`Subscription: ${why}`);
+  }
+  if (rec?.state === 'active') {
+    log({ msg: 'adoption already done by an earlier delivery', subscriptionId: id });
+    return converge(rt, rec, d, sub!.status);
+  }
+  const wrong: string[] = [];
+  if (contradicts(sub!.product, d.productId)) wrong.push(`product ${sub!.product} (declared ${d.productId})`);
+  if (contradicts(sub!.remote_identity, d.remoteIdentityId)) wrong.push(`remote identity ${sub!.remote_identity} (declared ${d.remoteIdentityId ?? 'none'})`);
+  if (wrong.length > 0) {
+    throw new HandlerError(`Subscription: existingSubscriptionId ${id} has ${wrong.join(' and ')}; a change of product or identity needs a new `
+      + 'subscription: declare what the service has, or drop existingSubscriptionId; nothing was changed');
+  }
+  await claimForAdoption(rt, 'sub', id, key, 'subscription');
+  // What a read shows is what the service has; the rest is unknown and sent if declared.
+  const shownParams: Record<string, string> = {};
+  if (sub!.remote_identity !== undefined && sub!.remote_identity !== null) shownParams.remote_identity_id = String(sub!.remote_identity);
+  const shown: Applied = {
+    params: shownParams,
+    status: sub!.status === 'paused' ? 'paused' : 'active',
+    ...(typeof sub!.name === 'string' ? { name: sub!.name } : {}),
+    ...(sub!.storage_group !== undefined && sub!.storage_group !== null ? { storageGroupId: Number(sub!.storage_group) } : {}),
+    ...(typeof sub!.date_start === 'string' ? { dateStart: sub!.date_start } : {}),
+  };
+  const doc: SubscriptionDoc = { product: d.productId, identity: d.remoteIdentityId, subscriptionId: id, applied: shown, adopted: true };
+  rec = rec ? await rt.journal.save(rec, 'adopting', doc) : await rt.journal.create<SubscriptionDoc>(key, 'adopting', doc, id);
+  log({ msg: 'adopting an existing subscription', subscriptionId: id, shown: Object.keys(shown) });
+  return converge(rt, rec, d, sub!.status, true);
+}
+
 /** Applies the difference between what the service confirmed last (the journal) and the desired state. */
-async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDesired, serviceStatus?: string): Promise<OnEventResult> {
+async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDesired, serviceStatus?: string,
+  adopted = false): Promise<OnEventResult> {
   const id = rec.physicalId!;
   const applied = rec.doc.applied ?? { params: {}, status: 'active' };
   const want = wantedParams(d);
@@ -176,7 +235,7 @@ async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDes
       + '(change the construct ID) to start without them; nothing was changed');
   }
   if (Object.keys(params).length > 0) {
-    await checkAgainstProduct(rt, d);
+    await checkAgainstProduct(rt, d, adopted || rec.doc.adopted === true);
     changes.product_parameters = params;
   }
   if (d.name !== undefined && d.name !== (applied.name ?? '')) changes.name = d.name;
@@ -192,6 +251,7 @@ async function converge(rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDes
   }
   if (Object.keys(changes).length === 0) {
     log({ msg: 'subscription unchanged', subscriptionId: id });
+    if (rec.state !== 'active') await rt.journal.save(rec, 'active', { ...rec.doc, applied: appliedOf(d) });
     return { PhysicalResourceId: id, Data: data(id, current) };
   }
   try {
@@ -210,6 +270,10 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   if (!isNumericId(id)) return create(event, rt, d);
   if (old.optInt('ProductId') !== d.productId || old.optString('RemoteIdentityId') !== d.remoteIdentityId) {
     log({ msg: 'replacement: product or remote identity changed', old: id });
+    return create(event, rt, d);
+  }
+  if (d.adoptId !== undefined && d.adoptId !== id) {
+    log({ msg: 'replacement: another existing subscription is adopted', old: id, adopt: d.adoptId });
     return create(event, rt, d);
   }
   const key = resourceKey(event);
@@ -239,7 +303,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const targets = isNumericId(id)
     ? [{ id, rec: recs.find((r) => r.physicalId === id) }]
     // Rollback of a failed Create: an attempt whose POST had no clear outcome is resolved through the journal's claims.
-    : await Promise.all(recs.filter((r) => r.state === 'recording').map(async (r) => ({ id: await resolveAttempt(rt, r, event), rec: r })));
+    : await Promise.all(recs.filter((r) => r.state === 'recording' || r.state === 'adopting').map(async (r) => ({ id: await resolveAttempt(rt, r, event), rec: r })));
   for (const t of targets) {
     if (t.id === undefined) continue;
     const status = await statusOrGone(rt, t.id);
@@ -275,6 +339,11 @@ async function cancelPendingHistory(rt: Runtime, id: string): Promise<void> {
 
 /** The subscription of an attempt whose POST had no clear outcome (undefined: it made none). */
 async function resolveAttempt(rt: Runtime, rec: SubscriptionRecord, event: CfnEvent): Promise<string | undefined> {
+  if (rec.state === 'adopting') {
+    // A failed adoption never ends the record it tried to adopt: it only lets go of it.
+    await rt.journal.save(rec, 'abandoned', rec.doc);
+    return undefined;
+  }
   const d = desiredOf(event.ResourceProperties);
   const candidates = await unclaimedSubscriptions(rt, d.productId, matchesDesired(d));
   if (candidates.length === 1) {

@@ -15,7 +15,7 @@ import { AccountType, NotificationDelivery, NotificationType, PartialFailure } f
 import { acknowledge, acknowledgeWildcards } from '../connection/nag';
 import { DpiProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
-import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
+import { invalid, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
 import { NotificationPipelineAttributes, NotificationPipelineProperties, ResourceTypes } from '../contract';
 import { notifyOrAcknowledge } from '../monitoring/alarm-actions';
 
@@ -113,6 +113,21 @@ export interface NotificationPipelineProps {
    * @default RemovalPolicy.DESTROY
    */
   readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * The ID of the existing product-107 subscription of a unified pipeline
+   * to adopt instead of creating a pipeline.
+   *
+   * Create then makes no new pipeline: it checks that the subscription exists
+   * and is live, claims it and the remote identity for this resource (refused,
+   * naming the owner, when another resource manages either) and reconciles the
+   * pipeline to the declared selection with the unified update (the service
+   * shows no read of a pipeline's types, roles or region, so the update is
+   * always sent; its result is what later updates and the delete rely on).
+   *
+   * @default - a new pipeline is created
+   */
+  readonly existingSubscriptionId?: number;
 }
 
 /**
@@ -229,6 +244,7 @@ export class NotificationPipeline extends Construct {
       throw invalid(this, 'partialFailure', partialFailure, 'is not accepted', 'use PartialFailure.FAIL or PartialFailure.ALLOW');
     }
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
+    requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);
     const needsEventBus = types.some((t) => t.delivery === NotificationDelivery.EVENT_BUS);
 
     // Every prop is valid: register the identity.
@@ -256,6 +272,7 @@ export class NotificationPipeline extends Construct {
       ...(props.storageGroupId !== undefined ? { StorageGroupId: numStr(props.storageGroupId) } : {}),
       ...(props.name !== undefined ? { Name: props.name } : {}),
       PartialFailure: partialFailure,
+      ...(props.existingSubscriptionId !== undefined ? { AdoptId: numStr(props.existingSubscriptionId) } : {}),
     };
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,

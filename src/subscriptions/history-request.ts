@@ -2,7 +2,7 @@ import { CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ISubscription } from './subscription';
 import { ServiceConnection } from '../connection/service-connection';
-import { invalid, isCalendarDate, isDateTime, numStr, requirePositiveInteger } from '../connection/validation';
+import { invalid, isCalendarDate, isDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
 import { HistoryRequestProperties, ResourceTypes } from '../contract';
 
 /** The longest a deploy may wait for a history request (the waiting provider's total timeout). */
@@ -74,6 +74,21 @@ export interface HistoryRequestProps {
    * @default Duration.minutes(30)
    */
   readonly timeout?: Duration;
+
+  /**
+   * The ID of an existing history transaction (a request made outside the
+   * stack) to adopt instead of requesting one.
+   *
+   * Create then makes no request: it checks that the transaction exists
+   * (`GET` of it) and is not `cancelled` or `failed`, claims it for this
+   * resource (refused, naming the owner, when another resource manages it)
+   * and records it; the declared dates describe it (where the service's read
+   * shows other dates or another subscription, the Create fails). Delete
+   * cancels it while pending or processing, as for a requested one.
+   *
+   * @default - a new history request is created
+   */
+  readonly existingHistoryTransactionId?: string;
 }
 
 /**
@@ -141,6 +156,7 @@ export class HistoryRequest extends Construct {
       throw invalid(this, 'stageId', props.stageId, 'is not a named stage ID', 'use an integer >= 1000 or omit it for all stages');
     }
     requirePositiveInteger(this, 'productId', props.productId);
+    requireAdoptableId(this, 'existingHistoryTransactionId', props.existingHistoryTransactionId, true);
     if (props.startTime !== undefined && !Token.isUnresolved(props.startTime) && !isDateTime(props.startTime)) {
       throw invalid(this, 'startTime', props.startTime, 'is not a date and time', 'use YYYY-MM-DD HH:MM:SS');
     }
@@ -164,6 +180,7 @@ export class HistoryRequest extends Construct {
       ...(props.startTime !== undefined ? { StartTime: props.startTime } : {}),
       WaitForCompletion: props.waitForCompletion ? 'true' : 'false',
       TimeoutSeconds: numStr(timeout.toSeconds()),
+      ...(props.existingHistoryTransactionId !== undefined ? { AdoptId: props.existingHistoryTransactionId } : {}),
     };
     const resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,

@@ -1,7 +1,7 @@
 import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct, IConstruct } from 'constructs';
 import { ServiceConnection } from '../connection/service-connection';
-import { invalid, isIsoDateTime, numStr, requirePositiveInteger } from '../connection/validation';
+import { invalid, isIsoDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
 import { ResourceTypes, SubscriptionProperties } from '../contract';
 
 /**
@@ -105,6 +105,21 @@ export interface SubscriptionProps {
    * @default RemovalPolicy.DESTROY
    */
   readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * The ID of an existing subscription to adopt instead of creating one.
+   *
+   * Create then makes no new subscription: it checks that this one exists and
+   * is not `invalid` or `cancelled`, claims it for this resource (adopting a
+   * subscription another resource manages is refused, naming it) and
+   * reconciles it to the declared properties as an update would. Product
+   * parameters and stage IDs you do not declare keep the values the service
+   * stores. After that, update and delete work as for a created subscription
+   * (`removalPolicy` decides whether delete ends it). `dpi import` writes it.
+   *
+   * @default - a new subscription is created
+   */
+  readonly existingSubscriptionId?: number;
 }
 
 class ImportedSubscription extends Construct implements ISubscription {
@@ -159,6 +174,7 @@ export class Subscription extends Construct implements ISubscription {
     requirePositiveInteger(this, 'productId', props.productId);
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     requirePositiveInteger(this, 'remoteIdentityId', props.remoteIdentityId);
+    requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);
 
     const status = props.status ?? SubscriptionStatus.ACTIVE;
     if (status !== SubscriptionStatus.ACTIVE && status !== SubscriptionStatus.PAUSED) {
@@ -216,6 +232,7 @@ export class Subscription extends Construct implements ISubscription {
       ...(props.name !== undefined ? { Name: props.name } : {}),
       ...(props.dateStart !== undefined ? { DateStart: props.dateStart } : {}),
       OnDelete: onDelete,
+      ...(props.existingSubscriptionId !== undefined ? { AdoptId: numStr(props.existingSubscriptionId) } : {}),
     };
     const resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,

@@ -1,0 +1,211 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command } from 'commander';
+import { ProductRecord, Subscription } from '../../client';
+import { addConnectionOptions, ConnectionFlags } from '../connection';
+import { addJsonOption, connectFor, printJson, RunContext } from '../context';
+import { CliError, toCliError } from '../errors';
+
+/** The product of unified notification pipelines and of legacy ones. */
+const UNIFIED_PIPELINE_PRODUCT = 107;
+const LEGACY_PIPELINE_PRODUCT = 86;
+
+/** The package the generated file imports the constructs from (`--module`). */
+export const DEFAULT_IMPORT_MODULE = 'data-pipeline-integration-cdk';
+
+/** One subscription the generated stack adopts. */
+export interface ImportedSubscription {
+  readonly subscriptionId: string;
+  readonly productId: number;
+  readonly productName?: string;
+  readonly remoteIdentityId?: number;
+  readonly storageGroupId?: number;
+  readonly name?: string;
+  readonly status: 'active' | 'paused';
+}
+
+/** A record `dpi import` read but does not declare, and why. */
+export interface NotImported {
+  readonly subscriptionId: string;
+  readonly productId?: number;
+  readonly reason: string;
+}
+
+/** What `dpi import` read (also its `--json`). */
+export interface ImportModel {
+  readonly subscriptions: ImportedSubscription[];
+  readonly notImported: NotImported[];
+  /** Declared properties that no read of the service shows; adoption leaves them as the service stores them. */
+  readonly notShown: string[];
+}
+
+/** The read fields a subscription must show for `dpi import` (the spec shows only `id` and `status`). */
+const NEEDED_FIELDS: Array<keyof Subscription> = ['product', 'remote_identity', 'storage_group', 'name'];
+
+/** What a pipeline's declaration needs and no read shows (not even the vendor's): its selection. */
+export const PIPELINE_FIELDS_NOT_SHOWN = ['notificationTypes', 'roles (role_arn, eb_to_fh_role_arn)', 'deploymentRegion'];
+
+/**
+ * Builds the model from the account's subscriptions. Throws a CliError (exit 2) naming the fields the reads do not show
+ * (the spec's reads: only `id` and `status`), or, unless `skipPipelines`, the unified pipelines whose selection no
+ * read shows: never code that would be wrong.
+ */
+export function importModel(subs: Subscription[], products: ProductRecord[], opts: { skipPipelines?: boolean } = {}): ImportModel {
+  const live = subs.filter((s) => s.status === 'active' || s.status === 'paused').sort((a, b) => Number(a.id) - Number(b.id));
+  const missing = new Map<string, string[]>();
+  for (const s of live) {
+    const m = NEEDED_FIELDS.filter((f) => s[f] === undefined).map(String);
+    if (m.length > 0) missing.set(s.id, m);
+  }
+  if (missing.size > 0) {
+    const fields = [...new Set([...missing.values()].flat())];
+    const ids = [...missing.keys()];
+    throw new CliError(`dpi import needs read fields the service's interface does not show: ${fields.join(', ')} of ${ids.length} `
+      + `subscription${ids.length > 1 ? 's' : ''} (${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}) were not in the answer `
+      + '(the spec shows only id and status; the vendor\'s reads show them); nothing was written');
+  }
+  const byId = new Map(products.map((p) => [Number(p.id), p]));
+  const subscriptions: ImportedSubscription[] = [];
+  const notImported: NotImported[] = [];
+  const pipelines: string[] = [];
+  for (const s of live) {
+    const product = Number(s.product);
+    if (product === UNIFIED_PIPELINE_PRODUCT) {
+      pipelines.push(s.id);
+      notImported.push({
+        subscriptionId: s.id,
+        productId: product,
+        reason: `unified notification pipeline: no read shows its ${PIPELINE_FIELDS_NOT_SHOWN.join(', ')}; declare a NotificationPipeline with `
+          + `existingSubscriptionId ${s.id} by hand (its adoption sends the unified update)`,
+      });
+      continue;
+    }
+    if (product === LEGACY_PIPELINE_PRODUCT) {
+      notImported.push({
+        subscriptionId: s.id,
+        productId: product,
+        reason: 'legacy notification pipeline: no read shows its queue or types; declare a LegacyNotificationPipeline by hand',
+      });
+      continue;
+    }
+    const num = (v: unknown): number | undefined => (v === undefined || v === null || v === '' ? undefined : Number(v));
+    subscriptions.push({
+      subscriptionId: s.id,
+      productId: product,
+      productName: byId.get(product)?.name,
+      remoteIdentityId: num(s.remote_identity),
+      storageGroupId: num(s.storage_group),
+      name: typeof s.name === 'string' && s.name !== '' ? s.name : undefined,
+      status: s.status === 'paused' ? 'paused' : 'active',
+    });
+  }
+  if (pipelines.length > 0 && !opts.skipPipelines) {
+    throw new CliError(`dpi import cannot declare the unified notification pipeline${pipelines.length > 1 ? 's' : ''} ${pipelines.join(', ')}: `
+      + `no read of the service shows a pipeline's ${PIPELINE_FIELDS_NOT_SHOWN.join(', ')}; run again with --skip-pipelines to write the `
+      + 'other records (the pipelines are listed in the file), then declare each pipeline by hand with existingSubscriptionId; nothing was written');
+  }
+  return { subscriptions, notImported, notShown: ['productParameters', 'stageIds'] };
+}
+
+/** A TypeScript string literal. */
+const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
+/** A comment line's text (no comment terminators, one line). */
+const commentText = (s: string): string => s.replace(/\*\//g, '* /').replace(/[\r\n]+/g, ' ');
+
+/** Renders the stack class that declares the model's records with adoption set. */
+export function renderImportedStack(model: ImportModel, opts: { className: string; module: string; source?: string }): string {
+  const needsStatus = model.subscriptions.some((s) => s.status === 'paused');
+  const out: string[] = [];
+  out.push(`// Generated by \`dpi import\`${opts.source ? ` from ${commentText(opts.source)}` : ''}: ${model.subscriptions.length} `
+    + `subscription${model.subscriptions.length === 1 ? '' : 's'} adopted with existingSubscriptionId.`);
+  out.push('// Each record keeps its ID: a deploy takes it over without creating anything (see "Adopting existing records" in the');
+  out.push('// README). productParameters and stageIds are not shown by any read of the service: the adopted subscriptions keep');
+  out.push('// the values the service stores; declare them here to manage them (the next deploy sends them).');
+  out.push('// removalPolicy RETAIN: removing a resource (or the stack) leaves the record in the service; change it to DESTROY to');
+  out.push('// end the record with the resource.');
+  for (const n of model.notImported) out.push(`// Not imported: subscription ${n.subscriptionId} (product ${n.productId ?? '?'}): ${commentText(n.reason)}.`);
+  out.push('import { RemovalPolicy, Stack, StackProps } from \'aws-cdk-lib\';');
+  out.push('import { Construct } from \'constructs\';');
+  out.push(`import { ServiceConnection, Subscription${needsStatus ? ', SubscriptionStatus' : ''} } from ${lit(opts.module)};`);
+  out.push('');
+  out.push(`/** Properties of \`${opts.className}\`. */`);
+  out.push(`export interface ${opts.className}Props extends StackProps {`);
+  out.push('  /**');
+  out.push('   * Makes the stack\'s connection to the service (the account the records were read from), e.g.');
+  out.push('   * `(stack) => new ServiceConnection(stack, \'Dpi\', { singleOriginUrl, refreshToken })`.');
+  out.push('   */');
+  out.push('  readonly connection: (stack: Stack) => ServiceConnection;');
+  out.push('}');
+  out.push('');
+  out.push('/** The service records of the account, adopted as they are. */');
+  out.push(`export class ${opts.className} extends Stack {`);
+  out.push(`  constructor(scope: Construct, id: string, props: ${opts.className}Props) {`);
+  out.push('    super(scope, id, props);');
+  out.push('    const connection = props.connection(this);');
+  for (const s of model.subscriptions) {
+    out.push('');
+    out.push(`    // product ${s.productId}${s.productName ? ` (${commentText(s.productName)})` : ''}`);
+    out.push(`    new Subscription(this, ${lit(`Subscription${s.subscriptionId}`)}, {`);
+    out.push('      connection,');
+    out.push(`      existingSubscriptionId: ${s.subscriptionId},`);
+    out.push(`      productId: ${s.productId},`);
+    if (s.remoteIdentityId !== undefined) out.push(`      remoteIdentityId: ${s.remoteIdentityId},`);
+    if (s.storageGroupId !== undefined) out.push(`      storageGroupId: ${s.storageGroupId},`);
+    if (s.name !== undefined) out.push(`      name: ${lit(s.name)},`);
+    if (s.status === 'paused') out.push('      status: SubscriptionStatus.PAUSED,');
+    out.push('      removalPolicy: RemovalPolicy.RETAIN,');
+    out.push('    });');
+  }
+  out.push('  }');
+  out.push('}');
+  return out.join('\n') + '\n';
+}
+
+interface ImportFlags extends ConnectionFlags {
+  out?: string;
+  className: string;
+  module: string;
+  json?: boolean;
+  skipPipelines?: boolean;
+}
+
+/** `dpi import [--out FILE] [--class-name NAME] [--json]` */
+export function importCommand(ctx: RunContext): Command {
+  const cmd = new Command('import')
+    .description('write a CDK stack (TypeScript) that adopts the account\'s active and paused subscriptions with existingSubscriptionId '
+      + '(needs the vendor\'s read fields; exit 2 naming what the reads do not show)')
+    .option('--out <file>', 'write the TypeScript file here (default: print it)')
+    .option('--class-name <name>', 'name of the generated Stack class', 'ImportedDpiStack')
+    .option('--module <name>', 'module the generated file imports the constructs from', DEFAULT_IMPORT_MODULE)
+    .option('--skip-pipelines', 'write the other records when the account has unified notification pipelines (listed in the file, not declared)');
+  addJsonOption(cmd);
+  addConnectionOptions(cmd);
+  return cmd.action(async (opts: ImportFlags) => {
+    if (!/^[A-Z][A-Za-z0-9_]*$/.test(opts.className)) {
+      throw new CliError(`--class-name '${opts.className}' is not a class name; use letters, digits and _ starting with a capital letter`);
+    }
+    const { client, origins } = connectFor(ctx, opts);
+    let subs: Subscription[];
+    let products: ProductRecord[];
+    try {
+      [subs, products] = await Promise.all([client.subscriptions.list(), client.products.list()]);
+    } catch (e) {
+      throw toCliError(e, { origins });
+    }
+    const model = importModel(subs, products, { skipPipelines: opts.skipPipelines });
+    const code = renderImportedStack(model, { className: opts.className, module: opts.module, source: origins[0] });
+    if (opts.out) {
+      const file = resolve(opts.out);
+      writeFileSync(file, code);
+      if (!opts.json) {
+        ctx.io.stdout.write(`wrote ${opts.out}: ${model.subscriptions.length} subscription${model.subscriptions.length === 1 ? '' : 's'} adopted`
+          + `${model.notImported.length > 0 ? `, ${model.notImported.length} not imported (listed in the file)` : ''}\n`);
+      }
+    } else if (!opts.json) {
+      ctx.io.stdout.write(code);
+    }
+    if (opts.json) printJson(ctx, { ...model, ...(opts.out ? { out: opts.out } : { code }) });
+  });
+}

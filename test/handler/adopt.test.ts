@@ -1,0 +1,268 @@
+import { daysAgo, HandlerHarness, SELLER_PIPELINE, TEST_READS, useHandlerHarness } from './helpers';
+import { ResourceTypes } from '../../src/contract';
+
+/**
+ * Adoption (`existingSubscriptionId`, `existingHistoryTransactionId`): Create takes an existing record over without a
+ * creating call, reconciles it as an Update would and leaves the journal record a Create leaves. Runs in both read modes
+ * (DPI_EMULATOR_READS=vendor): what a read shows (vendor) is not sent again; what it does not show is sent.
+ */
+let h: HandlerHarness;
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
+
+const SUB = ResourceTypes.SUBSCRIPTION;
+const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
+const HIST = ResourceTypes.HISTORY_REQUEST;
+const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
+
+/** A product-3001 subscription made by hand (name, storage group 501, marketplace parameter). */
+async function handMade(extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await h.api('POST', '/v2/sub', {
+    data: {
+      type: 'Subscription',
+      attributes: {
+        account: 1001,
+        user: 2001,
+        product: 3001,
+        status: 'active',
+        date_start: '2026-01-01T00:00:00Z',
+        remote_identity: 362,
+        storage_group: 501,
+        name: 'by hand',
+        product_parameters: { marketplace_id: 'ATVPDKIKX0DER', stage_ids: '[1000]' },
+        ...extra,
+      },
+    },
+  });
+  expect(r.status).toBe(201);
+  return String(r.body.data.id);
+}
+
+function subProps(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ProductId: '3001', RemoteIdentityId: '362', StorageGroupId: '501', Name: 'by hand', Status: 'active', OnDelete: 'invalid', AdoptId: id, ...extra,
+  };
+}
+
+describe('Subscription adoption', () => {
+  test('adopts without a creating call, reconciles the declared state, and records what a Create records', async () => {
+    const id = await handMade();
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(SUB, 'Create', subProps(id, { Name: 'orders-us', Status: 'paused', StageIds: ['1000', '1001'] })));
+    expect(r).toEqual({ PhysicalResourceId: id, Data: { SubscriptionId: id, Status: 'paused' } });
+    // One PATCH (the reconcile), no POST.
+    const changing = await h.changingRequests();
+    expect(changing).toEqual([`PATCH /v2/sub/${id} 200`]);
+    const s = subOf(id);
+    expect(s).toMatchObject({ name: 'orders-us', status: 'paused', storage_group: 501 });
+    // Declared parameters applied; an undeclared stored one (marketplace_id) kept by the service's merge.
+    expect(s.product_parameters).toEqual({ marketplace_id: 'ATVPDKIKX0DER', stage_ids: '[1000,1001]', remote_identity_id: '362' });
+    const recs = await h.journalRecords();
+    expect(recs).toHaveLength(1);
+    expect(recs[0]).toMatchObject({ state: 'active', physicalId: id });
+    expect(recs[0].doc).toMatchObject({ product: 3001, identity: '362', subscriptionId: id, adopted: true });
+    expect(recs[0].doc.applied).toEqual({
+      params: { stage_ids: '[1000,1001]', remote_identity_id: '362' }, status: 'paused', name: 'orders-us', storageGroupId: 501,
+    });
+    expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Resource');
+
+    // Later Updates work from that record: a repeated Create delivery and an Update without a change send nothing.
+    await h.clearRequests();
+    expect(await h.onEvent(h.event(SUB, 'Create', subProps(id, { Name: 'orders-us', Status: 'paused', StageIds: ['1000', '1001'] })))).toEqual(r);
+    const same = subProps(id, { Name: 'orders-us', Status: 'paused', StageIds: ['1000', '1001'] });
+    await h.onEvent(h.event(SUB, 'Update', same, { PhysicalResourceId: id, OldResourceProperties: same }));
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('adopting what already matches: vendor reads send nothing; minimal reads send one idempotent PATCH of what no read shows', async () => {
+    const id = await handMade();
+    await h.clearRequests();
+    await h.onEvent(h.event(SUB, 'Create', subProps(id)));
+    const changing = await h.changingRequests();
+    if (TEST_READS === 'vendor') {
+      expect(changing).toEqual([]);
+    } else {
+      expect(changing).toEqual([`PATCH /v2/sub/${id} 200`]);
+    }
+    expect(subOf(id)).toMatchObject({ name: 'by hand', status: 'active', storage_group: 501 });
+    expect((await h.journalRecords())[0]).toMatchObject({ state: 'active', physicalId: id });
+  });
+
+  test('a subscription another resource manages is refused naming it; nothing changes', async () => {
+    const id = await handMade();
+    await h.onEvent(h.event(SUB, 'Create', subProps(id), { LogicalResourceId: 'Owner' }));
+    const before = JSON.stringify(subOf(id));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(SUB, 'Create', subProps(id, { Name: 'other' })));
+    expect(reason).toContain(`subscription ${id} is managed by HandlerTest/Owner`);
+    expect(reason).toContain('nothing was changed');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(JSON.stringify(subOf(id))).toBe(before);
+    expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Owner');
+    expect(await h.journalRecords()).toHaveLength(0);
+  });
+
+  test('a subscription created by another resource is refused the same way', async () => {
+    const made = await h.onEvent(h.event(SUB, 'Create', {
+      ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'X' }, Status: 'active', OnDelete: 'invalid',
+    }, { LogicalResourceId: 'Creator' }));
+    const reason = await h.fails(h.event(SUB, 'Create', subProps(made.PhysicalResourceId)));
+    expect(reason).toContain('is managed by HandlerTest/Creator');
+  });
+
+  test('a missing, invalid or non-numeric subscription fails clearly without a change', async () => {
+    await h.clearRequests();
+    expect(await h.fails(h.event(SUB, 'Create', subProps('987654')))).toBe(
+      'Subscription: existingSubscriptionId 987654: no such subscription for this account (the service answered 404 or 403); check the ID '
+      + '(dpi import lists them); nothing was changed');
+    const id = await handMade();
+    await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { status: 'invalid' } } });
+    expect(await h.fails(h.event(SUB, 'Create', subProps(id)))).toContain(`existingSubscriptionId ${id}: the subscription is invalid and cannot be adopted`);
+    expect(await h.fails(h.event(SUB, 'Create', subProps('abc')))).toContain('is not a subscription ID');
+    expect((await h.changingRequests()).filter((x) => !x.includes(`/v2/sub/${id}`) && !x.startsWith('POST /v2/sub '))).toEqual([]);
+    expect(await h.journalOwner('sub', id)).toBeUndefined();
+  });
+
+  test('a read that shows another product is refused (vendor reads)', async () => {
+    const id = await handMade();
+    const reason = await h.onEvent(h.event(SUB, 'Create', subProps(id, { ProductId: '3003', RemoteIdentityId: '' })))
+      .then(() => 'adopted', (e: Error) => e.message);
+    if (TEST_READS === 'vendor') {
+      expect(reason).toContain(`existingSubscriptionId ${id} has product 3001 (declared 3003)`);
+    } else {
+      // Minimal reads show no product: the reconcile's PATCH is what the service checks.
+      expect(typeof reason).toBe('string');
+    }
+  });
+
+  test('Delete (DESTROY) ends the adopted subscription with its onDelete status; the record can then not be adopted again', async () => {
+    const id = await handMade();
+    await h.onEvent(h.event(SUB, 'Create', subProps(id)));
+    await h.onEvent(h.event(SUB, 'Delete', { ...subProps(id), OnDelete: 'cancelled' }, { PhysicalResourceId: id }));
+    expect(subOf(id).status).toBe('cancelled');
+    expect((await h.journalRecords())[0].state).toBe('deleted');
+    expect(await h.fails(h.event(SUB, 'Create', subProps(id), { LogicalResourceId: 'Again' }))).toContain('is cancelled and cannot be adopted');
+    // RETAIN: CloudFormation and dpi local-deploy send no Delete (see test/local/adopt-import.test.ts).
+  });
+
+  test('a failed reconcile leaves the record untouched by the rollback Delete (placeholder): adoption never ends what it did not make', async () => {
+    const id = await handMade();
+    await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: `/v2/sub/${id}`, status: 400, count: 1 });
+    const reason = await h.fails(h.event(SUB, 'Create', subProps(id, { Name: 'renamed' })));
+    expect(reason).toContain(`the service rejected the update of subscription ${id}`);
+    await h.onEvent(h.event(SUB, 'Delete', subProps(id, { Name: 'renamed' }), { PhysicalResourceId: 'HandlerTest-Resource-PLACEHOLDER' }));
+    expect(subOf(id).status).toBe('active');
+    expect((await h.journalRecords())[0].state).toBe('abandoned');
+    // The claim of a resource without a live record is taken over by the next adopter.
+    await h.onEvent(h.event(SUB, 'Create', subProps(id), { LogicalResourceId: 'Next' }));
+    expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Next');
+  });
+});
+
+/** A unified pipeline made by hand: the unified POST and its product-107 subscription storing the result. */
+async function handMadePipeline(types: string[] = ['ORDER_CHANGE']): Promise<string> {
+  const post = await h.api('POST', '/service/sp/notifications-unified/362', {
+    data: { type: 'Service', attributes: { notification_types: types, role_arn: SELLER_PIPELINE.RoleArn, eb_to_fh_role_arn: SELLER_PIPELINE.EbToFhRoleArn, aws_region: 'us-east-1' } },
+  });
+  expect(post.status).toBe(207);
+  const a = post.body.data?.attributes ?? post.body.attributes;
+  return h.subscribe(107, 362, { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) });
+}
+
+describe('NotificationPipeline adoption', () => {
+  test('adopts the pipeline: the unified PATCH reconciles it (no read shows the selection) and the journal has a Create\'s record', async () => {
+    const id = await handMadePipeline(['ORDER_CHANGE']);
+    await h.clearRequests();
+    const props = { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'], AdoptId: id };
+    const r = await h.onEvent(h.event(PIPE, 'Create', props));
+    expect(r.PhysicalResourceId).toBe(id);
+    expect(r.Data!.SubscribedTypes!.split(',').sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+    expect(r.Data!.BucketName).not.toBe('');
+    const changing = await h.changingRequests();
+    expect(changing).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
+    expect(h.state().pipelines).toHaveLength(1);
+    const rec = (await h.journalRecords())[0];
+    expect(rec).toMatchObject({ state: 'active', physicalId: id });
+    expect(Object.keys(rec.doc).sort()).toEqual(expect.arrayContaining(['applied', 'identity', 'result', 'selection', 'subscriptionId']));
+    expect(Object.keys(rec.doc.result.subscriptions).sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+    expect(await h.journalOwner('identity', '362')).toBe('HandlerTest/Resource');
+    expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Resource');
+
+    // An Update without a change sends nothing; Delete (DESTROY) removes the pipeline and ends the subscription.
+    await h.clearRequests();
+    await h.onEvent(h.event(PIPE, 'Update', props, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...props } }));
+    expect(await h.changingRequests()).toEqual([]);
+    await h.onEvent(h.event(PIPE, 'Delete', props, { PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([`DELETE /service/sp/notifications-unified/362/${id} 204`, `PATCH /v2/sub/${id} 200`]);
+    expect(subOf(id).status).toBe('invalid');
+  });
+
+  test('a pipeline whose identity another resource manages is refused naming it; nothing changes', async () => {
+    const made = await h.onEvent(h.event(PIPE, 'Create', SELLER_PIPELINE, { LogicalResourceId: 'Owner' }));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: made.PhysicalResourceId }));
+    expect(reason).toContain('managed by HandlerTest/Owner');
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('a missing or invalid pipeline subscription fails clearly', async () => {
+    expect(await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: '999999' })))
+      .toContain('NotificationPipeline: existingSubscriptionId 999999: no such subscription for this account');
+    const id = await handMadePipeline();
+    await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { status: 'invalid' } } });
+    expect(await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: id }))).toContain('is invalid and cannot be adopted');
+  });
+});
+
+describe('HistoryRequest adoption', () => {
+  let subId: string;
+  const histProps = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    SubscriptionId: subId, StartDate: daysAgo(10), EndDate: daysAgo(5), StageId: '1000', WaitForCompletion: 'false', TimeoutSeconds: '600', ...extra,
+  });
+  async function handMadeHistory(): Promise<string> {
+    const r = await h.api('POST', `/service/history/production/history/${subId}`, {
+      data: { type: 'HistoryTransaction', attributes: { start_date: daysAgo(10), end_date: daysAgo(5), stage_id: 1000 } },
+    });
+    expect(r.status).toBe(201);
+    return String(r.body.data.id);
+  }
+  beforeEach(async () => {
+    subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+  });
+
+  test('adopts without a request, records and claims it; Delete cancels it while pending', async () => {
+    const id = await handMadeHistory();
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(HIST, 'Create', histProps({ AdoptId: id })));
+    expect(r.PhysicalResourceId).toBe(id);
+    expect(r.Data).toMatchObject({ HistoryTransactionId: id, Status: 'pending' });
+    expect(await h.changingRequests()).toEqual([]);
+    expect((await h.journalRecords()).map((x) => [x.state, x.physicalId])).toEqual([['active', id]]);
+    expect(await h.journalOwner('history', id)).toBe('HandlerTest/Resource');
+    await h.onEvent(h.event(HIST, 'Delete', histProps({ AdoptId: id }), { PhysicalResourceId: id }));
+    expect(h.state().history.find((x: any) => String(x.id) === id).status).toBe('cancelled');
+    expect((await h.journalRecords())[0].state).toBe('deleted');
+  });
+
+  test('owned by another resource: refused naming it; missing or cancelled: fails clearly', async () => {
+    const made = await h.onEvent(h.event(HIST, 'Create', histProps(), { LogicalResourceId: 'Owner' }));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(HIST, 'Create', histProps({ AdoptId: made.PhysicalResourceId })));
+    expect(reason).toContain(`history transaction ${made.PhysicalResourceId} is managed by HandlerTest/Owner`);
+    expect(await h.changingRequests()).toEqual([]);
+    expect(await h.fails(h.event(HIST, 'Create', histProps({ AdoptId: '424242' })))).toContain('existingHistoryTransactionId 424242: no such history transaction');
+    const id = await handMadeHistory();
+    await h.api('PATCH', `/service/history/production/history/${id}`, { data: { type: 'HistoryTransaction', id, attributes: { status: 'cancelled' } } });
+    await h.clearRequests();
+    expect(await h.fails(h.event(HIST, 'Create', histProps({ AdoptId: id })))).toContain(`existingHistoryTransactionId ${id} is cancelled and cannot be adopted`);
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('other dates than the read shows are refused (vendor reads)', async () => {
+    const id = await handMadeHistory();
+    const outcome = await h.onEvent(h.event(HIST, 'Create', histProps({ AdoptId: id, StartDate: daysAgo(9) }))).then(() => 'adopted', (e: Error) => e.message);
+    if (TEST_READS === 'vendor') expect(outcome).toContain(`startDate ${daysAgo(10)} (declared ${daysAgo(9)})`);
+    else expect(outcome).toBe('adopted');
+  });
+});
