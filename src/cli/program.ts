@@ -10,6 +10,7 @@ import { localDeployCommand } from '../local/command';
 import { emulatorCommand } from './commands/emulator';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
+import { orphansCommand } from './commands/orphans';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';
@@ -72,6 +73,7 @@ function build(ctx: RunContext): Command {
   add(emulatorCommand(ctx));
   add(localDeployCommand());
   add(journalCommand(ctx));
+  add(orphansCommand(ctx));
   add(txCommand(ctx));
   add(statusCommand(ctx));
   add(productsCommand(ctx));
