@@ -9,7 +9,7 @@ describe('dpi program', () => {
   test('--help lists every command and the connection settings; --version prints the version', async () => {
     const h = await dpi(['--help']);
     expect(h.code).toBe(0);
-    for (const c of ['emulator', 'local-deploy', 'journal', 'tx', 'status', 'products', 'stages', 'identities', 'storages']) {
+    for (const c of ['emulator', 'local-deploy', 'journal', 'orphans', 'tx', 'status', 'products', 'stages', 'identities', 'storages']) {
       expect(h.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     }
     expect(h.stdout).toContain('DPI_REFRESH_TOKEN or --refresh-token-file FILE');
@@ -37,7 +37,7 @@ describe('dpi program', () => {
     const p = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, env: {} });
     expect(p.name()).toBe('dpi');
     expect(p.commands.map((c) => c.name()).sort()).toEqual(
-      ['emulator', 'identities', 'journal', 'local-deploy', 'products', 'stages', 'status', 'storages', 'tx'],
+      ['emulator', 'identities', 'journal', 'local-deploy', 'orphans', 'products', 'stages', 'status', 'storages', 'tx'],
     );
   });
 });
