@@ -305,6 +305,52 @@ test('a killed create (the runner killed while the service held the subscription
   expect(live()).toEqual(baseline);
 });
 
+test('a history request whose create had no confirmed outcome (creating): found by the lookup, cancelled by --fix', async () => {
+  expect(await deploy(tinyApp({ subscriptionName: 'orders' }))).toBe(true);
+  const sub = Object.values(readLocalState().resources).find((x) => x.type === 'Custom::DpiSubscription')!.physicalId;
+  const client = new DpiClient({ endpoints: endpointsFromBase(emu.url), refreshToken: DEFAULT_REFRESH_TOKEN });
+  // What a HistoryRequest create leaves when its POST's answer is lost and the invocation ends: the journal's intent with the
+  // requests listed before the POST, and the request the service made.
+  const key = 'Tiny/LostBackfill1234ABCD';
+  const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
+  try {
+    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const known = (await client.history.statusBySubscription(sub)).map((h) => String(h.id));
+    await j.create(key, 'creating', { request: JSON.stringify([sub, '2026-11-15', '2026-11-17', null, null, null, null]), subscriptionId: sub, known });
+  } finally {
+    await server.stop();
+  }
+  const h = await client.history.create(sub, { start_date: '2026-11-15', end_date: '2026-11-17' });
+  const r = await orphans();
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe(`1 orphan in ${join(dir, 'journal.json')} (checked against local state ${stateFile()}):\n` + renderTable(
+    ['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'],
+    [[key, 'HistoryRequest', `sub ${sub}, history ${h.id}`, `open history request ${h.id} (made by an attempt without a confirmed outcome)`,
+      'creating', 'resource gone']]));
+  const fixed = await orphans('--fix', '--yes');
+  expect(fixed.code).toBe(0);
+  expect(emu.state().history.find((x) => String(x.id) === String(h.id))!.status).toBe('cancelled');
+  expect((await orphans()).code).toBe(0);
+  expect(await deploy(undefined, true)).toBe(true);
+  expect(live()).toEqual(baseline);
+});
+
+test('--local without a service address uses the embedded emulator beside the state (as dpi local-deploy does), or says what to set', async () => {
+  const none = await dpi(['orphans', '--local', '--state', stateFile()], { env: {} });
+  expect(none.code).toBe(2);
+  expect(none.stderr).toContain('no service address: set DPI_BASE_URL or pass --base-url URL');
+  const r = await runLocalDeploy({ app: tinyApp(), stateFile: stateFile(), progress: () => undefined, output: () => undefined });
+  expect(r.success).toBe(true);
+  forgetStack('Tiny');
+  const listed = await dpi(['orphans', '--local', '--state', stateFile(), '--json'], { env: {} });
+  expect(listed.stderr).toContain(`No service address: using the embedded emulator of ${join(dir, 'emulator-state.json')}`);
+  expect(listed.code).toBe(1);
+  expect((JSON.parse(listed.stdout) as { orphans: Array<{ holds: string }> }).orphans.map((o) => o.holds))
+    .toEqual(['active pipeline: ORDER_CHANGE,REPORT_PROCESSING_FINISHED in us-east-1 (subscription active)']);
+  expect((await dpi(['orphans', '--local', '--state', stateFile(), '--fix', '--yes'], { env: {} })).code).toBe(0);
+  expect((await dpi(['orphans', '--local', '--state', stateFile()], { env: {} })).code).toBe(0);
+});
+
 test('CloudFormation (a fake client): a resource dropped from its stack while its clean-up failed, a stack in progress, a stack gone', async () => {
   expect(await deploy(tinyApp({ subscriptionName: 'orders' }))).toBe(true);
   const s = readLocalState();

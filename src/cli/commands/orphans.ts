@@ -4,6 +4,7 @@
  * each still holds; `--fix` removes them the way a Delete would, by running the handler's own Delete in process.
  * See docs/cli.md ("dpi orphans") and docs/handler.md ("Recovery paths and residual cases").
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
@@ -392,6 +393,10 @@ interface Service {
 async function serviceFor(ctx: RunContext, flags: OrphansFlags): Promise<Service> {
   if (flags.local && !hasAddress(flags, ctx.io.env)) {
     const stateFile = join(dirname(flags.state), 'emulator-state.json');
+    if (!existsSync(stateFile)) {
+      throw new CliError(`no service address: set DPI_BASE_URL or pass --base-url URL (the emulator dpi local-deploy used); ${stateFile} `
+        + 'does not exist, so the state was not deployed to an embedded emulator');
+    }
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
     const emu = await startEmulator({ port: 0, stateFile });
     ctx.io.stderr.write(`No service address: using the embedded emulator of ${stateFile} at ${emu.url} (as dpi local-deploy does)\n`);
