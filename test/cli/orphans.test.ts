@@ -112,6 +112,10 @@ test('a stack gone from the local state: every record is listed with what it hol
   expect(await deploy(exampleApp)).toBe(true);
   expect(await deploy(undefined, true)).toBe(true);
   const afterDestroy = live();
+  // A clean destroy leaves no orphan (the order jobs' record stays as the Delete leaves it: its subscription has ended).
+  const clean = await orphans();
+  expect(clean.stdout).toMatch(/^no orphans: /);
+  expect(clean.code).toBe(0);
   await admin('POST', '/_emulator/reset');
   rmSync(dir, { recursive: true, force: true });
 

@@ -146,6 +146,8 @@ export interface Orphan {
   unresolved?: string;
   /** The history request an unconfirmed attempt made (found by the lookup), removed by --fix. */
   madeHistory?: string;
+  /** Holds nothing that a Delete could remove (order jobs of an ended subscription): not reported. */
+  moot?: boolean;
   /** Properties of the resource as the local state recorded them (--local). */
   readonly properties?: Record<string, unknown>;
 }
@@ -290,6 +292,13 @@ async function describeHolding(client: DpiClient, journal: Journal, o: Omit<Orph
       const jobIds = Array.isArray(d.jobIds) ? (d.jobIds as unknown[]).map(String) : [];
       const submitted = Array.isArray(d.submitted) ? d.submitted.length : 0;
       out.serviceIds.push(`job ${str(d.primaryJobId ?? o.physicalId)}`, `sub ${sub}`);
+      // Jobs have no delete: once their subscription has ended they hold nothing (a destroy leaves the record as it is).
+      const status = await subscriptionStatus(client, sub);
+      if (['gone', 'invalid', 'cancelled'].includes(status)) {
+        out.holds = `nothing live (subscription ${status})`;
+        out.moot = true;
+        break;
+      }
       let listed = 0;
       try {
         const jobs = await client.jobs.list({ subscriptionIds: [sub] });
@@ -597,7 +606,10 @@ export function orphansCommand(ctx: RunContext): Command {
       for (const s of busy) io.stderr.write(`${s}: an operation is in progress; its records are not judged (run dpi orphans again when it ends)\n`);
       const byId = new Map(records.map((r) => [`${r.key}#${r.id}`, r]));
       const orphans: Orphan[] = [];
-      for (const o of found) orphans.push(await describeHolding(svc.client, j.journal, o, byId.get(`${o.key}#${o.record}`)!));
+      for (const o of found) {
+        const described = await describeHolding(svc.client, j.journal, o, byId.get(`${o.key}#${o.record}`)!);
+        if (!described.moot) orphans.push(described);
+      }
       const loose = await looseClaims(svc.client, claims, records);
       const liveLoose = loose.filter((c) => c.live);
       const report = { journal: j.where, deployed: view.source, orphans, claimsWithoutRecord: loose };
