@@ -125,8 +125,14 @@ test('a stack gone from the local state: every record is listed with what it hol
   const pid = (prefix: string): string => Object.values(before.resources).find((x) => x.logicalId.startsWith(prefix))!.physicalId;
   const key = (prefix: string): string => `MarketplaceData/${Object.values(before.resources).find((x) => x.logicalId.startsWith(prefix))!.logicalId}`;
   const sub = pid('Orders');
+  await admin('DELETE', '/_emulator/requests');
   const r = await orphans();
   expect(r.code).toBe(1);
+  // Listing changes nothing, and reads few: one subscription listing answers every status (no GET per subscription).
+  const seen = (await admin('GET', '/_emulator/requests')) as Array<{ method: string; path: string }>;
+  expect(seen.filter((x) => x.method !== 'GET' && x.path !== '/auth/api/ref')).toEqual([]);
+  expect(seen.filter((x) => /^\/sub\/\d+$|^\/v2\/sub\/\d+$/.test(x.path))).toEqual([]);
+  expect(seen.filter((x) => x.path === '/v2/sub' || x.path === '/sub')).toHaveLength(1);
   expect(r.stdout).toBe(`5 orphans in ${join(dir, 'journal.json')} (checked against local state ${stateFile()}):\n` + renderTable(
     ['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'], [
       [key('OrderReprocessing'), 'ProductOrderJobs', `job ${pid('OrderReprocessing')}, sub ${sub}`,

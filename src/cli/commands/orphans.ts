@@ -197,7 +197,23 @@ function statusOf(e: unknown): number | undefined {
   return (e as { status?: number }).status;
 }
 
+/**
+ * Subscription statuses of a run: one listing of the account's subscriptions (`id` and `status`, all pages) answers
+ * most of them, so thousands of orphans cost a few requests, not one per record; an ID the listing does not show is
+ * read on its own (404/403: gone).
+ */
+const statusListings = new WeakMap<DpiClient, Promise<Map<string, string>>>();
+
 async function subscriptionStatus(client: DpiClient, id: string): Promise<string> {
+  let all = statusListings.get(client);
+  if (!all) {
+    all = client.subscriptions.list().then((subs) => new Map(subs.map((x) => [String(x.id), str(x.status)])));
+    all.catch(() => undefined);
+    statusListings.set(client, all);
+  }
+  const known = await all.catch(() => new Map<string, string>());
+  const hit = known.get(id);
+  if (hit) return hit;
   try {
     return str((await client.subscriptions.get(id)).status) || 'unknown';
   } catch (e) {
@@ -408,6 +424,7 @@ async function serviceFor(ctx: RunContext, flags: OrphansFlags): Promise<Service
     }
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
     const emu = await startEmulator({ port: 0, stateFile });
+    ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
     ctx.io.stderr.write(`No service address: using the embedded emulator of ${stateFile} at ${emu.url} (as dpi local-deploy does)\n`);
     const base = { baseUrl: emu.url };
     const c = connect(base, { ...ctx.io, env: { DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
