@@ -173,6 +173,13 @@ test('a stack gone from the local state: every record is listed with what it hol
   const again = await orphans();
   expect(again.code).toBe(0);
   expect(again.stdout).toMatch(/^no orphans: /);
+  // A subscription set active again outside the library: its claim's owner holds nothing, so it is reported (not removed).
+  const client = new DpiClient({ endpoints: endpointsFromBase(emu.url), refreshToken: DEFAULT_REFRESH_TOKEN });
+  await client.subscriptions.update(sub, { status: 'active' });
+  const revived = await orphans();
+  expect(revived.code).toBe(1);
+  expect(revived.stdout).toContain(`claim whose owner holds nothing: sub ${sub} owned by ${key('Orders')} (records closed; service: active): `
+    + 'still live, check it by hand\n');
 });
 
 /** The resource key of the tiny app's pipeline. */

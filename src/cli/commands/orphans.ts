@@ -156,6 +156,8 @@ export interface Orphan {
 export interface LooseClaim extends JournalClaim {
   status?: string;
   live: boolean;
+  /** The owner's records: none at all, or all closed (`deleted` / `abandoned`). */
+  ownerRecords: 'none' | 'closed';
 }
 
 /** Judges every holding record against what is deployed. */
@@ -333,15 +335,21 @@ async function describeHolding(client: DpiClient, journal: Journal, o: Omit<Orph
   return out;
 }
 
-/** Claims whose owner has no record at all (the record was lost): listed with the service's status where one is shown. */
+/**
+ * Claims whose owner holds nothing: no record at all (the record was lost: the subscription's or history request's
+ * status is read), or only closed records while the claimed subscription is still live (set active again outside
+ * the library). Claims of closed owners are otherwise what a Delete leaves, and not listed.
+ */
 async function looseClaims(client: DpiClient, claims: JournalClaim[], records: Rec[]): Promise<LooseClaim[]> {
   const keys = new Set(records.map((r) => r.key));
+  const holding = new Set(records.filter((r) => !DONE.has(r.state)).map((r) => r.key));
   const out: LooseClaim[] = [];
   for (const c of claims) {
-    if (keys.has(c.owner)) continue;
+    if (holding.has(c.owner)) continue;
+    const lost = !keys.has(c.owner);
     let status: string | undefined;
     if (c.kind === 'sub') status = await subscriptionStatus(client, c.id);
-    if (c.kind === 'history') {
+    if (c.kind === 'history' && lost) {
       try {
         status = str((await client.history.get(c.id)).status);
       } catch (e) {
@@ -350,7 +358,7 @@ async function looseClaims(client: DpiClient, claims: JournalClaim[], records: R
       }
     }
     const live = status !== undefined && (c.kind === 'sub' ? !['gone', 'invalid', 'cancelled'].includes(status) : HISTORY_OPEN.has(status));
-    out.push({ ...c, status, live });
+    if (lost || live) out.push({ ...c, status, live, ownerRecords: lost ? 'none' : 'closed' });
   }
   return out;
 }
@@ -629,7 +637,7 @@ export function orphansCommand(ctx: RunContext): Command {
       }
       const loose = await looseClaims(svc.client, claims, records);
       const liveLoose = loose.filter((c) => c.live);
-      const report = { journal: j.where, deployed: view.source, orphans, claimsWithoutRecord: loose };
+      const report = { journal: j.where, deployed: view.source, orphans, looseClaims: loose };
 
       if (!flags.fix) {
         if (flags.json) io.stdout.write(`${JSON.stringify(report, undefined, 2)}\n`);
@@ -708,7 +716,8 @@ function printReport(ctx: RunContext, orphans: Orphan[], loose: LooseClaim[], jo
     for (const o of orphans.filter((x) => x.unresolved)) io.stdout.write(`unresolved: ${o.key} (${o.record}): ${o.unresolved}; --fix skips it\n`);
   }
   for (const c of loose) {
-    io.stdout.write(`claim without a record: ${c.kind} ${c.id} owned by ${c.owner}${c.status ? ` (service: ${c.status})` : ''}`
+    io.stdout.write(`claim whose owner holds nothing: ${c.kind} ${c.id} owned by ${c.owner} (${c.ownerRecords === 'none' ? 'no record' : 'records closed'}`
+      + `${c.status ? `; service: ${c.status}` : ''})`
       + `${c.live ? ': still live, check it by hand' : ''}\n`);
   }
 }
