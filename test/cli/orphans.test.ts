@@ -173,6 +173,13 @@ test('a stack gone from the local state: every record is listed with what it hol
   const again = await orphans();
   expect(again.code).toBe(0);
   expect(again.stdout).toMatch(/^no orphans: /);
+  // The handler's log of the fix (beside the state), the journal and the state never hold the refresh token.
+  for (const f of ['handler.log', 'journal.json', 'local-state.json']) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).not.toContain(DEFAULT_REFRESH_TOKEN);
+  }
+  expect(readFileSync(join(dir, 'handler.log'), 'utf8')).toContain('"RequestType":"Delete"');
   // A subscription set active again outside the library: its claim's owner holds nothing, so it is reported (not removed).
   const client = new DpiClient({ endpoints: endpointsFromBase(emu.url), refreshToken: DEFAULT_REFRESH_TOKEN });
   await client.subscriptions.update(sub, { status: 'active' });
