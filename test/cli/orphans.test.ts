@@ -50,6 +50,8 @@ beforeEach(async () => {
   baseline = liveSummary(emu.state(), fixtureSubs);
   dir = join(work, `t${++n}`);
   orphansSeams.cloudFormation = undefined;
+  orphansSeams.stdinIsTTY = () => false;
+  orphansSeams.ask = async () => '';
 });
 
 async function admin(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -214,7 +216,10 @@ test('a failed create that left its pipeline without a subscription (posted): li
     ['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'],
     [[PIPE_KEY(), 'NotificationPipeline', 'identity 362', 'pipeline without its subscription: ORDER_CHANGE,REPORT_PROCESSING_FINISHED in us-east-1',
       'posted', 'stack gone']]));
-  const fixed = await orphans('--fix', '--yes');
+  // Confirmed on a terminal instead of --yes.
+  orphansSeams.stdinIsTTY = () => true;
+  orphansSeams.ask = async () => 'y';
+  const fixed = await orphans('--fix');
   expect(fixed.code).toBe(0);
   expect(emu.state().pipelines).toEqual([]);
   expect(live()).toEqual(baseline);
