@@ -12,6 +12,7 @@ import { emulatorCommand } from './commands/emulator';
 import { importCommand } from './commands/import';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
+import { orphansCommand } from './commands/orphans';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';
@@ -27,8 +28,8 @@ Connection (every service command): --base-url / DPI_BASE_URL is the default of 
 --subscriptions-url, --account-url, --user-url, --remote-identity-url, --auth-url (or DPI_SUBSCRIPTIONS_URL, ...)
 override it. The refresh token comes from ${REFRESH_TOKEN_ENV} or --refresh-token-file FILE, never from a flag value.
 
-Exit codes: 0 success; 1 dpi status found a record in ERROR, dpi drift found drift, or dpi local-deploy: a resource failed; 2 usage,
-configuration, connection or service error (nothing was changed).
+Exit codes: 0 success; 1 dpi status found a record in ERROR, dpi drift found drift, dpi orphans found orphans, or
+dpi local-deploy: a resource failed; 2 usage, configuration, connection or service error (nothing was changed).
 
 Try it locally:  dpi emulator   (prints the URL and token to export), then  dpi products
 `;
@@ -74,6 +75,7 @@ function build(ctx: RunContext): Command {
   add(emulatorCommand(ctx));
   add(localDeployCommand());
   add(journalCommand(ctx));
+  add(orphansCommand(ctx));
   add(txCommand(ctx));
   add(statusCommand(ctx));
   add(driftCommand(ctx));

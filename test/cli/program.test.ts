@@ -9,11 +9,11 @@ describe('dpi program', () => {
   test('--help lists every command and the connection settings; --version prints the version', async () => {
     const h = await dpi(['--help']);
     expect(h.code).toBe(0);
-    for (const c of ['emulator', 'local-deploy', 'journal', 'tx', 'status', 'drift', 'products', 'stages', 'identities', 'storages', 'import']) {
+    for (const c of ['emulator', 'local-deploy', 'journal', 'orphans', 'tx', 'status', 'drift', 'products', 'stages', 'identities', 'storages', 'import']) {
       expect(h.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     }
     expect(h.stdout).toContain('DPI_REFRESH_TOKEN or --refresh-token-file FILE');
-    expect(h.stdout).toContain('Exit codes: 0 success; 1 dpi status found a record in ERROR, dpi drift found drift, or dpi local-deploy: a resource failed;');
+    expect(h.stdout).toContain('Exit codes: 0 success; 1 dpi status found a record in ERROR, dpi drift found drift, dpi orphans found orphans, or\ndpi local-deploy: a resource failed;');
     const tx = await dpi(['tx', '--help']);
     expect(tx.code).toBe(0);
     expect(tx.stdout).toContain('--base-url <url>');
@@ -37,7 +37,7 @@ describe('dpi program', () => {
     const p = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, env: {} });
     expect(p.name()).toBe('dpi');
     expect(p.commands.map((c) => c.name()).sort()).toEqual(
-      ['drift', 'emulator', 'identities', 'import', 'journal', 'local-deploy', 'products', 'stages', 'status', 'storages', 'tx'],
+      ['drift', 'emulator', 'identities', 'import', 'journal', 'local-deploy', 'orphans', 'products', 'stages', 'status', 'storages', 'tx'],
     );
   });
 });
