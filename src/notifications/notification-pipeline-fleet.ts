@@ -1,4 +1,4 @@
-import { CfnResource, CustomResource, NestedStack, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { CfnOutput, CfnResource, CustomResource, NestedStack, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { fleetBucketOf } from './fleet-hash';
 import { NotificationPipeline } from './notification-pipeline';
@@ -123,6 +123,8 @@ export interface NotificationPipelineFleetProps {
 const DEFAULT_NESTED_STACK_COUNT = 16;
 /** A generous bound on the nested stacks of one fleet (each is one resource of the parent stack). */
 const MAX_NESTED_STACK_COUNT = 200;
+/** CloudFormation's limit on the outputs of one template. */
+const MAX_OUTPUTS = 200;
 
 /**
  * Notification pipelines (product 107) for many remote identities, spread over nested stacks below
@@ -254,14 +256,26 @@ export class NotificationPipelineFleet extends Construct {
     const n = nested;
     n.node.addValidation({
       validate: () => {
-        const limit = stackResourceLimit(n);
-        if (limit <= 0) return [];
-        const resources = n.node.findAll().filter((c) => CfnResource.isCfnResource(c) && Stack.of(c) === n).length;
-        if (resources <= limit) return [];
+        const errors: string[] = [];
+        const inStack = n.node.findAll().filter((c) => Stack.of(c) === n);
         const pipelines = [...this.byIdentity.values()].filter((p) => Stack.of(p) === n).length;
-        return [`${n.node.path}: nested stack ${bucket} of the fleet has ${resources} resources (${pipelines} pipelines), more than `
-          + `CloudFormation's limit of ${limit}; raise nestedStackCount (now ${this.nestedStackCount}; this moves some pipelines to new nested `
-          + 'stacks) or split the identities over two fleets'];
+        const fix = `raise nestedStackCount (now ${this.nestedStackCount}; this moves some pipelines to new nested stacks) or split the `
+          + 'identities over two fleets';
+        const limit = stackResourceLimit(n);
+        const resources = inStack.filter((c) => CfnResource.isCfnResource(c)).length;
+        if (limit > 0 && resources > limit) {
+          errors.push(`${n.node.path}: nested stack ${bucket} of the fleet has ${resources} resources (${pipelines} pipelines), more than `
+            + `CloudFormation's limit of ${limit}; ${fix}`);
+        }
+        // References from the parent to a pipeline's attributes (e.g. addConsumer() with a function of the parent) are
+        // outputs of its nested stack: CloudFormation allows 200 per template.
+        const outputs = inStack.filter((c) => c instanceof CfnOutput).length;
+        if (outputs > MAX_OUTPUTS) {
+          errors.push(`${n.node.path}: nested stack ${bucket} of the fleet has ${outputs} outputs (${pipelines} pipelines), more than `
+            + `CloudFormation's limit of ${MAX_OUTPUTS}: each pipeline attribute used outside the nested stack is one; use fewer attributes `
+            + `across the boundary (e.g. declare consumers in the pipeline's own stack, Stack.of(pipeline)), or ${fix}`);
+        }
+        return errors;
       },
     });
     this.stacks.set(bucket, nested);

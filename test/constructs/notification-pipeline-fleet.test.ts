@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { App, CfnOutput, Fn, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { fixture, roles, SECRET_ARN } from './helpers';
@@ -69,8 +69,16 @@ describe('NotificationPipelineFleet', () => {
       removalPolicy: RemovalPolicy.RETAIN,
       identities: [
         seller(362),
-        { remoteIdentityId: 363, accountType: AccountType.VENDOR, notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE], name: 'Vendor',
-          deploymentRegion: 'us-east-2', storageGroupId: 502, partialFailure: PartialFailure.FAIL, removalPolicy: RemovalPolicy.DESTROY },
+        {
+          remoteIdentityId: 363,
+          accountType: AccountType.VENDOR,
+          notificationTypes: [NotificationType.ITEM_SALES_EVENT_CHANGE],
+          name: 'Vendor',
+          deploymentRegion: 'us-east-2',
+          storageGroupId: 502,
+          partialFailure: PartialFailure.FAIL,
+          removalPolicy: RemovalPolicy.DESTROY,
+        },
       ],
     });
     const resourceOf = (p: NotificationPipeline): { Properties: Record<string, unknown>; DeletionPolicy: string } => {
@@ -130,10 +138,24 @@ describe('NotificationPipelineFleet', () => {
       singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
     });
     new NotificationPipelineFleet(stack, 'Fleet', {
-      connection, roles: NotificationPipelineRoles.fromRoleArns(stack, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' }),
-      nestedStackCount: 1, identities: ids(100, 11).map((id) => seller(id, { notificationTypes: [NotificationType.REPORT_PROCESSING_FINISHED] })),
+      connection,
+      roles: NotificationPipelineRoles.fromRoleArns(stack, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' }),
+      nestedStackCount: 1,
+      identities: ids(100, 11).map((id) => seller(id, { notificationTypes: [NotificationType.REPORT_PROCESSING_FINISHED] })),
     });
     expect(() => app.synth()).toThrow(/S\/Fleet\/Pipelines0: nested stack 0 of the fleet has 11 resources \(11 pipelines\), more than CloudFormation's limit of 10; raise nestedStackCount \(now 1;/);
+  });
+
+  test('a nested stack with more than 200 outputs (parent references to pipeline attributes) is a synth error naming it', () => {
+    const f = fixture();
+    const fleet = new NotificationPipelineFleet(f.stack, 'Fleet', {
+      connection: f.connection, roles: roles(f.stack), nestedStackCount: 1, identities: ids(100, 67).map((id) => seller(id)),
+    });
+    // Three attributes per pipeline used in the parent: 201 outputs.
+    for (const p of fleet.pipelines) {
+      new CfnOutput(f.stack, `Out${p.remoteIdentityId}`, { value: Fn.join(',', [p.subscriptionId, p.prefix, p.bucketName]) });
+    }
+    expect(() => f.app.synth()).toThrow(/MyStack\/Fleet\/Pipelines0: nested stack 0 of the fleet has 201 outputs \(67 pipelines\), more than CloudFormation's limit of 200/);
   });
 
   test('cdk-nag: no unacknowledged finding on the fleet in any of the four packs', () => {
