@@ -186,6 +186,13 @@ describe('stable assignment', () => {
     const files = readdirSync(dir).filter((n) => n.endsWith('.nested.template.json'));
     return new Map(files.map((n) => [n, readFileSync(join(dir, n), 'utf8')]));
   }
+  /** The parent's resources whose definition differs between two synths of the fleet app. */
+  const parentChanges = (a: string, b: string): string[] => {
+    const read = (dir: string): Record<string, unknown> => (JSON.parse(readFileSync(join(dir, 'Parent.template.json'), 'utf8')) as { Resources: Record<string, unknown> }).Resources;
+    const ra = read(a);
+    const rb = read(b);
+    return [...new Set([...Object.keys(ra), ...Object.keys(rb)])].filter((k) => JSON.stringify(ra[k]) !== JSON.stringify(rb[k]));
+  };
   const differing = (a: Map<string, string>, b: Map<string, string>): string[] =>
     [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k));
 
@@ -200,14 +207,20 @@ describe('stable assignment', () => {
       const changedByAdd = differing(before, added);
       expect(changedByAdd).toHaveLength(1);
       expect(added.get(changedByAdd[0])).toContain('"RemoteIdentityId": "7777"');
+      // In the parent, only that nested stack's resource changes (its template URL).
+      const parentAdd = parentChanges(join(tmp.dir, 'a'), join(tmp.dir, 'b'));
+      expect(parentAdd).toHaveLength(1);
+      expect(parentAdd[0]).toMatch(new RegExp(`^FleetPipelines${fleetBucketOf(7777, 8)}NestedStack`));
       // Removed from the middle.
       const removed = nestedTemplates(join(tmp.dir, 'c'), base.filter((id) => id !== 5017));
       const changedByRemove = differing(before, removed);
       expect(changedByRemove).toHaveLength(1);
       expect(before.get(changedByRemove[0])).toContain('"RemoteIdentityId": "5017"');
+      expect(parentChanges(join(tmp.dir, 'a'), join(tmp.dir, 'c'))).toHaveLength(1);
       // Shuffled: byte-identical.
       const shuffled = nestedTemplates(join(tmp.dir, 'd'), [...base].reverse());
       expect(differing(before, shuffled)).toEqual([]);
+      expect(parentChanges(join(tmp.dir, 'a'), join(tmp.dir, 'd'))).toEqual([]);
     } finally {
       tmp.cleanup();
     }
