@@ -79,8 +79,11 @@ export interface NotificationPipelineFleetProps {
    *
    * Keep it fixed: the assignment depends only on the identity ID and this number, so adding or removing an
    * identity changes exactly one nested stack. Changing it moves about `1 - old/new` of the identities (raising
-   * it from n to m moves only identities into the new nested stacks): a moved pipeline is created in its new
-   * nested stack and deleted from its old one, like a replacement.
+   * it from n to m moves only identities into the new nested stacks). A moved pipeline would be a new resource
+   * while the old one still exists, which the handler refuses (one pipeline per identity): change it in two
+   * deploys, first without the identities that move (`NotificationPipelineFleet.nestedStackIndex()` differs for
+   * the two counts), then
+   * with the new count and all identities.
    *
    * Each pipeline costs one resource in its nested stack (`addAlarms()` adds up to three more); CloudFormation
    * allows 500 per stack. The default holds about 4,000 pipelines without alarms with room to spare (on average
@@ -160,6 +163,14 @@ const MAX_OUTPUTS = 200;
 export class NotificationPipelineFleet extends Construct {
   /** Default number of nested stacks. */
   public static readonly DEFAULT_NESTED_STACK_COUNT: number = DEFAULT_NESTED_STACK_COUNT;
+
+  /**
+   * The nested stack (0 to `nestedStackCount` - 1) a remote identity goes to with `nestedStackCount` nested stacks:
+   * compare two counts to see which identities a change of `nestedStackCount` moves.
+   */
+  public static nestedStackIndex(remoteIdentityId: number, nestedStackCount: number): number {
+    return fleetBucketOf(remoteIdentityId, nestedStackCount);
+  }
 
   /** The number of nested stacks the identities are spread over (those with no identity are not created). */
   public readonly nestedStackCount: number;

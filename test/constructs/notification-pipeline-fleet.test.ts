@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { App, CfnOutput, Fn, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { fixture, roles, SECRET_ARN } from './helpers';
 import {
@@ -106,6 +107,8 @@ describe('NotificationPipelineFleet', () => {
     expect(fleet.nestedStacks.every((s) => s instanceof NestedStack)).toBe(true);
     expect(fleet.nestedStackCount).toBe(NotificationPipelineFleet.DEFAULT_NESTED_STACK_COUNT);
     expect(fleet.nestedStackIndexOf(450)).toBe(fleetBucketOf(450, 16));
+    expect(NotificationPipelineFleet.nestedStackIndex(450, 5)).toBe(fleetBucketOf(450, 5));
+    expect(Stack.of(fleet.pipelineFor(903)).node.id).toBe(`Pipelines${String(NotificationPipelineFleet.nestedStackIndex(903, 16)).padStart(2, '0')}`);
     expect(() => fleet.pipelineFor(451)).toThrow("MyStack/Fleet: remoteIdentityId '451' is not an identity of this fleet");
   });
 
@@ -168,6 +171,14 @@ describe('NotificationPipelineFleet', () => {
         .filter((x) => x.includes('/Fleet/') || x.includes('/DpiProvider/'));
       expect([pack.readPackName, found]).toEqual([pack.readPackName, []]);
     }
+    // Not vacuous: the packs do look into the fleet's nested stacks.
+    const g = fixture();
+    const other = new NotificationPipelineFleet(g.stack, 'Fleet', { connection: g.connection, roles: roles(g.stack), nestedStackCount: 1, identities: [seller(1)] });
+    new sqs.Queue(other.nestedStacks[0], 'Unencrypted', { encryption: sqs.QueueEncryption.UNENCRYPTED });
+    g.app.synth();
+    const seen = new AwsSolutionsChecks().validateScope(g.app).violations
+      .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`));
+    expect(seen).toEqual(expect.arrayContaining([expect.stringMatching(/^AwsSolutions-SQS\d MyStack\/Fleet\/Pipelines0\/Unencrypted/)]));
   });
 });
 
