@@ -13,11 +13,13 @@ export interface FleetAppOptions {
   readonly nestedStackCount?: number;
   /** Notification types of every pipeline. @default ['ORDER_CHANGE'] */
   readonly types?: string[];
+  /** App context (e.g. `aws:cdk:enable-asset-metadata`, which the cdk CLI sets). @default none */
+  readonly context?: Record<string, unknown>;
 }
 
 /** Synthesizes the fleet app (stack `Fleet`, fleet `Sellers`) into `outdir`; returns the nested stacks' construct paths by identity. */
 export function synthFleetApp(outdir: string, o: FleetAppOptions): Map<number, string> {
-  const app = new App({ outdir });
+  const app = new App({ outdir, context: o.context });
   const stack = new Stack(app, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',

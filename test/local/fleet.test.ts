@@ -158,3 +158,24 @@ test('a nested stack whose last identity leaves the app is deleted with its pipe
   expect(active107()).toEqual([]);
   expect(pipelineSpecific()).toEqual([]);
 });
+
+test('the assembly reader finds nested templates by their asset metadata (as the cdk CLI synthesizes) or by the asset manifest', () => {
+  for (const context of [{ 'aws:cdk:enable-asset-metadata': true }, {}]) {
+    n += 1;
+    const outdir = join(tmp.dir, `cdk.out.${n}`);
+    synthFleetApp(outdir, { identities: IDS.slice(0, 6), nestedStackCount: 2, context });
+    const stacks = readAssembly(outdir);
+    const parent = stacks[0];
+    const withMetadata = Object.values(parent.template.Resources ?? {}).filter((r) => r.Type === 'AWS::CloudFormation::Stack' && r.Metadata?.['aws:asset:path']);
+    expect(withMetadata).toHaveLength('aws:cdk:enable-asset-metadata' in context ? 2 : 0);
+    const nested = stacks.filter((s) => s.nested);
+    expect(nested).toHaveLength(2);
+    for (const s of nested) {
+      expect(s.templateFile).toMatch(/\.nested\.template\.json$/);
+      expect(s.stackName).toBe(`Fleet-${s.nested!.logicalId}`);
+      expect(Object.keys(s.nested!.parameters).some((p) => p.startsWith('referencetoFleetDpiProviderframeworkonEvent'))).toBe(true);
+    }
+    expect(nested.flatMap((s) => Object.values(s.template.Resources ?? {}).map((r) => r.Properties?.RemoteIdentityId)).sort())
+      .toEqual(IDS.slice(0, 6).map(String));
+  }
+});
