@@ -205,6 +205,12 @@ project.addTask('bench', {
   receiveArgs: true,
 });
 
+project.addTask('bench:growth', {
+  description: 'Synth growth of a NotificationPipelineFleet for N = 10, 100, 1,000, 2,000 identities (or the sizes given): synth time, peak memory, stacks, resources per stack, Lambda functions, template bytes',
+  exec: 'ts-node --transpile-only bench/growth.ts',
+  receiveArgs: true,
+});
+
 project.addTask('faults', {
   description: 'The fault matrix: every fault kind at every service call of the example app\'s lifecycle, and the kill test; prints the table',
   exec: 'ts-node --transpile-only scripts/faults.ts',

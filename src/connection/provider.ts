@@ -23,6 +23,33 @@ export interface ConnectionBinding {
 /** Fixed construct ID of the provider singleton, directly under the stack. */
 export const PROVIDER_ID = 'DpiProvider';
 
+/** Stacks (nested stacks of a fleet) whose resources use the provider of their parent stack. */
+const parentProviderStacks = new WeakSet<Stack>();
+
+/**
+ * Let the resources of the nested stack `nested` use the provider of its parent stack (one provider per deployed
+ * stack tree instead of one per nested stack): their service token is the parent's, passed in as a nested stack
+ * parameter by aws-cdk-lib (internal).
+ */
+export function useParentProvider(nested: Stack): void {
+  if (!nested.nestedStackParent) {
+    throw new Error(`${nested.node.path}: only a nested stack can use its parent's provider`);
+  }
+  parentProviderStacks.add(nested);
+}
+
+/** Whether `stack` is a nested stack that uses its parent's provider (internal). */
+export function usesParentProvider(stack: Stack): boolean {
+  return parentProviderStacks.has(stack);
+}
+
+/** The stack whose provider serves `scope`: its own stack, or the nearest parent for nested stacks of a fleet. */
+export function providerStackOf(scope: IConstruct): Stack {
+  let stack = Stack.of(scope);
+  while (parentProviderStacks.has(stack) && stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack;
+}
+
 /** Runtime of the handler Lambda: the newest Node.js runtime that aws-cdk-lib offers. */
 export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
@@ -43,7 +70,7 @@ export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export class DpiProvider extends Construct {
   /** Return the provider of the stack that contains `scope`, creating it on first use. */
   public static of(scope: IConstruct): DpiProvider {
-    const stack = Stack.of(scope);
+    const stack = providerStackOf(scope);
     const existing = stack.node.tryFindChild(PROVIDER_ID);
     if (existing) {
       if (!(existing instanceof DpiProvider)) {

@@ -435,7 +435,7 @@ class Runner {
   private resolveContext(stack: AssemblyStack, stackId: string, placeholders: boolean): ResolveContext {
     return {
       env: { stackName: stack.stackName, stackId, account: stack.account, region: stack.region },
-      template: stack.template,
+      template: stack.nested ? this.nestedTemplate(stack, placeholders) : stack.template,
       placeholders,
       deployed: (id) => {
         const s = this.state.resources[resourceKey(stack.stackName, id)];
@@ -443,6 +443,23 @@ class Runner {
       },
       importValue: (name) => this.exports.get(name),
     };
+  }
+
+  /**
+   * A nested stack's template with the values its parent passes (the `Parameters` of the `AWS::CloudFormation::Stack`
+   * resource, resolved in the parent's context) as the parameters' defaults.
+   */
+  private nestedTemplate(stack: AssemblyStack, placeholders: boolean): AssemblyStack['template'] {
+    const origin = stack.nested!;
+    const parent = origin.parent;
+    const parentCtx = this.resolveContext(parent, this.stackState(parent.stackName)?.stackId
+      ?? `arn:aws:cloudformation:${parent.region}:${parent.account}:stack/${parent.stackName}/validation`, placeholders);
+    const parameters = { ...(stack.template.Parameters ?? {}) };
+    for (const [name, expr] of Object.entries(origin.parameters)) {
+      if (!parameters[name]) continue;
+      parameters[name] = { ...parameters[name], Default: resolveValue(expr, `${origin.logicalId}.Parameters.${name}`, parentCtx) };
+    }
+    return { ...stack.template, Parameters: parameters };
   }
 
   private plan(stack: AssemblyStack, ctx: ResolveContext): PlannedResource[] {
@@ -503,8 +520,9 @@ class Runner {
       plans.set(stack.artifactId, plan);
     }
     const known = new Set(stacks.map((s) => s.stackName));
+    const removedNested = this.removedNestedStacks(known);
     for (const s of this.state.stacks) {
-      if (!known.has(s.stackName)) this.progress(`${s.stackName} | not in the app: left as is (use --destroy to delete it)`);
+      if (!known.has(s.stackName) && !removedNested.includes(s.stackName)) this.progress(`${s.stackName} | not in the app: left as is (use --destroy to delete it)`);
     }
     for (const stack of stacks) {
       const ok = await this.deployStack(stack, plans.get(stack.artifactId)!);
@@ -513,6 +531,30 @@ class Runner {
         throw new RunFailure('deployment failed');
       }
     }
+    // Nested stacks that their parent no longer has are deleted after every stack is updated (the parent's clean-up).
+    if (removedNested.length > 0) await this.connect();
+    for (const name of removedNested) await this.deleteStack(name);
+    if (this.failed) throw new RunFailure('deployment failed');
+  }
+
+  /**
+   * Nested stacks in the state whose parent is in the app but that the app no longer has, and their own nested
+   * stacks, in deletion order (children first).
+   */
+  private removedNestedStacks(known: Set<string>): string[] {
+    const removed = new Set<string>();
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const s of this.state.stacks) {
+        if (!s.parentStack || known.has(s.stackName) || removed.has(s.stackName)) continue;
+        if (known.has(s.parentStack) || removed.has(s.parentStack)) {
+          removed.add(s.stackName);
+          grew = true;
+        }
+      }
+    }
+    const names = [...removed];
+    return dependencyOrder(names, new Map(names.map((n) => [n, this.stackState(n)!.dependencies.filter((d) => removed.has(d))]))).reverse();
   }
 
   private needsWork(stack: AssemblyStack, plan: PlannedResource[], ctx: ResolveContext): boolean {
@@ -562,6 +604,7 @@ class Runner {
     this.state.stacks[stackIndex] = {
       ...stackState,
       dependencies: stack.dependencyStackNames,
+      ...(stack.nested ? { parentStack: stack.nested.parent.stackName } : {}),
     };
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
 
@@ -756,7 +799,16 @@ class Runner {
     await this.connect();
     const names = this.state.stacks.map((s) => s.stackName);
     const order = dependencyOrder(names, new Map(this.state.stacks.map((s) => [s.stackName, s.dependencies]))).reverse();
-    for (const name of order) {
+    for (const name of order) await this.deleteStack(name);
+    if (!this.failed && this.state.stacks.length === 0) {
+      removeState(this.stateFile);
+      this.progress(`State cleared (${this.stateFile} removed).`);
+    }
+  }
+
+  /** Deletes the resources of one stack of the state (reverse dependency order) and, when all are gone, the stack. */
+  private async deleteStack(name: string): Promise<void> {
+    {
       const stackState = this.stackState(name)!;
       const stackType = 'AWS::CloudFormation::Stack';
       this.emit(name, 'DELETE_IN_PROGRESS', stackType, name);
@@ -793,10 +845,6 @@ class Runner {
       else this.failed = true;
       this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', stackType, name);
       this.save();
-    }
-    if (!this.failed && this.state.stacks.length === 0) {
-      removeState(this.stateFile);
-      this.progress(`State cleared (${this.stateFile} removed).`);
     }
   }
 }

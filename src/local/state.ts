@@ -40,6 +40,8 @@ export interface StackState {
   readonly region: string;
   /** Stack names this stack depends on. */
   readonly dependencies: string[];
+  /** For a nested stack: the stack name of its parent (an update of the parent that no longer has it deletes it). */
+  readonly parentStack?: string;
 }
 
 /** The whole state file. */

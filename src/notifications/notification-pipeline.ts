@@ -12,6 +12,7 @@ import { Construct, IConstruct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
+import { checkPipelineResourceLimit } from './resource-limit';
 import { acknowledge, acknowledgeWildcards } from '../connection/nag';
 import { DpiProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
@@ -286,6 +287,8 @@ export class NotificationPipeline extends Construct {
     // the roles' creation time.
     const roleArns = [props.roles.managementRoleArn, ...(needsEventBus && props.roles.eventBusRoleArn ? [props.roles.eventBusRoleArn] : [])];
     DpiProvider.of(this).grantRoleRead(roleArns);
+    // Past CloudFormation's resource limit, say how many pipelines fit and point to the fleet (before aws-cdk-lib's error).
+    checkPipelineResourceLimit(this, (c) => c instanceof NotificationPipeline);
 
     this.deploymentRegion = region;
     this.remoteIdentityId = props.remoteIdentityId;
