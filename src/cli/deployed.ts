@@ -1,6 +1,8 @@
 /**
  * What CloudFormation has deployed: the stacks and their resources (physical IDs), read with
- * `@aws-sdk/client-cloudformation` (DescribeStacks, ListStackResources; the standard AWS credential chain).
+ * `@aws-sdk/client-cloudformation` (DescribeStacks, ListStackResources; the standard AWS credential chain), nested
+ * stacks included (followed through their parents' `AWS::CloudFormation::Stack` resources, their `JournalKey`
+ * properties read with GetTemplate), and the journal key each deployed resource has (`journalKeyOf`).
  * Shared by the commands that compare the journal or the declared properties with what is deployed
  * (`dpi orphans`, `dpi drift`). The SDK is required only when a client is made, so the start-up of other
  * commands does not load it; tests pass a fake client (`send` receives the SDK's command objects).
@@ -27,6 +29,71 @@ export interface DeployedStack {
   readonly stackId: string;
   readonly status: string;
   readonly resources: ReadonlyMap<string, DeployedResource>;
+  /** For a nested stack: the name of the stack whose `AWS::CloudFormation::Stack` resource holds it. */
+  readonly parentStack?: string;
+  /**
+   * Explicit journal keys (a literal `JournalKey` property in the stack's processed template) by logical ID, of the
+   * `Custom::Dpi*` resources that have one. Read for nested stacks only (where `NotificationPipelineFleet` sets them).
+   */
+  readonly journalKeys?: ReadonlyMap<string, string>;
+}
+
+/** A deployed resource with the stack that holds it and its journal key. */
+export interface KeyedResource extends DeployedResource {
+  /** The stack that holds it (a nested stack's own name, as the handler sees it in the event's StackId). */
+  readonly stackName: string;
+  /** The lifecycle journal's key of the resource. */
+  readonly key: string;
+}
+
+/**
+ * The journal key a deployed resource has, as the handler builds it (`resourceKey` in src/handler/journal.ts): its
+ * `JournalKey` property when it has one (a fleet's pipelines: `<parent stack>/<fleet path>/<nested stack>/<identity>`),
+ * else `<stack name>/<logical ID>` with the name of the stack that holds it (for a nested stack its own name).
+ */
+export function journalKeyOf(stackName: string, logicalId: string, properties?: Readonly<Record<string, unknown>>): string {
+  const explicit = properties?.JournalKey;
+  return typeof explicit === 'string' && explicit !== '' ? explicit : `${stackName}/${logicalId}`;
+}
+
+/** Every live resource of `stacks` (nested stacks included) by its journal key. */
+export function resourcesByJournalKey(stacks: ReadonlyMap<string, DeployedStack | undefined>): Map<string, KeyedResource> {
+  const out = new Map<string, KeyedResource>();
+  for (const s of stacks.values()) {
+    if (!s) continue;
+    for (const r of s.resources.values()) {
+      if (r.status === 'DELETE_COMPLETE') continue;
+      const explicit = s.journalKeys?.get(r.logicalId);
+      const key = explicit ?? journalKeyOf(s.stackName, r.logicalId);
+      out.set(key, { ...r, stackName: s.stackName, key });
+    }
+  }
+  return out;
+}
+
+/**
+ * The explicit journal keys of a template's `Custom::Dpi*` resources (a literal string `JournalKey` property). A
+ * `JournalKey` that is not a literal string cannot be known without the deployment: an error naming the stack and resource.
+ */
+export function journalKeysOfTemplate(stackName: string, templateBody: string): Map<string, string> {
+  let template: { Resources?: Record<string, { Type?: string; Properties?: Record<string, unknown> }> };
+  try {
+    template = JSON.parse(templateBody) as typeof template;
+  } catch (e) {
+    throw new Error(`the template of stack ${stackName} (GetTemplate) is not JSON (${(e as Error).message}); the journal keys of its resources cannot be read`);
+  }
+  const out = new Map<string, string>();
+  for (const [logicalId, r] of Object.entries(template?.Resources ?? {})) {
+    if (!r || typeof r.Type !== 'string' || !r.Type.startsWith('Custom::Dpi')) continue;
+    const k = r.Properties?.JournalKey;
+    if (k === undefined) continue;
+    if (typeof k !== 'string' || k === '') {
+      throw new Error(`stack ${stackName}: resource ${logicalId} has a JournalKey that is not a literal string (${JSON.stringify(k)}); `
+        + 'its journal key cannot be known from the template');
+    }
+    out.set(logicalId, k);
+  }
+  return out;
 }
 
 type CfnModule = typeof cfnSdk;
@@ -65,46 +132,91 @@ export async function stackExists(stackName: string, cfn: CloudFormationSender):
 
 /**
  * The deployed stacks among `stackNames` with every resource (all pages of ListStackResources); a stack that does
- * not exist maps to undefined.
+ * not exist maps to undefined. With `nested`, every live `AWS::CloudFormation::Stack` resource is followed (its
+ * physical ID is the nested stack's ARN), recursively: the nested stacks are added under their own names with
+ * `parentStack`, and the explicit journal keys of their `Custom::Dpi*` resources are read from their processed
+ * templates (GetTemplate, one call per nested stack that holds such a resource).
  */
-export async function deployedResources(stackNames: Iterable<string>, cfn: CloudFormationSender): Promise<Map<string, DeployedStack | undefined>> {
-  const m = sdk();
+export async function deployedResources(stackNames: Iterable<string>, cfn: CloudFormationSender,
+  opts: { nested?: boolean } = {}): Promise<Map<string, DeployedStack | undefined>> {
   const out = new Map<string, DeployedStack | undefined>();
-  for (const name of new Set(stackNames)) {
-    let described: cfnSdk.Stack | undefined;
-    try {
-      const res = await cfn.send(new m.DescribeStacksCommand({ StackName: name })) as cfnSdk.DescribeStacksCommandOutput;
-      described = (res.Stacks ?? []).find((x) => x.StackName === name) ?? res.Stacks?.[0];
-    } catch (e) {
-      if (!doesNotExist(e)) throw cfnError('DescribeStacks', name, e);
-    }
-    if (!described || described.StackStatus === 'DELETE_COMPLETE') {
-      out.set(name, undefined);
+  const queue: Array<{ ref: string; parent?: string }> = [...new Set(stackNames)].map((ref) => ({ ref }));
+  const seenIds = new Set<string>();
+  while (queue.length > 0) {
+    const { ref, parent } = queue.shift()!;
+    if (parent === undefined && out.has(ref)) continue;
+    const stack = await readStack(ref, cfn, parent);
+    if (!stack) {
+      if (parent === undefined) out.set(ref, undefined);
       continue;
     }
-    const resources = new Map<string, DeployedResource>();
-    let token: string | undefined;
-    do {
-      let page: cfnSdk.ListStackResourcesCommandOutput;
-      try {
-        page = await cfn.send(new m.ListStackResourcesCommand({ StackName: name, NextToken: token })) as cfnSdk.ListStackResourcesCommandOutput;
-      } catch (e) {
-        throw cfnError('ListStackResources', name, e);
-      }
-      for (const r of page.StackResourceSummaries ?? []) {
-        if (!r.LogicalResourceId) continue;
-        resources.set(r.LogicalResourceId, {
-          logicalId: r.LogicalResourceId,
-          physicalId: r.PhysicalResourceId,
-          type: r.ResourceType ?? '',
-          status: r.ResourceStatus ?? '',
-        });
-      }
-      token = page.NextToken;
-    } while (token);
-    out.set(name, { stackName: name, stackId: described.StackId ?? name, status: described.StackStatus ?? 'UNKNOWN', resources });
+    if (seenIds.has(stack.stackId)) {
+      if (parent === undefined) out.set(ref, out.get(stack.stackName));
+      continue;
+    }
+    seenIds.add(stack.stackId);
+    out.set(parent === undefined ? ref : stack.stackName, stack);
+    if (!opts.nested) continue;
+    for (const r of stack.resources.values()) {
+      if (r.type === 'AWS::CloudFormation::Stack' && r.status !== 'DELETE_COMPLETE' && r.physicalId) queue.push({ ref: r.physicalId, parent: stack.stackName });
+    }
   }
   return out;
+}
+
+/** One stack (by name or ARN) with its resources; a nested stack also with its explicit journal keys. */
+async function readStack(ref: string, cfn: CloudFormationSender, parent: string | undefined): Promise<DeployedStack | undefined> {
+  const m = sdk();
+  let described: cfnSdk.Stack | undefined;
+  try {
+    const res = await cfn.send(new m.DescribeStacksCommand({ StackName: ref })) as cfnSdk.DescribeStacksCommandOutput;
+    described = (res.Stacks ?? []).find((x) => x.StackName === ref || x.StackId === ref) ?? res.Stacks?.[0];
+  } catch (e) {
+    if (!doesNotExist(e)) throw cfnError('DescribeStacks', ref, e);
+  }
+  if (!described || described.StackStatus === 'DELETE_COMPLETE') return undefined;
+  const name = described.StackName ?? ref;
+  const resources = new Map<string, DeployedResource>();
+  let token: string | undefined;
+  do {
+    let page: cfnSdk.ListStackResourcesCommandOutput;
+    try {
+      page = await cfn.send(new m.ListStackResourcesCommand({ StackName: ref, NextToken: token })) as cfnSdk.ListStackResourcesCommandOutput;
+    } catch (e) {
+      throw cfnError('ListStackResources', ref, e);
+    }
+    for (const r of page.StackResourceSummaries ?? []) {
+      if (!r.LogicalResourceId) continue;
+      resources.set(r.LogicalResourceId, {
+        logicalId: r.LogicalResourceId,
+        physicalId: r.PhysicalResourceId,
+        type: r.ResourceType ?? '',
+        status: r.ResourceStatus ?? '',
+      });
+    }
+    token = page.NextToken;
+  } while (token);
+  // A nested stack named directly (not through its parent) is one too: DescribeStacks gives its parent's ARN.
+  const parentName = parent ?? (described.ParentId ? /:stack\/([^/]+)\//.exec(described.ParentId)?.[1] ?? described.ParentId : undefined);
+  let journalKeys: Map<string, string> | undefined;
+  if (parentName !== undefined && [...resources.values()].some((r) => r.type.startsWith('Custom::Dpi') && r.status !== 'DELETE_COMPLETE')) {
+    let body: string | undefined;
+    try {
+      const t = await cfn.send(new m.GetTemplateCommand({ StackName: ref, TemplateStage: 'Processed' })) as cfnSdk.GetTemplateCommandOutput;
+      body = t.TemplateBody;
+    } catch (e) {
+      throw cfnError('GetTemplate', name, e);
+    }
+    journalKeys = journalKeysOfTemplate(name, body ?? '{}');
+  }
+  return {
+    stackName: name,
+    stackId: described.StackId ?? ref,
+    status: described.StackStatus ?? 'UNKNOWN',
+    resources,
+    ...(parentName !== undefined ? { parentStack: parentName } : {}),
+    ...(journalKeys ? { journalKeys } : {}),
+  };
 }
 
 function cfnError(call: string, stack: string, e: unknown): Error {

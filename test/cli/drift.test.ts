@@ -11,7 +11,8 @@ import { dpi, testNoSecretsPrinted } from './helpers';
 import {
   AccountType, HistoryRequest, NotificationPipeline, NotificationPipelineRoles, NotificationType, ProductOrderJobs, ServiceConnection, Subscription,
 } from '../../src';
-import { setCloudFormationFactory, StackResourceSummary } from '../../src/cli/commands/drift';
+import { setCloudFormationFactory } from '../../src/cli/commands/drift';
+import { fakeCloudFormation } from './fake-cloudformation';
 import { DpiClient, ServiceEndpoints } from '../../src/client';
 import { DEFAULT_REFRESH_TOKEN, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { defaultHandlerPath, runLocalDeploy } from '../../src/local';
@@ -279,18 +280,19 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
 
   test('stacks from the cloud assembly, resources from ListStackResources, the journal from a DynamoDB endpoint', async () => {
     const { ids, logical, app, state } = await deploy();
-    const asked: Array<{ stack: string; region?: string; profile?: string }> = [];
-    setCloudFormationFactory((o) => ({
-      listStackResources: async (stack) => {
-        asked.push({ stack, ...o });
-        if (stack !== 'Shop') throw Object.assign(new Error(`Stack with id ${stack} does not exist`), { name: 'ValidationError' });
-        const out: StackResourceSummary[] = Object.values(state.resources).map((x) => ({
-          LogicalResourceId: x.logicalId, PhysicalResourceId: x.physicalId, ResourceType: x.type, ResourceStatus: 'CREATE_COMPLETE',
-        }));
-        return [...out, { LogicalResourceId: 'Gone', PhysicalResourceId: '1', ResourceType: 'Custom::DpiSubscription', ResourceStatus: 'DELETE_COMPLETE' },
-          { LogicalResourceId: 'Queue', PhysicalResourceId: 'q', ResourceType: 'AWS::SQS::Queue', ResourceStatus: 'CREATE_COMPLETE' }];
-      },
-    }));
+    const asked: Array<{ region?: string; profile?: string }> = [];
+    const calls: string[] = [];
+    setCloudFormationFactory((o) => {
+      asked.push(o);
+      return fakeCloudFormation([{
+        name: 'Shop',
+        resources: [
+          ...Object.values(state.resources).map((x) => ({ logicalId: x.logicalId, physicalId: x.physicalId, type: x.type })),
+          { logicalId: 'Gone', physicalId: '1', type: 'Custom::DpiSubscription', status: 'DELETE_COMPLETE' },
+          { logicalId: 'Queue', physicalId: 'q', type: 'AWS::SQS::Queue' },
+        ],
+      }], calls);
+    });
     await client.subscriptions.update(ids.Orders, { status: 'paused' });
     // The journal of the local deploy, served as a DynamoDB endpoint.
     const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
@@ -298,7 +300,8 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
       const r = await dpi(['drift', '--app', app, '--region', 'eu-west-1', '--endpoint', server.endpoint], { env: env() });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(1);
-      expect(asked).toEqual([{ stack: 'Shop', region: 'eu-west-1', profile: undefined }]);
+      expect(asked).toEqual([{ region: 'eu-west-1', profile: undefined }]);
+      expect(calls).toEqual(['DescribeStacksCommand Shop', 'ListStackResourcesCommand Shop']);
       // Rows in ListStackResources order; deleted and foreign resources are left out.
       const order = Object.values(state.resources).map((x) => x.logicalId);
       expect(r.stdout.split('\n').slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual(order);
@@ -312,7 +315,7 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
   });
 
   test('without --stack and without a cloud assembly: exit 2 naming both ways', async () => {
-    setCloudFormationFactory(() => ({ listStackResources: async () => [] }));
+    setCloudFormationFactory(() => fakeCloudFormation([]));
     const r = await dpi(['drift', '--app', join(tmp.dir, 'nothing')], { env: env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('manifest.json not found');

@@ -1,8 +1,9 @@
 /**
  * `dpi drift`: for a deployed app, compares every `Custom::Dpi*` resource's state as the handler applied it at the last
- * deploy (the lifecycle journal) with what the service shows now, and prints a table per stack. The resources come from
- * CloudFormation (`ListStackResources` of each stack; the SDK is loaded only when this command runs) or, with --local,
- * from the `dpi local-deploy` state. Exit 1 when anything drifted, 0 when everything is in sync, 2 when the check could
+ * deploy (the lifecycle journal) with what the service shows now, and prints a table per stack (a nested stack's right
+ * after the stack that holds it). The resources come from CloudFormation (src/cli/deployed.ts: `ListStackResources` of
+ * each stack and of its nested stacks, their journal keys from the templates; the SDK is loaded only when this command
+ * runs) or, with --local, from the `dpi local-deploy` state. Exit 1 when anything drifted, 0 when everything is in sync, 2 when the check could
  * not run. Makes no changing call.
  */
 import { existsSync } from 'node:fs';
@@ -21,27 +22,14 @@ import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { readState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext, useColour } from '../context';
+import { cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { Colour, painter, renderTable } from '../format';
 import { CliIo } from '../io';
 import { loadPart } from '../lazy';
 
-/** A resource as CloudFormation lists it (the fields of `ListStackResources` that drift reads). */
-export interface StackResourceSummary {
-  readonly LogicalResourceId?: string;
-  readonly PhysicalResourceId?: string;
-  readonly ResourceType?: string;
-  readonly ResourceStatus?: string;
-}
-
-/** What `dpi drift` asks CloudFormation. */
-export interface CloudFormationReader {
-  /** Every resource of a stack (all pages). */
-  listStackResources(stackName: string): Promise<StackResourceSummary[]>;
-}
-
-/** Makes the CloudFormation reader of a run (tests replace it; default: the AWS SDK with the standard credential chain). */
-export type CloudFormationFactory = (o: { region?: string; profile?: string }) => CloudFormationReader;
+/** Makes the CloudFormation client of a run (tests replace it; default: the AWS SDK with the standard credential chain). */
+export type CloudFormationFactory = (o: { region?: string; profile?: string }) => CloudFormationSender;
 
 let factory: CloudFormationFactory | undefined;
 
@@ -50,29 +38,6 @@ export function setCloudFormationFactory(next: CloudFormationFactory | undefined
   const prev = factory;
   factory = next;
   return prev;
-}
-
-type CfnModule = typeof import('@aws-sdk/client-cloudformation');
-
-/** The AWS SDK's CloudFormation, required here (not at start-up: `dpi tx` and `dpi status` never load it). */
-function sdkCloudFormation(o: { region?: string; profile?: string }): CloudFormationReader {
-  // External in the dpi bundle (a runtime dependency of the package), loaded only when dpi drift runs.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
-  const m = require('@aws-sdk/client-cloudformation') as CfnModule;
-  if (o.profile) process.env.AWS_PROFILE = o.profile;
-  const client = new m.CloudFormationClient(o.region ? { region: o.region } : {});
-  return {
-    listStackResources: async (stackName) => {
-      const out: StackResourceSummary[] = [];
-      let next: string | undefined;
-      do {
-        const page = await client.send(new m.ListStackResourcesCommand({ StackName: stackName, NextToken: next }));
-        out.push(...(page.StackResourceSummaries ?? []));
-        next = page.NextToken;
-      } while (next);
-      return out;
-    },
-  };
 }
 
 interface DriftFlags extends ConnectionFlags, JournalFlags {
@@ -119,41 +84,70 @@ async function serviceOf(ctx: RunContext, flags: DriftFlags): Promise<{ client: 
   return { client, origins, close: async () => undefined };
 }
 
-/** The stacks' resources from CloudFormation. */
-async function fromCloudFormation(flags: DriftFlags): Promise<{ stacks: string[]; resources: DriftResource[] }> {
-  let stacks = flags.stack ?? [];
-  if (stacks.length === 0) {
+/** The stacks of a run (nested stacks right after the stack that holds them) and their Custom::Dpi* resources. */
+interface Checked {
+  stacks: string[];
+  /** Nested stack -> the stack that holds it. */
+  parents: Map<string, string>;
+  resources: DriftResource[];
+}
+
+/** Orders stacks so that each nested stack follows the stack that holds it. */
+function nestedAfterParents(names: string[], parents: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  const add = (n: string): void => {
+    if (out.includes(n)) return;
+    out.push(n);
+    for (const c of names) if (parents.get(c) === n) add(c);
+  };
+  for (const n of names) if (!parents.has(n) || !names.includes(parents.get(n)!)) add(n);
+  for (const n of names) add(n);
+  return out;
+}
+
+/** The stacks' resources from CloudFormation (src/cli/deployed.ts), their nested stacks included. */
+async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
+  let wanted = flags.stack ?? [];
+  if (wanted.length === 0) {
     try {
-      stacks = readAssembly(flags.app).map((s) => s.stackName);
+      wanted = readAssembly(flags.app).map((s) => s.stackName);
     } catch (e) {
       throw new CliError(`${(e as Error).message}; or name the deployed stacks with --stack NAME`);
     }
-    if (stacks.length === 0) throw new CliError(`the cloud assembly ${flags.app} has no stack; name the deployed stacks with --stack NAME`);
+    if (wanted.length === 0) throw new CliError(`the cloud assembly ${flags.app} has no stack; name the deployed stacks with --stack NAME`);
   }
-  const cfn = (factory ?? sdkCloudFormation)({ region: flags.region, profile: flags.profile });
+  const cfn = (factory ?? cloudFormationClient)({ region: flags.region, profile: flags.profile });
+  let deployed: Map<string, DeployedStack | undefined>;
+  try {
+    deployed = await deployedResources(wanted, cfn, { nested: true });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const missing = wanted.filter((w) => deployed.get(w) === undefined);
+  if (missing.length > 0) {
+    throw new CliError(`stack ${missing.join(', ')} does not exist in CloudFormation${flags.region ? ` (${flags.region})` : ''}: deploy it, or pick the stacks with --stack NAME`);
+  }
+  const parents = new Map<string, string>();
+  const names: string[] = [];
+  for (const s of deployed.values()) {
+    if (!s || names.includes(s.stackName)) continue;
+    names.push(s.stackName);
+    if (s.parentStack !== undefined && deployed.has(s.parentStack)) parents.set(s.stackName, s.parentStack);
+  }
+  const stacks = nestedAfterParents(names, parents);
+  const byKey = resourcesByJournalKey(deployed);
   const resources: DriftResource[] = [];
   for (const stack of stacks) {
-    let listed: StackResourceSummary[];
-    try {
-      listed = await cfn.listStackResources(stack);
-    } catch (e) {
-      const name = (e as { name?: string }).name ?? 'Error';
-      const msg = (e as Error).message ?? String(e);
-      if (/does not exist/i.test(msg)) {
-        throw new CliError(`stack ${stack} does not exist in CloudFormation${flags.region ? ` (${flags.region})` : ''}: deploy it, or pick the stacks with --stack NAME`);
-      }
-      throw new CliError(`cannot list the resources of stack ${stack} in CloudFormation (${name}: ${msg}); check the AWS credentials, --profile and --region`);
-    }
-    for (const r of listed) {
-      if (!r.ResourceType || !isDpiType(r.ResourceType) || r.ResourceStatus === 'DELETE_COMPLETE') continue;
-      resources.push({ stack, logicalId: r.LogicalResourceId ?? '', type: r.ResourceType, physicalId: r.PhysicalResourceId ?? '' });
+    for (const r of [...byKey.values()].filter((x) => x.stackName === stack)) {
+      if (!isDpiType(r.type)) continue;
+      resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId ?? '', key: r.key });
     }
   }
-  return { stacks, resources };
+  return { stacks, parents, resources };
 }
 
 /** The stacks' resources from the `dpi local-deploy` state. */
-function fromLocalState(flags: DriftFlags): { stacks: string[]; resources: DriftResource[] } {
+function fromLocalState(flags: DriftFlags): Checked {
   let state;
   try {
     state = readState(flags.state);
@@ -166,17 +160,16 @@ function fromLocalState(flags: DriftFlags): { stacks: string[]; resources: Drift
   if (unknown.length > 0) {
     throw new CliError(`--stack ${unknown.join(', ')}: not in the local-deploy state ${flags.state} (stacks: ${state.stacks.map((s) => s.stackName).join(', ')})`);
   }
+  const parents = new Map<string, string>();
+  for (const s of state.stacks) if (s.parentStack !== undefined && wanted.includes(s.parentStack)) parents.set(s.stackName, s.parentStack);
   const resources: DriftResource[] = [];
   for (const stack of wanted) {
     for (const r of Object.values(state.resources)) {
       if (r.stack !== stack || !isDpiType(r.type)) continue;
-      const explicit = r.properties?.JournalKey;
-      resources.push({
-        stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, ...(typeof explicit === 'string' && explicit !== '' ? { key: explicit } : {}),
-      });
+      resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, key: journalKeyOf(r.stack, r.logicalId, r.properties) });
     }
   }
-  return { stacks: wanted, resources };
+  return { stacks: nestedAfterParents(wanted, parents), parents, resources };
 }
 
 const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
@@ -187,10 +180,10 @@ function shortType(type: string): string {
 }
 
 /** The table of one stack (a row per resource, a continuation row per further differing property) and its notes. */
-export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean): string {
+export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean, parent?: string): string {
   const paint = painter(colour);
   const drifted = rows.filter(isDrifted).length;
-  let out = `Stack ${stack}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, ${drifted} drifted\n`;
+  let out = `Stack ${stack}${parent !== undefined ? ` (nested in ${parent})` : ''}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, ${drifted} drifted\n`;
   if (rows.length === 0) return out + '(no Custom::Dpi* resources)\n';
   const table: string[][] = [];
   for (const r of rows) {
@@ -207,11 +200,13 @@ export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolea
 }
 
 /** The JSON document of `dpi drift --json`. */
-export function driftJson(source: string, stacks: string[], rows: DriftRow[]): object {
+export function driftJson(source: string, stacks: string[], rows: DriftRow[], parents: ReadonlyMap<string, string> = new Map()): object {
   return {
     source,
     drifted: rows.filter(isDrifted).length,
-    stacks: stacks.map((stack) => ({ stack, resources: rows.filter((r) => r.stack === stack) })),
+    stacks: stacks.map((stack) => ({
+      stack, ...(parents.has(stack) ? { parentStack: parents.get(stack) } : {}), resources: rows.filter((r) => r.stack === stack),
+    })),
   };
 }
 
@@ -232,7 +227,7 @@ export function driftCommand(ctx: RunContext): Command {
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (flags: DriftFlags) => {
-    const { stacks, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+    const { stacks, parents, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
     const service = await serviceOf(ctx, flags);
     let rows: DriftRow[];
     let where: string;
@@ -250,10 +245,10 @@ export function driftCommand(ctx: RunContext): Command {
       await service.close();
     }
     if (flags.json) {
-      printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows));
+      printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows, parents));
     } else {
       const colour = useColour(ctx);
-      ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour)).join('\n'));
+      ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s))).join('\n'));
       const drifted = rows.filter(isDrifted).length;
       ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
         + ` (journal: ${where})\n`);

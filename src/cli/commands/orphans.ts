@@ -20,7 +20,7 @@ import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../.
 import { LocalState, lockState, readState, ResourceState, writeState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
-import { CloudFormationSender, cloudFormationClient, deployedResources, DeployedStack } from '../deployed';
+import { CloudFormationSender, cloudFormationClient, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { renderTable } from '../format';
 import { loadPart } from '../lazy';
@@ -101,32 +101,48 @@ interface DeployedView {
 }
 
 function localView(state: LocalState, file: string): DeployedView {
+  // By journal key: a fleet's pipelines (in nested stacks) carry their key in the JournalKey property.
+  const byKey = new Map<string, ResourceState>();
+  for (const r of Object.values(state.resources)) byKey.set(journalKeyOf(r.stack, r.logicalId, r.properties), r);
   return {
     source: `local state ${file}`,
     stack: (name) => (state.stacks.some((s) => s.stackName === name) ? 'live' : 'gone'),
     resource: (key) => {
-      const r = state.resources[key];
+      const r = byKey.get(key);
       return r ? { physicalId: r.physicalId, type: r.type, properties: r.properties } : undefined;
     },
-    pendingCleanup: (key, physicalId) => state.orphans.find((o) => `${o.stack}/${o.logicalId}` === key && o.physicalId === physicalId),
+    pendingCleanup: (key, physicalId) => state.orphans.find((o) => journalKeyOf(o.stack, o.logicalId, o.properties) === key && o.physicalId === physicalId),
   };
 }
 
 function cloudView(stacks: Map<string, DeployedStack | undefined>, region: string | undefined): DeployedView {
+  const byKey = resourcesByJournalKey(stacks);
   return {
     source: `CloudFormation${region ? ` (${region})` : ''}`,
     stack: (name) => {
       const s = stacks.get(name);
       if (!s) return 'gone';
-      return s.status.endsWith('_IN_PROGRESS') ? 'busy' : 'live';
+      // A nested stack's operation runs within its parent's: either one in progress leaves the records unjudged.
+      const busy = [...stacks.values()].some((x) => x !== undefined && x.status.endsWith('_IN_PROGRESS') && (x === s || rootOf(stacks, x) === name));
+      return busy ? 'busy' : 'live';
     },
     resource: (key) => {
-      const [stack, ...rest] = key.split('/');
-      const r = stacks.get(stack)?.resources.get(rest.join('/'));
-      return r && r.status !== 'DELETE_COMPLETE' ? { physicalId: r.physicalId, type: r.type } : undefined;
+      const r = byKey.get(key);
+      return r ? { physicalId: r.physicalId, type: r.type } : undefined;
     },
     pendingCleanup: () => undefined,
   };
+}
+
+/** The top-level stack that holds a (nested) stack. */
+function rootOf(stacks: Map<string, DeployedStack | undefined>, s: DeployedStack): string {
+  let cur = s;
+  for (let i = 0; i < 20 && cur.parentStack !== undefined; i++) {
+    const p = stacks.get(cur.parentStack);
+    if (!p) return cur.parentStack;
+    cur = p;
+  }
+  return cur.stackName;
 }
 
 /** One orphaned journal record and what it still holds. */
@@ -623,7 +639,7 @@ export function orphansCommand(ctx: RunContext): Command {
         view = localView(state, flags.state);
       } else {
         const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
-        const stacks = await deployedResources(records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]), cfn);
+        const stacks = await deployedResources(records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]), cfn, { nested: true });
         view = cloudView(stacks, flags.region);
       }
       const busy = new Set<string>();
@@ -701,7 +717,7 @@ function lockOrFail(stateFile: string): () => void {
 function dropFixedCleanups(file: string, state: LocalState, orphans: Orphan[], outcomes: FixOutcome[], forbidden: string[]): void {
   const removed = new Set(outcomes.filter((x) => x.result === 'removed').map((x) => `${x.key}#${x.record}`));
   const gone = new Set(orphans.filter((o) => removed.has(`${o.key}#${o.record}`) && o.physicalId !== undefined).map((o) => `${o.key}|${o.physicalId}`));
-  const kept = state.orphans.filter((o) => !gone.has(`${o.stack}/${o.logicalId}|${o.physicalId}`));
+  const kept = state.orphans.filter((o) => !gone.has(`${journalKeyOf(o.stack, o.logicalId, o.properties)}|${o.physicalId}`));
   if (kept.length === state.orphans.length) return;
   writeState(file, { ...state, orphans: kept }, forbidden);
 }
