@@ -8,6 +8,9 @@
  * commands does not load it; tests pass a fake client (`send` receives the SDK's command objects).
  */
 import type * as cfnSdk from '@aws-sdk/client-cloudformation';
+import { journalKeysOfTemplate } from '../handler/drift';
+
+export { journalKeysOfTemplate };
 
 /** The part of a CloudFormation client used here (a real `CloudFormationClient`, or a fake in tests). */
 export interface CloudFormationSender {
@@ -67,31 +70,6 @@ export function resourcesByJournalKey(stacks: ReadonlyMap<string, DeployedStack 
       const key = explicit ?? journalKeyOf(s.stackName, r.logicalId);
       out.set(key, { ...r, stackName: s.stackName, key });
     }
-  }
-  return out;
-}
-
-/**
- * The explicit journal keys of a template's `Custom::Dpi*` resources (a literal string `JournalKey` property). A
- * `JournalKey` that is not a literal string cannot be known without the deployment: an error naming the stack and resource.
- */
-export function journalKeysOfTemplate(stackName: string, templateBody: string): Map<string, string> {
-  let template: { Resources?: Record<string, { Type?: string; Properties?: Record<string, unknown> }> };
-  try {
-    template = JSON.parse(templateBody) as typeof template;
-  } catch (e) {
-    throw new Error(`the template of stack ${stackName} (GetTemplate) is not JSON (${(e as Error).message}); the journal keys of its resources cannot be read`);
-  }
-  const out = new Map<string, string>();
-  for (const [logicalId, r] of Object.entries(template?.Resources ?? {})) {
-    if (!r || typeof r.Type !== 'string' || !r.Type.startsWith('Custom::Dpi')) continue;
-    const k = r.Properties?.JournalKey;
-    if (k === undefined) continue;
-    if (typeof k !== 'string' || k === '') {
-      throw new Error(`stack ${stackName}: resource ${logicalId} has a JournalKey that is not a literal string (${JSON.stringify(k)}); `
-        + 'its journal key cannot be known from the template');
-    }
-    out.set(logicalId, k);
   }
   return out;
 }

@@ -1,12 +1,14 @@
 /**
  * The scheduled drift check (`index.drift`): run by `DriftMonitor`, it lists its own stack's resources
- * (CloudFormation `ListStackResources` on the stack's ARN), checks every `Custom::Dpi*` one against the lifecycle
+ * (CloudFormation `ListStackResources` on the stack's ARN) and those of its nested stacks, recursively (the physical ID
+ * of an `AWS::CloudFormation::Stack` resource is the nested stack's ARN; a nested stack's explicit journal keys come
+ * from its processed template, `GetTemplate`), checks every `Custom::Dpi*` one against the lifecycle
  * journal and the service's reads exactly as `dpi drift` does (src/handler/drift.ts), and publishes `DriftedResources`
  * and `DriftCheckFailed` (dimension `StackName`) in CloudWatch embedded metric format. Each drifted resource is one log
  * line (declared -> live; never a secret). Makes no changing call.
  */
 import { ConnectionProperties } from '../contract';
-import { checkDrift, describeRow, DriftResource, isDpiType, isDrifted } from './drift';
+import { checkDrift, describeRow, DriftResource, isDpiType, isDrifted, journalKeysOfTemplate } from './drift';
 import { messageOf } from './errors';
 import { log } from './log';
 import { emitMetricLine, MONITOR_NAMESPACE } from './monitor';
@@ -41,7 +43,57 @@ export function setStackResourceLister(next: StackResourceLister | undefined): S
   return prev;
 }
 
+/** Reads a stack's processed template body (GetTemplate). */
+export type StackTemplateReader = (stackId: string) => Promise<string>;
+
+let templateReader: StackTemplateReader | undefined;
+
+/** Replaces how the drift check reads a nested stack's template (tests); undefined restores CloudFormation. Returns the previous one. */
+export function setStackTemplateReader(next: StackTemplateReader | undefined): StackTemplateReader | undefined {
+  const prev = templateReader;
+  templateReader = next;
+  return prev;
+}
+
 type CfnModule = typeof import('@aws-sdk/client-cloudformation');
+
+/** CloudFormation `GetTemplate` (processed) of a stack. */
+async function cloudFormationTemplate(stackId: string): Promise<string> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  const m = require('@aws-sdk/client-cloudformation') as CfnModule;
+  const out = await new m.CloudFormationClient({}).send(new m.GetTemplateCommand({ StackName: stackId, TemplateStage: 'Processed' }));
+  return out.TemplateBody ?? '{}';
+}
+
+/**
+ * The `Custom::Dpi*` resources of a stack and of its nested stacks (recursively), each with the name of the stack that
+ * holds it and its journal key (a nested stack's explicit `JournalKey`, else `<stack name>/<logical ID>`).
+ */
+export async function stackDpiResources(stackId: string): Promise<DriftResource[]> {
+  const list = lister ?? cloudFormationResources;
+  const read = templateReader ?? cloudFormationTemplate;
+  const out: DriftResource[] = [];
+  const queue: Array<{ id: string; nested: boolean }> = [{ id: stackId, nested: false }];
+  const seen = new Set<string>();
+  while (queue.length > 0) {
+    const { id, nested } = queue.shift()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const name = stackNameOf(id);
+    const listed = (await list(id)).filter((r) => r.ResourceStatus !== 'DELETE_COMPLETE');
+    for (const r of listed) {
+      if (r.ResourceType === 'AWS::CloudFormation::Stack' && r.PhysicalResourceId) queue.push({ id: r.PhysicalResourceId, nested: true });
+    }
+    const dpi = listed.filter((r) => r.ResourceType !== undefined && isDpiType(r.ResourceType));
+    const keys = nested && dpi.length > 0 ? journalKeysOfTemplate(name, await read(id)) : new Map<string, string>();
+    for (const r of dpi) {
+      const logicalId = r.LogicalResourceId ?? '';
+      const key = keys.get(logicalId);
+      out.push({ stack: name, logicalId, type: r.ResourceType!, physicalId: r.PhysicalResourceId ?? '', ...(key ? { key } : {}) });
+    }
+  }
+  return out;
+}
 
 /** CloudFormation `ListStackResources` (the Lambda runtime provides the SDK). */
 async function cloudFormationResources(stackId: string): Promise<ListedStackResource[]> {
@@ -100,10 +152,7 @@ export async function drift(event: DriftEvent, context?: LambdaContextLike): Pro
   const now = Date.now();
   try {
     const rt = runtimeFor(event.Connection, context);
-    const listed = await (lister ?? cloudFormationResources)(stackId);
-    const resources: DriftResource[] = listed
-      .filter((r) => r.ResourceType !== undefined && isDpiType(r.ResourceType) && r.ResourceStatus !== 'DELETE_COMPLETE')
-      .map((r) => ({ stack: stackName, logicalId: r.LogicalResourceId ?? '', type: r.ResourceType!, physicalId: r.PhysicalResourceId ?? '' }));
+    const resources = await stackDpiResources(stackId);
     const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal });
     const drifted = rows.filter(isDrifted);
     for (const r of drifted) {

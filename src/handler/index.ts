@@ -6,7 +6,7 @@
 export { onEvent, isComplete } from './dispatch';
 export { monitor, setMetricSink } from './monitor';
 export type { MonitorEvent } from './monitor';
-export { drift, setStackResourceLister } from './drift-check';
+export { drift, setStackResourceLister, setStackTemplateReader } from './drift-check';
 export type { DriftEvent, DriftRunResult } from './drift-check';
 export { configureLocalRuntime } from './runtime';
 export type { LocalRuntime } from './runtime';

@@ -10,7 +10,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
 import { notifyOrAcknowledge } from './alarm-actions';
 import { SUBSCRIPTION_MONITOR_NAMESPACE } from './subscription-monitor';
-import { acknowledge, acknowledgeCompliance } from '../connection/nag';
+import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
@@ -43,7 +43,9 @@ const driftMonitors = new WeakMap<Stack, string>();
 
 /**
  * Drift in the cloud: one scheduled function per stack lists the stack's own resources (CloudFormation
- * `ListStackResources` on its ARN), checks every `Custom::Dpi*` resource exactly as `dpi drift` does (the state the
+ * `ListStackResources` on its ARN) and those of its nested stacks, recursively (a `NotificationPipelineFleet`'s
+ * pipelines; their journal keys from the nested templates, `GetTemplate`; the role may read the stacks named
+ * `<stack name>-*`, the names CloudFormation gives nested stacks), checks every `Custom::Dpi*` resource exactly as `dpi drift` does (the state the
  * handler applied at the last deploy, from the lifecycle journal, against what the service's reads show) and publishes
  * `DriftedResources` and `DriftCheckFailed` (dimension `StackName`) in CloudWatch embedded metric format. An alarm fires
  * when a resource drifted, another when a check could not run, and one on the function's own errors. It reuses the
@@ -102,6 +104,12 @@ export class DriftMonitor extends Construct {
       sid: 'ListOwnStackResources',
       actions: ['cloudformation:ListStackResources'],
       resources: [stack.stackId],
+    }));
+    // Its nested stacks (a NotificationPipelineFleet's): CloudFormation names them `<parent name>-<logical ID>-<suffix>`.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      sid: 'ReadNestedStacks',
+      actions: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'],
+      resources: [stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${stack.stackName}-*/*` })],
     }));
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'ReadLifecycleJournal',
@@ -185,6 +193,11 @@ function acknowledgeDriftCheck(fn: IConstruct, logGroup: IConstruct, role: ICons
   acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface, Secrets Manager, CloudFormation and DynamoDB; nothing inside a VPC.');
   acknowledgeCompliance(logGroup, 'CloudWatchLogGroupEncrypted', 'Encrypted at rest with service-managed keys; the lines hold metrics and drift findings, no secret.');
   acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'Grants made for this role alone (its log group, the refresh token secret, its own stack\'s resource list and the journal table).');
+  acknowledgeWildcards(role, [{
+    pattern: /:cloudformation:[^:]*:[^:]*:stack\/[^/*]+-\*\/\*$/,
+    reason: 'The stack\'s nested stacks (their names are CloudFormation\'s <parent name>-<logical ID>-<suffix>, their IDs unknown at synth): '
+      + 'resource list and template only, read-only.',
+  }]);
   acknowledge(fn, 'Serverless-LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the check.');
   acknowledge(fn, 'Serverless-LambdaTracing', 'Every run and every service call is one JSON log line, next to the metric line.');
 }
