@@ -34,6 +34,11 @@ describe('DriftMonitor', () => {
     expect(statements.find((s) => s.Sid === 'ListOwnStackResources')).toEqual(expect.objectContaining({
       Action: 'cloudformation:ListStackResources', Resource: { Ref: 'AWS::StackId' },
     }));
+    // Its nested stacks (CloudFormation names them <parent name>-<logical ID>-<suffix>): read-only, scoped to that prefix.
+    expect(statements.find((s) => s.Sid === 'ReadNestedStacks')).toEqual(expect.objectContaining({
+      Action: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:cloudformation:us-east-1:123456789012:stack/${f.stack.stackName}-*/*`]] },
+    }));
     expect(statements.find((s) => s.Sid === 'ReadLifecycleJournal')).toEqual(expect.objectContaining({
       Action: ['dynamodb:DescribeTable', 'dynamodb:Query'],
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:us-east-1:123456789012:table/dpi-lifecycle-journal']] },

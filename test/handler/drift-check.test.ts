@@ -3,7 +3,7 @@
  * from a fake CloudFormation lister, the exact EMF line, a drifted resource's log line, a failed run; no changing call.
  */
 import { HandlerHarness, STACK_ID, useHandlerHarness } from './helpers';
-import { drift, setMetricSink, setStackResourceLister } from '../../src/handler';
+import { drift, setMetricSink, setStackResourceLister, setStackTemplateReader } from '../../src/handler';
 import { ListedStackResource } from '../../src/handler/drift-check';
 
 let h: HandlerHarness;
@@ -20,6 +20,7 @@ beforeEach(() => {
 afterEach(() => {
   setMetricSink(restore);
   setStackResourceLister(undefined);
+  setStackTemplateReader(undefined);
 });
 
 const ORDERS = { ProductId: '3001', RemoteIdentityId: '362', StorageGroupId: '501', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid' };
@@ -94,5 +95,43 @@ test('a run that cannot list the stack publishes DriftCheckFailed 1 and no Drift
   const bad = await drift({ Connection: {} as never, StackId: STACK_ID });
   expect(bad.failed).toBe(true);
   expect(lines.map((l) => JSON.parse(l))).toEqual([emf(undefined, 1, 0)]);
+  h.assertNoSecrets();
+});
+
+test('nested stacks (a fleet\'s): followed through the AWS::CloudFormation::Stack resources, checked by the JournalKey of their templates', async () => {
+  const key = 'HandlerTest/Sellers/Pipelines0/Orders';
+  const r = await h.onEvent(h.event('Custom::DpiSubscription', 'Create', { ...ORDERS, JournalKey: key }, { LogicalResourceId: 'Orders' }));
+  const nestedArn = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest-SellersPipelines0NestedStackResourceA1B2C3D4-XYZ/uuid-1';
+  const asked: string[] = [];
+  setStackResourceLister(async (stackId) => {
+    asked.push(`list ${stackId}`);
+    if (stackId === STACK_ID) {
+      return [
+        { LogicalResourceId: 'SellersPipelines0NestedStackResourceA1B2C3D4', PhysicalResourceId: nestedArn, ResourceType: 'AWS::CloudFormation::Stack', ResourceStatus: 'UPDATE_COMPLETE' },
+        { LogicalResourceId: 'Provider', PhysicalResourceId: 'fn', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE' },
+      ];
+    }
+    if (stackId === nestedArn) {
+      return [{ LogicalResourceId: 'Orders1A2B3C4D', PhysicalResourceId: r.PhysicalResourceId, ResourceType: 'Custom::DpiSubscription', ResourceStatus: 'CREATE_COMPLETE' }];
+    }
+    throw new Error(`unexpected stack ${stackId}`);
+  });
+  setStackTemplateReader(async (stackId) => {
+    asked.push(`template ${stackId}`);
+    return JSON.stringify({ Resources: { Orders1A2B3C4D: { Type: 'Custom::DpiSubscription', Properties: { ...ORDERS, JournalKey: key } } } });
+  });
+  const inSync = await drift({ Connection: h.connection as never, StackId: STACK_ID });
+  expect(inSync).toEqual({ stackName: 'HandlerTest', checked: 1, drifted: 0, failed: false });
+  expect(asked).toEqual([`list ${STACK_ID}`, `list ${nestedArn}`, `template ${nestedArn}`]);
+
+  const id = r.PhysicalResourceId;
+  const patched = await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { status: 'paused' } } });
+  expect(patched.status).toBe(200);
+  lines = [];
+  const drifted = await drift({ Connection: h.connection as never, StackId: STACK_ID });
+  expect(drifted).toMatchObject({ checked: 1, drifted: 1, failed: false });
+  expect(lines.map((l) => JSON.parse(l))).toEqual([emf(1, 0, 1)]);
+  const log = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'drift').pop();
+  expect(log).toMatchObject({ resource: key, status: 'MODIFIED', differences: [{ property: 'status', declared: 'active', live: 'paused' }] });
   h.assertNoSecrets();
 });
