@@ -7,12 +7,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { fakeCloudFormation } from './fake-cloudformation';
 import { dpi, testNoSecretsPrinted } from './helpers';
 import {
   AccountType, HistoryRequest, NotificationPipeline, NotificationPipelineRoles, NotificationType, ProductOrderJobs, ServiceConnection, Subscription,
 } from '../../src';
 import { setCloudFormationFactory } from '../../src/cli/commands/drift';
-import { fakeCloudFormation } from './fake-cloudformation';
 import { DpiClient, ServiceEndpoints } from '../../src/client';
 import { DEFAULT_REFRESH_TOKEN, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { defaultHandlerPath, runLocalDeploy } from '../../src/local';

@@ -61,7 +61,8 @@ export function fakeCloudFormation(stacks: FakeStack[], calls: string[] = []): C
           if (c.input.TemplateStage !== 'Processed') throw new Error('GetTemplate without TemplateStage Processed');
           return {
             TemplateBody: JSON.stringify({
-              Resources: Object.fromEntries(s.resources.map((r) => [r.logicalId, { Type: r.type, ...(r.properties ? { Properties: r.properties } : {}) }])),
+              Resources: Object.fromEntries(s.resources.map((r) =>
+                [r.logicalId, { Type: r.type, ...(r.properties ? { Properties: r.properties } : {}) }])),
             }),
           };
         default:

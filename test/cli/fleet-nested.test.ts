@@ -47,7 +47,13 @@ beforeAll(async () => {
   app = join(work, 'cdk.out');
   synthFleetApp(app, { identities: IDS, nestedStackCount: 3 });
   const r = await runLocalDeploy({
-    app, emulatorUrl: emu.url, stateFile: stateFile(), refreshToken: DEFAULT_REFRESH_TOKEN, pollIntervalMs: 20, progress: () => undefined, output: () => undefined,
+    app,
+    emulatorUrl: emu.url,
+    stateFile: stateFile(),
+    refreshToken: DEFAULT_REFRESH_TOKEN,
+    pollIntervalMs: 20,
+    progress: () => undefined,
+    output: () => undefined,
   });
   expect(r.success).toBe(true);
   for (const x of Object.values(readLocal().resources)) keys.set(Number(x.properties.RemoteIdentityId), String(x.properties.JournalKey));
@@ -71,7 +77,8 @@ describe('a local fleet deploy', () => {
     expect(o.code).toBe(0);
     const d = await dpi(['drift', '--local', '--state', stateFile(), '--json'], { env: env() });
     expect(d.code).toBe(0);
-    const doc = JSON.parse(d.stdout) as { drifted: number; stacks: Array<{ stack: string; parentStack?: string; resources: Array<{ key: string; status: string }> }> };
+    type Doc = { drifted: number; stacks: Array<{ stack: string; parentStack?: string; resources: Array<{ key: string; status: string }> }> };
+    const doc = JSON.parse(d.stdout) as Doc;
     expect(doc.drifted).toBe(0);
     const rows = doc.stacks.flatMap((s) => s.resources);
     expect(rows.map((r) => r.key).sort((a, b) => a.slice(-4).localeCompare(b.slice(-4)))).toEqual(IDS.map((id) => expect.stringMatching(new RegExp(`^Fleet/Sellers/Pipelines\\d/Identity${id}$`))));

@@ -166,7 +166,8 @@ function fromLocalState(flags: DriftFlags): Checked {
   for (const stack of wanted) {
     for (const r of Object.values(state.resources)) {
       if (r.stack !== stack || !isDpiType(r.type)) continue;
-      resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, key: journalKeyOf(r.stack, r.logicalId, r.properties) });
+      const key = journalKeyOf(r.stack, r.logicalId, r.properties);
+      resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, key });
     }
   }
   return { stacks: nestedAfterParents(wanted, parents), parents, resources };

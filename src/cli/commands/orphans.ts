@@ -111,7 +111,8 @@ function localView(state: LocalState, file: string): DeployedView {
       const r = byKey.get(key);
       return r ? { physicalId: r.physicalId, type: r.type, properties: r.properties } : undefined;
     },
-    pendingCleanup: (key, physicalId) => state.orphans.find((o) => journalKeyOf(o.stack, o.logicalId, o.properties) === key && o.physicalId === physicalId),
+    pendingCleanup: (key, physicalId) => state.orphans.find((o) => o.physicalId === physicalId
+      && journalKeyOf(o.stack, o.logicalId, o.properties) === key),
   };
 }
 
