@@ -16,6 +16,7 @@ import {
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import { formatEvent, ProgressEvent, renderSummary, SummaryRow, summaryRows } from './output';
+import { parseConcurrency, runScheduled } from './scheduler';
 import {
   emptyState, LocalState, lockState, newStackId, readState, removeState, resourceKey, ResourceState, StackState, writeState,
 } from './state';
@@ -51,6 +52,12 @@ export interface LocalDeployOptions {
    * documented shapes). @default the DPI_EMULATOR_READS environment variable, else 'minimal'
    */
   readonly reads?: ReadMode;
+  /**
+   * Resource operations of a stack in flight at once (independent resources run concurrently, dependencies first,
+   * like CloudFormation; stacks one after another in dependency order). 1 runs one resource at a time in plan order.
+   * @default 10
+   */
+  readonly concurrency?: number;
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */
@@ -124,6 +131,13 @@ interface Change {
   readonly after: ResourceState;
 }
 
+/** A resource operation that failed during a deploy (what the rollback needs). */
+interface Failure {
+  readonly p: PlannedResource;
+  readonly before?: ResourceState;
+  readonly props?: Record<string, unknown>;
+}
+
 class RunFailure extends Error {}
 
 /** A handler failure after onEvent succeeded (isComplete failed or timed out): the resource exists under `physicalId`. */
@@ -166,9 +180,11 @@ class Runner {
   private exports = new Map<string, string>();
   private configuredAccount?: string;
   private readonly tokenFromEnv: boolean;
+  private readonly concurrency: number;
 
   constructor(private readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
+    this.concurrency = parseConcurrency(options.concurrency);
     this.progress = options.progress ?? ((l) => process.stderr.write(`${l}\n`));
     this.output = options.output ?? ((l) => process.stdout.write(`${l}\n`));
     const envToken = options.refreshToken ?? process.env[options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV];
@@ -566,8 +582,11 @@ class Runner {
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
 
     const changes: Change[] = [];
-    let failure: { p: PlannedResource; before?: ResourceState; props?: Record<string, unknown> } | undefined;
-    for (const p of plan) {
+    const failures: Failure[] = [];
+    const known = new Set(Object.keys(this.state.resources));
+    const byId = new Map(plan.map((p) => [p.logicalId, p]));
+    const step = async (logicalId: string): Promise<boolean> => {
+      const p = byId.get(logicalId)!;
       const key = resourceKey(stack.stackName, p.logicalId);
       const before = this.state.resources[key];
       let props: Record<string, unknown> | undefined;
@@ -575,8 +594,8 @@ class Runner {
         props = this.resolveProps(ctx, p);
       } catch (e) {
         this.emit(stack.stackName, before ? 'UPDATE_FAILED' : 'CREATE_FAILED', p.resource.Type, p.logicalId, (e as Error).message);
-        failure = { p, before };
-        break;
+        failures.push({ p, before });
+        return false;
       }
       const base = {
         stack: stack.stackName,
@@ -599,7 +618,7 @@ class Runner {
           waiter: base.waiter,
           path: base.path,
         };
-        continue;
+        return true;
       }
       const kind = before ? 'UPDATE' : 'CREATE';
       this.emit(stack.stackName, `${kind}_IN_PROGRESS`, p.resource.Type, p.logicalId);
@@ -619,6 +638,7 @@ class Runner {
           this.save();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);
         }
+        return true;
       } catch (e) {
         this.emit(stack.stackName, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
         if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
@@ -627,16 +647,19 @@ class Runner {
           this.state.resources[key] = after;
           changes.push({ kind: before ? 'update' : 'create', before, after });
           this.save();
-          failure = { p };
+          failures.push({ p });
         } else {
-          failure = { p, before, props };
+          failures.push({ p, before, props });
         }
-        break;
+        return false;
       }
-    }
+    };
+    // Independent resources run concurrently (dependencies first); a failure starts no more, in-flight ones finish.
+    await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, step);
+    this.keepPlanOrder(stack.stackName, plan, known);
 
-    if (failure) {
-      await this.rollback(stackState, isNew, changes, failure);
+    if (failures.length > 0) {
+      await this.rollback(stackState, isNew, changes, failures);
       return false;
     }
 
@@ -658,13 +681,17 @@ class Runner {
         this.save();
       }
       const order = dependencyOrder(removed.map((r) => r.logicalId), new Map(removed.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      for (const id of order) {
+      const dependents = new Map<string, string[]>(order.map((id) => [id, []]));
+      for (const r of removed) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+      // Every removed resource is tried (as before): a failed one keeps its dependencies' order, not their delete.
+      await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const r = this.state.resources[resourceKey(stack.stackName, id)];
         const ok = await this.deleteResource(stackState, r, 'delete');
         if (ok) delete this.state.resources[resourceKey(stack.stackName, id)];
         else this.failed = true;
         this.save();
-      }
+        return true;
+      }, false);
     }
     this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE' : 'UPDATE_COMPLETE', stackType, stack.stackName);
     this.save();
@@ -672,20 +699,37 @@ class Runner {
     return true;
   }
 
+  /**
+   * Keeps the state (and so the summary) in a stable order whatever finished first: resources that existed before
+   * the run keep their place, new ones follow in plan order (what a one-at-a-time run gives).
+   */
+  private keepPlanOrder(stackName: string, plan: PlannedResource[], known: ReadonlySet<string>): void {
+    const next: Record<string, ResourceState> = {};
+    for (const [k, v] of Object.entries(this.state.resources)) if (known.has(k)) next[k] = v;
+    for (const p of plan) {
+      const k = resourceKey(stackName, p.logicalId);
+      if (!known.has(k) && this.state.resources[k]) next[k] = this.state.resources[k];
+    }
+    for (const [k, v] of Object.entries(this.state.resources)) if (!(k in next)) next[k] = v;
+    this.state.resources = next;
+  }
+
   private async rollback(
     stackState: StackState,
     isNew: boolean,
     changes: Change[],
-    failure: { p: PlannedResource; before?: ResourceState; props?: Record<string, unknown> },
+    failures: Failure[],
   ): Promise<void> {
     const stackType = 'AWS::CloudFormation::Stack';
     const name = stackState.stackName;
     let ok = true;
-    this.emit(name, isNew ? 'ROLLBACK_IN_PROGRESS' : 'UPDATE_ROLLBACK_IN_PROGRESS', stackType, name, `The following resource(s) failed: [${failure.p.logicalId}]`);
-    // 1. In-place updates (including the one that failed) get an Update with old and new properties swapped.
+    this.emit(name, isNew ? 'ROLLBACK_IN_PROGRESS' : 'UPDATE_ROLLBACK_IN_PROGRESS', stackType, name, `The following resource(s) failed: [${failures.map((f) => f.p.logicalId).join(', ')}]`);
+    // 1. In-place updates (including the ones that failed) get an Update with old and new properties swapped.
     const inPlace: Array<{ before: ResourceState; current: ResourceState }> = [];
-    if (failure.before && failure.props) {
-      inPlace.push({ before: failure.before, current: { ...failure.before, properties: failure.props } });
+    for (const failure of failures) {
+      if (failure.before && failure.props) {
+        inPlace.push({ before: failure.before, current: { ...failure.before, properties: failure.props } });
+      }
     }
     for (const c of [...changes].reverse()) {
       if (c.kind === 'update' && c.before && c.before.physicalId === c.after.physicalId) inPlace.push({ before: c.before, current: c.after });
@@ -772,23 +816,21 @@ class Runner {
       }
       const resources = this.resourcesOf(name);
       const ids = dependencyOrder(resources.map((r) => r.logicalId), new Map(resources.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      const blocked = new Set<string>();
-      for (const id of ids) {
+      // A resource is deleted after every resource that depends on it; one whose dependent failed is skipped.
+      const dependents = new Map<string, string[]>(ids.map((id) => [id, []]));
+      for (const r of resources) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+      const result = await runScheduled(ids, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const key = resourceKey(name, id);
         const r = this.state.resources[key];
-        if (blocked.has(id)) {
-          this.emit(name, 'DELETE_SKIPPED', r.type, id, 'a resource that depends on it failed to delete');
-          r.dependsOn.forEach((d) => blocked.add(d));
-          continue;
-        }
-        if (await this.deleteResource(stackState, r, 'delete')) {
-          delete this.state.resources[key];
-        } else {
-          ok = false;
-          r.dependsOn.forEach((d) => blocked.add(d));
-        }
+        const deleted = await this.deleteResource(stackState, r, 'delete');
+        if (deleted) delete this.state.resources[key];
         this.save();
-      }
+        return deleted;
+      }, false, (id) => {
+        const r = this.state.resources[resourceKey(name, id)];
+        this.emit(name, 'DELETE_SKIPPED', r.type, id, 'a resource that depends on it failed to delete');
+      });
+      if (result.failed.length > 0) ok = false;
       if (ok) this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
       else this.failed = true;
       this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', stackType, name);
