@@ -313,11 +313,15 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     return { version: 1, tables };
   };
 
-  // Flushes run one after the other (each writes the whole state).
+  // Flushes run one after the other (each writes the whole state); a flush asked for while another one waits to
+  // start joins it (concurrent invocations ending together are saved by one write).
   let queue: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | undefined;
   const flush = (): Promise<void> => {
     if (!stateFile || closed) return queue;
+    if (waiting) return waiting;
     const next = queue.catch(() => undefined).then(async () => {
+      waiting = undefined;
       // The log's length before the snapshot: what is in the saved state afterwards and can be trimmed.
       const logged = wal && existsSync(wal) ? statSync(wal).size : 0;
       const text = `${JSON.stringify(await snapshot(), undefined, 1)}\n`;
@@ -340,6 +344,7 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       }
     });
     queue = next;
+    waiting = next;
     return next;
   };
 
