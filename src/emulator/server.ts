@@ -294,6 +294,8 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
     return reply.status(200).send({ loaded: counts });
   });
   app.post('/_emulator/tx', async (req, reply) => {
+    // One report, or an array of reports (ingested in order; answered as an array).
+    if (Array.isArray(req.body)) return reply.status(200).send({ data: req.body.map((r) => txToApi(ingestTx(ctx, r))) });
     const rec = ingestTx(ctx, req.body);
     return reply.status(200).send({ data: txToApi(rec) });
   });
