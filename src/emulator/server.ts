@@ -115,17 +115,23 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   };
   let writing: Promise<void> = Promise.resolve();
   let queued: Promise<void> | undefined;
+  let lastWriteMs = 0;
   const persist = (): Promise<void> => {
     if (!opts.stateFile) return Promise.resolve();
     if (!queued) {
       const next = writing.then(async () => {
+        // After a write, the next one waits as long as that one took (the changes answered meanwhile join it): writing
+        // a large state never takes more than about half of the time, and a small state is written at once.
+        if (lastWriteMs > 0) await new Promise((r) => setTimeout(r, lastWriteMs));
         // From here on, a change waits for the write after this one (this one may have serialized before it).
         queued = undefined;
+        const started = Date.now();
         const tmp = `${opts.stateFile}.${process.pid}.tmp`;
         const text = JSON.stringify({ state: ctx.s, clockOffset: offset });
         await writeFile(tmp, text);
         await rename(tmp, opts.stateFile!);
         stateWrites++;
+        lastWriteMs = Math.min(1000, Date.now() - started);
       });
       writing = next.catch(() => undefined);
       queued = next;

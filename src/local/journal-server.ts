@@ -30,6 +30,12 @@ export interface JournalServer {
   readonly endpoint: string;
   /** Saves every table (definition and items) to the state file atomically (no-op without a state file). */
   flush(): Promise<void>;
+  /**
+   * Flushes only when the write-ahead log has grown past `maxLogBytes` (every write is already in the log before it
+   * is answered, so nothing is lost meanwhile; the log is replayed at the next start). A flush reads and writes the
+   * whole journal, so one per invocation would make a deploy of N resources cost O(N²).
+   */
+  checkpoint(maxLogBytes?: number): Promise<void>;
   /** Flushes, then closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -365,5 +371,18 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   // The replayed writes are saved at once (and the log trimmed), then every later write is logged.
   if (wal && existsSync(wal)) await flush();
   logging = true;
-  return { endpoint, flush, stop };
+  const checkpoint = (maxLogBytes = DEFAULT_CHECKPOINT_BYTES): Promise<void> => {
+    if (!wal) return flush();
+    let size = 0;
+    try {
+      size = statSync(wal).size;
+    } catch {
+      size = 0;
+    }
+    return size > maxLogBytes ? flush() : Promise.resolve();
+  };
+  return { endpoint, flush, checkpoint, stop };
 }
+
+/** Size of the journal's write-ahead log past which `checkpoint()` saves the whole journal. */
+export const DEFAULT_CHECKPOINT_BYTES = 1024 * 1024;

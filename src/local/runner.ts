@@ -85,6 +85,8 @@ const FRAMEWORK_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
 const WAITER_TYPES = new Set(['Custom::DpiHistoryRequest']);
 const DEFAULT_TIMEOUT_SECONDS = 1800;
 const MAX_DATA_BYTES = 4096;
+/** With concurrency, the state file is written at most this often during a stack's resource events (see `save`). */
+const SAVE_INTERVAL_MS = 500;
 /** Physical ID the CDK provider framework reports for a failed Create (its Delete is not passed to the handler). */
 const CREATE_FAILED_MARKER = 'AWSCDK::CustomResourceProviderFramework::CREATE_FAILED';
 
@@ -181,6 +183,8 @@ class Runner {
   private configuredAccount?: string;
   private readonly tokenFromEnv: boolean;
   private readonly concurrency: number;
+  private lastSave = 0;
+  private saveTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -204,6 +208,8 @@ class Runner {
       this.state = readState(this.stateFile);
       if (this.options.destroy) await this.destroy();
       else await this.deploy();
+      // Events saved lazily (concurrency) are on disk before the run reports.
+      if (this.saveTimer) this.saveNow();
     } catch (e) {
       this.failed = true;
       if (!(e instanceof RunFailure)) {
@@ -211,6 +217,14 @@ class Runner {
         this.progress(`❌  ${error}`);
       }
     } finally {
+      if (this.saveTimer) {
+        try {
+          this.saveNow();
+        } catch (e) {
+          this.failed = true;
+          error = error ?? redact((e as Error).message, this.secrets);
+        }
+      }
       if (this.journal) {
         try {
           await this.journal.stop();
@@ -283,20 +297,22 @@ class Runner {
   }
 
   /**
-   * Runs one handler invocation, then saves the journal (a killed run loses at most the invocation in
-   * flight). A failed save fails the invocation, unless the invocation itself failed (its error wins).
+   * Runs one handler invocation, then checkpoints the journal: every journal write is in its write-ahead log before
+   * the handler sees the answer (a killed run loses nothing it stored), and the whole journal is saved when the log
+   * has grown past a megabyte (and at the end of the run). A failed save fails the invocation, unless the invocation
+   * itself failed (its error wins).
    */
   private async invokeHandler<T>(fnName: string, fnArn: string, budget: number, fn: (context: LambdaLikeContext) => Promise<T>): Promise<T> {
     let result: T;
     try {
       result = await invokeWithContext(fnName, fnArn, budget, this.sink, fn);
     } catch (e) {
-      await this.journal?.flush().catch(() => undefined);
+      await this.journal?.checkpoint().catch(() => undefined);
       throw e;
     }
     if (this.journal) {
       try {
-        await this.journal.flush();
+        await this.journal.checkpoint();
       } catch (e) {
         throw new Error(`could not save the journal after the invocation: ${(e as Error).message}`);
       }
@@ -324,8 +340,32 @@ class Runner {
     this.progress(formatEvent(e));
   }
 
+  /**
+   * Saves the state after a resource event. One at a time (concurrency 1) every event is saved at once. With
+   * concurrency, saves are at most SAVE_INTERVAL_MS apart (each one writes the whole state, so one per event would
+   * make a deploy of N resources cost O(N²)): a run killed meanwhile loses the last events of the state file, and the
+   * next run sends their Create or Delete again, which the handler's lifecycle journal answers from what it recorded
+   * (as for a CloudFormation retry). Stack-level changes and replaced resources are saved at once.
+   */
   private save(): void {
+    if (this.concurrency === 1) return this.saveNow();
+    const wait = this.lastSave + SAVE_INTERVAL_MS - Date.now();
+    if (wait <= 0) return this.saveNow();
+    this.saveTimer ??= setTimeout(() => {
+      this.saveTimer = undefined;
+      try {
+        this.saveNow();
+      } catch {
+        // Reported by the save at the end of the run, which fails the run.
+      }
+    }, wait);
+  }
+
+  private saveNow(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     writeState(this.stateFile, this.state, this.secrets);
+    this.lastSave = Date.now();
   }
 
   private stackState(name: string): StackState | undefined {
@@ -632,7 +672,7 @@ class Runner {
         if (before && before.physicalId !== res.physicalId) {
           // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
           this.state.orphans.push({ ...before, replaced: true });
-          this.save();
+          this.saveNow();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (old ${before.physicalId} is deleted after the update)`, res.physicalId);
         } else {
           this.save();
@@ -694,7 +734,7 @@ class Runner {
       }, false);
     }
     this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE' : 'UPDATE_COMPLETE', stackType, stack.stackName);
-    this.save();
+    this.saveNow();
     this.collectExports(stack, ctx);
     return true;
   }
@@ -772,7 +812,7 @@ class Runner {
       this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
     }
     this.emit(name, isNew ? (ok ? 'ROLLBACK_COMPLETE' : 'ROLLBACK_FAILED') : (ok ? 'UPDATE_ROLLBACK_COMPLETE' : 'UPDATE_ROLLBACK_FAILED'), stackType, name);
-    this.save();
+    this.saveNow();
   }
 
   private collectExports(stack: AssemblyStack, ctx: ResolveContext): void {
@@ -834,7 +874,7 @@ class Runner {
       if (ok) this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
       else this.failed = true;
       this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', stackType, name);
-      this.save();
+      this.saveNow();
     }
     if (!this.failed && this.state.stacks.length === 0) {
       removeState(this.stateFile);
