@@ -6,7 +6,7 @@
  *
  *   npx ts-node --transpile-only bench/deploy-growth.ts [--n 10,100,1000] [--rate 100/10] [--concurrency 10] [--history]
  *
- * (or `npm run bench:deploy -- ...`). Loopback only. Exit code 1 when a phase failed, something was left, or a
+ * Loopback only. Exit code 1 when a phase failed, something was left, or a
  * pipeline Create took more than 4 calls or a Delete more than 3. Times are reported, never asserted.
  */
 import * as os from 'node:os';
