@@ -53,26 +53,6 @@ export async function fetchAllTx(client: DpiClient, q: TxQuery, io: CliIo, abort
   return out;
 }
 
-/**
- * The JSON of every record, as `JSON.stringify(records, null, 2)` prints it, built a page at a time (while the next
- * page is on its way) instead of all at once at the end.
- */
-class JsonArrayText {
-  private readonly parts: string[] = [];
-  private count = 0;
-
-  add(records: readonly TxRecord[]): void {
-    for (const r of records) {
-      // A JSON text has no raw line breaks inside strings: every one is a line of the record's own layout.
-      this.parts.push(`${this.count++ === 0 ? '[\n  ' : ',\n  '}${JSON.stringify(r, null, 2).replace(/\n/g, '\n  ')}`);
-    }
-  }
-
-  text(): string {
-    return this.count === 0 ? '[]\n' : `${this.parts.join('')}\n]\n`;
-  }
-}
-
 /** The error text of a record (`code: message`). */
 export function errorText(r: Pick<TxRecord, 'error_code' | 'error_message'>): string {
   const code = r.error_code ?? '';
@@ -182,16 +162,6 @@ export function txCommand(ctx: RunContext): Command {
     }
     const { client, origins } = connectFor(ctx, opts);
     const fctx: FailureContext = { transactions: true, tree: opts.tree === true, subscription: opts.subscription, origins };
-    if (opts.json && !opts.tree) {
-      const json = new JsonArrayText();
-      try {
-        await forEachTxPage(client, q, ctx.io, (page) => json.add(page));
-      } catch (e) {
-        throw toCliError(e, fctx);
-      }
-      ctx.io.stdout.write(json.text());
-      return;
-    }
     let records: TxRecord[];
     try {
       records = await fetchAllTx(client, q, ctx.io);
