@@ -1,11 +1,11 @@
 /** The benchmark cases. Each compares two variants side by side against one running emulator. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DpiClient, DpiClientOptions, endpointsFromBase } from '../src/client';
 import { DEFAULT_REFRESH_TOKEN } from '../src/emulator';
 import { AbResult, runAb, VariantRun } from './lib/ab';
-import { countRequests, EmulatorAdmin, LoggedRequest } from './lib/admin';
+import { countRequests, EmulatorAdmin, LoggedRequest, TxReport } from './lib/admin';
 import { formatMs, seededRandom } from './lib/stats';
 import { findPackageRoot } from '../src/local/handler';
 
@@ -23,6 +23,8 @@ const ACCOUNT_PATH = '/account';
 const TX_PATH = '/service/transactions/tx';
 /** Subscription 8601 of the default fixtures belongs to account 1001 (the default refresh token's). */
 const TX_SUBSCRIPTION = 8601;
+/** The service's page size of a transaction listing without `limit` (what `dpi tx` and the fetch loop get). */
+const TX_DEFAULT_LIMIT = 50;
 
 function client(ctx: CaseContext, extra: Partial<DpiClientOptions> = {}): DpiClient {
   return new DpiClient({ endpoints: endpointsFromBase(ctx.url), refreshToken: DEFAULT_REFRESH_TOKEN, ...extra });
@@ -103,15 +105,15 @@ export async function concurrentTokenSharing(ctx: CaseContext, c = 50): Promise<
   });
 }
 
-/** Ingests `count` TX reports for one subscription through the admin API (a few in parallel). */
+/** Ingests `count` TX reports for one subscription through the admin API (batches of 500 reports per request). */
 async function ingest(ctx: CaseContext, count: number): Promise<number> {
   const t0 = performance.now();
   const base = Math.floor(Date.now() / 1000) - 2 * 86_400;
   const statuses = ['SUCCESS', 'PROCESSED', 'NO_DATA', 'ERROR'];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < count; i = next++) {
-      await ctx.admin.ingestTx({
+  for (let from = 0; from < count; from += 500) {
+    const batch: TxReport[] = [];
+    for (let i = from; i < Math.min(count, from + 500); i++) {
+      batch.push({
         id: `bench-tx-${String(i).padStart(6, '0')}`,
         sender: 'scheduler',
         status: statuses[i % statuses.length],
@@ -121,8 +123,8 @@ async function ingest(ctx: CaseContext, count: number): Promise<number> {
         job_id: `j-bench-${i % 10}`,
       });
     }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
+    await ctx.admin.ingestTx(batch);
+  }
   return performance.now() - t0;
 }
 
@@ -227,4 +229,66 @@ export async function cliStartup(ctx: CaseContext, n = 10): Promise<AbResult> {
     b: { label: 'B node -e \'\'', run: () => timed(['-e', '']) },
     expect: { a: { starts: n }, b: { starts: n } },
   });
+}
+
+/**
+ * The plain fetch loop of case 6: one token exchange, then every page of the subscription's transactions (the pages
+ * `dpi tx` follows: no limit, `meta.next_cursor` until null), the records flattened and printed as one JSON array.
+ */
+const FETCH_LOOP = `
+const base = process.env.DPI_BASE_URL;
+(async () => {
+  const auth = await (await fetch(base + '/auth/api/ref', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: process.env.DPI_REFRESH_TOKEN } } }) })).json();
+  const headers = { authorization: 'Bearer ' + auth.data.attributes.token, accept: 'application/json' };
+  const out = [];
+  let cursor;
+  do {
+    const q = new URLSearchParams({ subscription_id: process.argv[1] });
+    if (cursor) q.set('cursor', cursor);
+    const page = await (await fetch(base + '/service/transactions/tx?' + q, { headers })).json();
+    for (const r of page.data) out.push({ id: r.id, ...r.attributes });
+    cursor = page.meta.next_cursor;
+  } while (cursor);
+  process.stdout.write(JSON.stringify(out, null, 2) + '\\n');
+})().catch((e) => { console.error(e); process.exit(1); });
+`;
+
+/** 6. `dpi tx --json` over a subscription's records (the bundled CLI, a process) vs a plain fetch loop (a process) over the same pages. */
+export async function txCli(ctx: CaseContext, records = 10_000): Promise<AbResult> {
+  const ingestMs = await ingest(ctx, records);
+  const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
+  const env = { ...process.env, DPI_BASE_URL: ctx.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN, NO_COLOR: '1' };
+  const run = (args: string[]) => () => measured(ctx, 1, async () => {
+    // Asynchronous spawn: the emulator answers from this process meanwhile.
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const chunks: Buffer[] = [];
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => chunks.push(c));
+      child.stderr.on('data', (c: Buffer) => { err += String(c); });
+      child.once('error', reject);
+      child.once('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`${args[0]} exited ${code}: ${err}`))));
+    });
+    const listed = JSON.parse(out) as Array<{ subscription_id?: number }>;
+    if (listed.length !== records) throw new Error(`listed ${listed.length} TX records, expected ${records}`);
+  }, (log) => ({
+    'page requests': countRequests(log, 'GET', TX_PATH),
+    'auth exchanges': countRequests(log, 'POST', AUTH_PATH),
+  }));
+  const pages = Math.ceil(records / TX_DEFAULT_LIMIT);
+  const result = await runAb({
+    title: `6. dpi tx --json over ${records} records vs a plain fetch loop over the same pages (both a process)`,
+    op: `one full listing (${records} records, ${pages} pages)`,
+    rounds: ctx.rounds,
+    deadline: ctx.deadline,
+    a: { label: 'A dpi tx --json', run: run([cli, 'tx', '--subscription', String(TX_SUBSCRIPTION), '--json']) },
+    b: { label: 'B fetch loop', run: run(['-e', FETCH_LOOP, String(TX_SUBSCRIPTION)]) },
+    expect: {
+      a: { 'page requests': pages, 'auth exchanges': 1 },
+      b: { 'page requests': pages, 'auth exchanges': 1 },
+    },
+  });
+  result.notes.push(`setup: ingested ${records} TX reports via POST /_emulator/tx in ${formatMs(ingestMs)} (not measured); target: A/B <= 1.1`);
+  return result;
 }

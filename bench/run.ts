@@ -11,7 +11,7 @@
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { CaseContext, cliStartup, concurrentTokenSharing, jwtCaching, retryOverhead, txListing } from './cases';
+import { CaseContext, cliStartup, concurrentTokenSharing, jwtCaching, retryOverhead, txCli, txListing } from './cases';
 import { startEmulator } from '../src/emulator';
 import { AbResult } from './lib/ab';
 import { EmulatorAdmin } from './lib/admin';
@@ -42,7 +42,7 @@ async function main(): Promise<boolean> {
     console.log(`emulator: ${emu.url} (in process); ${rounds} round(s) per case, A/B interleaved (AB, BA, ...) after one warm-up run each`);
     console.log('');
     console.log(tableHeader());
-    const cases: Array<(c: CaseContext) => Promise<AbResult>> = [jwtCaching, concurrentTokenSharing, txListing, retryOverhead, cliStartup];
+    const cases: Array<(c: CaseContext) => Promise<AbResult>> = [jwtCaching, concurrentTokenSharing, txListing, retryOverhead, cliStartup, txCli];
     let failed = 0;
     for (const run of cases) {
       const result = await run(ctx);

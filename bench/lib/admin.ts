@@ -55,7 +55,7 @@ export class EmulatorAdmin {
   }
 
   /** Ingests one TX report through the merge rules. */
-  public async ingestTx(report: TxReport): Promise<void> {
+  public async ingestTx(report: TxReport | TxReport[]): Promise<void> {
     await this.call('POST', '/tx', report);
   }
 

@@ -122,12 +122,46 @@ export function serviceMessageOf(body: unknown, text: string): string | undefine
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * @internal The rate-limit pause shared by a client and its `withDeadline` copies (in the handler: every concurrent
+ * invocation of a warm container). A 429 (or 503) with `Retry-After` pauses every request of the client until it
+ * has passed, instead of each request finding the limit on its own: requests sent meanwhile would only be refused
+ * (and count against the limit of a service that counts refusals). One wait runs at a time; later 429s of requests
+ * that were already in flight join it.
+ */
+export class RateGate {
+  private pause: Promise<void> | undefined;
+  /** Requests that waited for a pause (for tests and logs). */
+  public waits = 0;
+
+  /** Waits while a pause is active (returns at once otherwise). */
+  public async wait(): Promise<void> {
+    while (this.pause) {
+      this.waits++;
+      await this.pause;
+    }
+  }
+
+  /** Pauses every request for `ms` (or joins the pause in progress). */
+  public hold(ms: number, sleep: (ms: number) => Promise<void>): Promise<void> {
+    if (!this.pause) {
+      const p = sleep(ms).catch(() => undefined).finally(() => {
+        if (this.pause === p) this.pause = undefined;
+      });
+      this.pause = p;
+    }
+    return this.pause;
+  }
+}
+
+/**
  * @internal Token cache shared by a client and its `withDeadline` copies.
  * One exchange in flight at a time; cached until 60 s before the JWT's `exp`.
  */
 export class TokenCache {
   /** Secrets known to this cache (for scrubbing). */
   public readonly secrets = new Set<string>();
+  /** The rate-limit pause shared with the same copies (see RateGate). */
+  public readonly gate = new RateGate();
   private refreshTokenPromise: Promise<string> | undefined;
   private token: string | undefined;
   private validUntil = 0;
@@ -274,6 +308,8 @@ export class HttpCore {
     };
 
     for (;;) {
+      // A rate-limit pause of another request of this client (or its copies) holds this one too.
+      await this.tokens.gate.wait();
       const now = Date.now();
       if (s.deadline !== undefined && now >= s.deadline) {
         throw fail(attempt === 0
@@ -355,7 +391,8 @@ export class HttpCore {
           + `(next wait of ${delay} ms would pass it); ${lastText()}`, { retryable: true });
       }
       this.log(`retry ${attempt + 1} ${spec.method} ${errPath} after ${reason} in ${delay} ms`);
-      await s.sleep(delay);
+      if (retryAfterMs !== undefined) await this.tokens.gate.hold(delay, s.sleep);
+      else await s.sleep(delay);
     }
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,7 +26,10 @@ export interface EmulatorOptions {
   fixtures?: EmulatorFixtures;
   /** Lifetime of issued access tokens; default 3600. */
   tokenTtlSeconds?: number;
-  /** Load state from this JSON file at start when it exists; save after every mutating request and on stop. */
+  /**
+   * Load state from this JSON file at start when it exists; every change is saved before it is answered (the writes
+   * of concurrent requests coalesced into one), and on stop.
+   */
   stateFile?: string;
   /** Initial clock (Unix seconds); default real time. The clock then advances in real time. */
   now?: number;
@@ -55,6 +59,8 @@ export interface RunningEmulator {
   url: string;
   stop(): Promise<void>;
   state(): EmulatorStateSnapshot;
+  /** How many times the state file was written (0 without a state file). */
+  stateWrites(): number;
 }
 
 /** The request log keeps the latest entries only. */
@@ -96,8 +102,41 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   } else {
     seed();
   }
+  // State writes: every change is on disk before it is answered (a killed process loses nothing it answered), and
+  // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
+  // all at once. Each write replaces the file atomically (a temporary file, then a rename).
+  let stateWrites = 0;
   const save = (): void => {
-    if (opts.stateFile) writeFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: offset }));
+    if (!opts.stateFile) return;
+    const tmp = `${opts.stateFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ state: ctx.s, clockOffset: offset }));
+    renameSync(tmp, opts.stateFile);
+    stateWrites++;
+  };
+  let writing: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
+  let lastWriteMs = 0;
+  const persist = (): Promise<void> => {
+    if (!opts.stateFile) return Promise.resolve();
+    if (!queued) {
+      const next = writing.then(async () => {
+        // After a write, the next one waits as long as that one took (the changes answered meanwhile join it): writing
+        // a large state never takes more than about half of the time, and a small state is written at once.
+        if (lastWriteMs > 0) await new Promise((r) => setTimeout(r, lastWriteMs));
+        // From here on, a change waits for the write after this one (this one may have serialized before it).
+        queued = undefined;
+        const started = Date.now();
+        const tmp = `${opts.stateFile}.${process.pid}.tmp`;
+        const text = JSON.stringify({ state: ctx.s, clockOffset: offset });
+        await writeFile(tmp, text);
+        await rename(tmp, opts.stateFile!);
+        stateWrites++;
+        lastWriteMs = Math.min(1000, Date.now() - started);
+      });
+      writing = next.catch(() => undefined);
+      queued = next;
+    }
+    return queued;
   };
 
   const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024, return503OnClosing: false });
@@ -183,16 +222,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   });
   // "Applied, response lost": the request was handled (state changed); log its real status, save, then destroy the
   // socket so the client sees a network error instead of the answer.
+  // Every change is saved before its answer is sent (coalesced with the changes of concurrent requests); a request
+  // refused before any route ran (rate limit, authentication) changed nothing.
   app.addHook('onSend', async (req, reply, payload) => {
+    if (MUTATING.has(req.method) && opts.stateFile && reply.statusCode !== 429 && reply.statusCode !== 401) await persist();
     if (!req.dropResponse) return payload;
     if (req.logEntry) req.logEntry.status = reply.statusCode;
-    if (MUTATING.has(req.method) && opts.stateFile) save();
     req.raw.socket?.destroy();
     return payload;
   });
   app.addHook('onResponse', async (req, reply) => {
     if (req.logEntry) req.logEntry.status = reply.statusCode;
-    if (MUTATING.has(req.method) && opts.stateFile) save();
   });
 
   // Auth exchange.
@@ -229,8 +269,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     async stop() {
       if (stopped) return;
       stopped = true;
-      save();
       await app.close();
+      await writing;
+      save();
+    },
+    stateWrites() {
+      return stateWrites;
     },
     state() {
       refreshHistory(ctx);
@@ -256,6 +300,8 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
     return reply.status(200).send({ loaded: counts });
   });
   app.post('/_emulator/tx', async (req, reply) => {
+    // One report, or an array of reports (ingested in order; answered as an array).
+    if (Array.isArray(req.body)) return reply.status(200).send({ data: req.body.map((r) => txToApi(ingestTx(ctx, r))) });
     const rec = ingestTx(ctx, req.body);
     return reply.status(200).send({ data: txToApi(rec) });
   });

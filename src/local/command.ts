@@ -5,6 +5,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
+import { DEFAULT_CONCURRENCY, parseConcurrency } from './scheduler';
 import { loadPart } from '../cli/lazy';
 import { READ_MODES, ReadMode } from '../emulator/core';
 
@@ -17,6 +18,7 @@ interface LocalDeployFlags {
   handlerLogs?: boolean;
   json?: boolean;
   reads?: string;
+  concurrency?: string;
 }
 
 /**
@@ -32,6 +34,8 @@ export function localDeployCommand(): Command {
     .option('--destroy', 'delete every resource in the state in reverse dependency order and clear the state')
     .option('--refresh-token-env <name>', 'environment variable holding the refresh token (default token of the embedded emulator otherwise)', DEFAULT_REFRESH_TOKEN_ENV)
     .option('--handler-logs', 'also print the handler\'s log lines on stderr (always written to handler.log beside the state file)')
+    .option('--concurrency <n>', 'resource operations of a stack in flight at once (independent resources concurrently, dependencies '
+      + 'first, like CloudFormation); 1 runs one resource at a time', String(DEFAULT_CONCURRENCY))
     .option('--json', 'print the result as JSON on stdout instead of the summary table')
     .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
@@ -46,6 +50,7 @@ export function localDeployCommand(): Command {
         refreshTokenEnv: flags.refreshTokenEnv,
         showHandlerLogs: flags.handlerLogs,
         reads: flags.reads as ReadMode | undefined,
+        concurrency: parseConcurrency(flags.concurrency),
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);

@@ -1,6 +1,7 @@
 /**
  * Loads the bundled custom-resource handler and invokes it like Lambda would.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import Module from 'node:module';
@@ -147,11 +148,11 @@ export function redact(text: string, secrets: readonly string[]): string {
 type ConsoleMethod = 'log' | 'info' | 'warn' | 'error' | 'debug' | 'trace';
 const METHODS: ConsoleMethod[] = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
 
-/** The sink of the invocation in progress (invocations are sequential). */
-let currentSink: { sink: HandlerLogSink; requestId: string } | undefined;
+/** The sink of the invocation in progress: per async context, so concurrent invocations each log under their own request ID. */
+const currentSink = new AsyncLocalStorage<{ sink: HandlerLogSink; requestId: string }>();
 
 function writeLine(level: ConsoleMethod, args: unknown[]): void {
-  const active = currentSink;
+  const active = currentSink.getStore();
   if (!active) {
     // Outside an invocation (e.g. at load time): keep it out of the progress output too.
     return;
@@ -198,16 +199,13 @@ export async function invokeWithContext<T>(
     succeed: () => undefined,
   };
   if (sink.file) mkdirSync(dirname(sink.file), { recursive: true });
-  const previous = currentSink;
-  currentSink = { sink, requestId };
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Task timed out after ${(budgetMs / 1000).toFixed(2)} seconds`)), budgetMs);
     });
-    return await Promise.race([fn(context), timeout]);
+    return await currentSink.run({ sink, requestId }, () => Promise.race([fn(context), timeout]));
   } finally {
     if (timer) clearTimeout(timer);
-    currentSink = previous;
   }
 }

@@ -12,6 +12,8 @@ export type { AssemblyStack } from './assembly';
 export { resolveValue, referencedResources, stringifyScalars, generatedName, ResolveError } from './intrinsics';
 export type { ResolveContext, StackEnvironment } from './intrinsics';
 export { dependencyOrder, selectedDependencies } from './graph';
+export { DEFAULT_CONCURRENCY, parseConcurrency, runScheduled } from './scheduler';
+export type { ScheduleResult } from './scheduler';
 export { readState } from './state';
 export type { LocalState, ResourceState, StackState } from './state';
 export { defaultHandlerPath, findPackageRoot } from './handler';

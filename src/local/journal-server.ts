@@ -30,6 +30,12 @@ export interface JournalServer {
   readonly endpoint: string;
   /** Saves every table (definition and items) to the state file atomically (no-op without a state file). */
   flush(): Promise<void>;
+  /**
+   * Flushes only when the write-ahead log has grown past `maxLogBytes` (every write is already in the log before it
+   * is answered, so nothing is lost meanwhile; the log is replayed at the next start). A flush reads and writes the
+   * whole journal, so one per invocation would make a deploy of N resources cost O(N²).
+   */
+  checkpoint(maxLogBytes?: number): Promise<void>;
   /** Flushes, then closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -313,11 +319,15 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     return { version: 1, tables };
   };
 
-  // Flushes run one after the other (each writes the whole state).
+  // Flushes run one after the other (each writes the whole state); a flush asked for while another one waits to
+  // start joins it (concurrent invocations ending together are saved by one write).
   let queue: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | undefined;
   const flush = (): Promise<void> => {
     if (!stateFile || closed) return queue;
+    if (waiting) return waiting;
     const next = queue.catch(() => undefined).then(async () => {
+      waiting = undefined;
       // The log's length before the snapshot: what is in the saved state afterwards and can be trimmed.
       const logged = wal && existsSync(wal) ? statSync(wal).size : 0;
       const text = `${JSON.stringify(await snapshot(), undefined, 1)}\n`;
@@ -340,6 +350,7 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       }
     });
     queue = next;
+    waiting = next;
     return next;
   };
 
@@ -360,5 +371,18 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   // The replayed writes are saved at once (and the log trimmed), then every later write is logged.
   if (wal && existsSync(wal)) await flush();
   logging = true;
-  return { endpoint, flush, stop };
+  const checkpoint = (maxLogBytes = DEFAULT_CHECKPOINT_BYTES): Promise<void> => {
+    if (!wal) return flush();
+    let size = 0;
+    try {
+      size = statSync(wal).size;
+    } catch {
+      size = 0;
+    }
+    return size > maxLogBytes ? flush() : Promise.resolve();
+  };
+  return { endpoint, flush, checkpoint, stop };
 }
+
+/** Size of the journal's write-ahead log past which `checkpoint()` saves the whole journal. */
+export const DEFAULT_CHECKPOINT_BYTES = 1024 * 1024;

@@ -16,6 +16,7 @@ import {
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import { formatEvent, ProgressEvent, renderSummary, SummaryRow, summaryRows } from './output';
+import { parseConcurrency, runScheduled } from './scheduler';
 import {
   emptyState, LocalState, lockState, newStackId, readState, removeState, resourceKey, ResourceState, StackState, writeState,
 } from './state';
@@ -51,6 +52,12 @@ export interface LocalDeployOptions {
    * documented shapes). @default the DPI_EMULATOR_READS environment variable, else 'minimal'
    */
   readonly reads?: ReadMode;
+  /**
+   * Resource operations of a stack in flight at once (independent resources run concurrently, dependencies first,
+   * like CloudFormation; stacks one after another in dependency order). 1 runs one resource at a time in plan order.
+   * @default 10
+   */
+  readonly concurrency?: number;
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */
@@ -78,6 +85,8 @@ const FRAMEWORK_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
 const WAITER_TYPES = new Set(['Custom::DpiHistoryRequest']);
 const DEFAULT_TIMEOUT_SECONDS = 1800;
 const MAX_DATA_BYTES = 4096;
+/** With concurrency, the state file is written at most this often during a stack's resource events (see `save`). */
+const SAVE_INTERVAL_MS = 500;
 /** Physical ID the CDK provider framework reports for a failed Create (its Delete is not passed to the handler). */
 const CREATE_FAILED_MARKER = 'AWSCDK::CustomResourceProviderFramework::CREATE_FAILED';
 
@@ -124,6 +133,13 @@ interface Change {
   readonly after: ResourceState;
 }
 
+/** A resource operation that failed during a deploy (what the rollback needs). */
+interface Failure {
+  readonly p: PlannedResource;
+  readonly before?: ResourceState;
+  readonly props?: Record<string, unknown>;
+}
+
 class RunFailure extends Error {}
 
 /** A handler failure after onEvent succeeded (isComplete failed or timed out): the resource exists under `physicalId`. */
@@ -166,9 +182,13 @@ class Runner {
   private exports = new Map<string, string>();
   private configuredAccount?: string;
   private readonly tokenFromEnv: boolean;
+  private readonly concurrency: number;
+  private lastSave = 0;
+  private saveTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
+    this.concurrency = parseConcurrency(options.concurrency);
     this.progress = options.progress ?? ((l) => process.stderr.write(`${l}\n`));
     this.output = options.output ?? ((l) => process.stdout.write(`${l}\n`));
     const envToken = options.refreshToken ?? process.env[options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV];
@@ -188,6 +208,8 @@ class Runner {
       this.state = readState(this.stateFile);
       if (this.options.destroy) await this.destroy();
       else await this.deploy();
+      // Events saved lazily (concurrency) are on disk before the run reports.
+      if (this.saveTimer) this.saveNow();
     } catch (e) {
       this.failed = true;
       if (!(e instanceof RunFailure)) {
@@ -195,6 +217,14 @@ class Runner {
         this.progress(`❌  ${error}`);
       }
     } finally {
+      if (this.saveTimer) {
+        try {
+          this.saveNow();
+        } catch (e) {
+          this.failed = true;
+          error = error ?? redact((e as Error).message, this.secrets);
+        }
+      }
       if (this.journal) {
         try {
           await this.journal.stop();
@@ -267,20 +297,22 @@ class Runner {
   }
 
   /**
-   * Runs one handler invocation, then saves the journal (a killed run loses at most the invocation in
-   * flight). A failed save fails the invocation, unless the invocation itself failed (its error wins).
+   * Runs one handler invocation, then checkpoints the journal: every journal write is in its write-ahead log before
+   * the handler sees the answer (a killed run loses nothing it stored), and the whole journal is saved when the log
+   * has grown past a megabyte (and at the end of the run). A failed save fails the invocation, unless the invocation
+   * itself failed (its error wins).
    */
   private async invokeHandler<T>(fnName: string, fnArn: string, budget: number, fn: (context: LambdaLikeContext) => Promise<T>): Promise<T> {
     let result: T;
     try {
       result = await invokeWithContext(fnName, fnArn, budget, this.sink, fn);
     } catch (e) {
-      await this.journal?.flush().catch(() => undefined);
+      await this.journal?.checkpoint().catch(() => undefined);
       throw e;
     }
     if (this.journal) {
       try {
-        await this.journal.flush();
+        await this.journal.checkpoint();
       } catch (e) {
         throw new Error(`could not save the journal after the invocation: ${(e as Error).message}`);
       }
@@ -308,8 +340,32 @@ class Runner {
     this.progress(formatEvent(e));
   }
 
+  /**
+   * Saves the state after a resource event. One at a time (concurrency 1) every event is saved at once. With
+   * concurrency, saves are at most SAVE_INTERVAL_MS apart (each one writes the whole state, so one per event would
+   * make a deploy of N resources cost O(N²)): a run killed meanwhile loses the last events of the state file, and the
+   * next run sends their Create or Delete again, which the handler's lifecycle journal answers from what it recorded
+   * (as for a CloudFormation retry). Stack-level changes and replaced resources are saved at once.
+   */
   private save(): void {
+    if (this.concurrency === 1) return this.saveNow();
+    const wait = this.lastSave + SAVE_INTERVAL_MS - Date.now();
+    if (wait <= 0) return this.saveNow();
+    this.saveTimer ??= setTimeout(() => {
+      this.saveTimer = undefined;
+      try {
+        this.saveNow();
+      } catch {
+        // Reported by the save at the end of the run, which fails the run.
+      }
+    }, wait);
+  }
+
+  private saveNow(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     writeState(this.stateFile, this.state, this.secrets);
+    this.lastSave = Date.now();
   }
 
   private stackState(name: string): StackState | undefined {
@@ -609,8 +665,11 @@ class Runner {
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
 
     const changes: Change[] = [];
-    let failure: { p: PlannedResource; before?: ResourceState; props?: Record<string, unknown> } | undefined;
-    for (const p of plan) {
+    const failures: Failure[] = [];
+    const known = new Set(Object.keys(this.state.resources));
+    const byId = new Map(plan.map((p) => [p.logicalId, p]));
+    const step = async (logicalId: string): Promise<boolean> => {
+      const p = byId.get(logicalId)!;
       const key = resourceKey(stack.stackName, p.logicalId);
       const before = this.state.resources[key];
       let props: Record<string, unknown> | undefined;
@@ -618,8 +677,8 @@ class Runner {
         props = this.resolveProps(ctx, p);
       } catch (e) {
         this.emit(stack.stackName, before ? 'UPDATE_FAILED' : 'CREATE_FAILED', p.resource.Type, p.logicalId, (e as Error).message);
-        failure = { p, before };
-        break;
+        failures.push({ p, before });
+        return false;
       }
       const base = {
         stack: stack.stackName,
@@ -642,7 +701,7 @@ class Runner {
           waiter: base.waiter,
           path: base.path,
         };
-        continue;
+        return true;
       }
       const kind = before ? 'UPDATE' : 'CREATE';
       this.emit(stack.stackName, `${kind}_IN_PROGRESS`, p.resource.Type, p.logicalId);
@@ -656,12 +715,13 @@ class Runner {
         if (before && before.physicalId !== res.physicalId) {
           // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
           this.state.orphans.push({ ...before, replaced: true });
-          this.save();
+          this.saveNow();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (old ${before.physicalId} is deleted after the update)`, res.physicalId);
         } else {
           this.save();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);
         }
+        return true;
       } catch (e) {
         this.emit(stack.stackName, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
         if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
@@ -670,16 +730,19 @@ class Runner {
           this.state.resources[key] = after;
           changes.push({ kind: before ? 'update' : 'create', before, after });
           this.save();
-          failure = { p };
+          failures.push({ p });
         } else {
-          failure = { p, before, props };
+          failures.push({ p, before, props });
         }
-        break;
+        return false;
       }
-    }
+    };
+    // Independent resources run concurrently (dependencies first); a failure starts no more, in-flight ones finish.
+    await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, step);
+    this.keepPlanOrder(stack.stackName, plan, known);
 
-    if (failure) {
-      await this.rollback(stackState, isNew, changes, failure);
+    if (failures.length > 0) {
+      await this.rollback(stackState, isNew, changes, failures);
       return false;
     }
 
@@ -701,34 +764,55 @@ class Runner {
         this.save();
       }
       const order = dependencyOrder(removed.map((r) => r.logicalId), new Map(removed.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      for (const id of order) {
+      const dependents = new Map<string, string[]>(order.map((id) => [id, []]));
+      for (const r of removed) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+      // Every removed resource is tried (as before): a failed one keeps its dependencies' order, not their delete.
+      await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const r = this.state.resources[resourceKey(stack.stackName, id)];
         const ok = await this.deleteResource(stackState, r, 'delete');
         if (ok) delete this.state.resources[resourceKey(stack.stackName, id)];
         else this.failed = true;
         this.save();
-      }
+        return true;
+      }, false);
     }
     this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE' : 'UPDATE_COMPLETE', stackType, stack.stackName);
-    this.save();
+    this.saveNow();
     this.collectExports(stack, ctx);
     return true;
+  }
+
+  /**
+   * Keeps the state (and so the summary) in a stable order whatever finished first: resources that existed before
+   * the run keep their place, new ones follow in plan order (what a one-at-a-time run gives).
+   */
+  private keepPlanOrder(stackName: string, plan: PlannedResource[], known: ReadonlySet<string>): void {
+    const next: Record<string, ResourceState> = {};
+    for (const [k, v] of Object.entries(this.state.resources)) if (known.has(k)) next[k] = v;
+    for (const p of plan) {
+      const k = resourceKey(stackName, p.logicalId);
+      if (!known.has(k) && this.state.resources[k]) next[k] = this.state.resources[k];
+    }
+    for (const [k, v] of Object.entries(this.state.resources)) if (!(k in next)) next[k] = v;
+    this.state.resources = next;
   }
 
   private async rollback(
     stackState: StackState,
     isNew: boolean,
     changes: Change[],
-    failure: { p: PlannedResource; before?: ResourceState; props?: Record<string, unknown> },
+    failures: Failure[],
   ): Promise<void> {
     const stackType = 'AWS::CloudFormation::Stack';
     const name = stackState.stackName;
     let ok = true;
-    this.emit(name, isNew ? 'ROLLBACK_IN_PROGRESS' : 'UPDATE_ROLLBACK_IN_PROGRESS', stackType, name, `The following resource(s) failed: [${failure.p.logicalId}]`);
-    // 1. In-place updates (including the one that failed) get an Update with old and new properties swapped.
+    this.emit(name, isNew ? 'ROLLBACK_IN_PROGRESS' : 'UPDATE_ROLLBACK_IN_PROGRESS', stackType, name, `The following resource(s) failed: [${failures.map((f) => f.p.logicalId).join(', ')}]`);
+    // 1. In-place updates (including the ones that failed) get an Update with old and new properties swapped.
     const inPlace: Array<{ before: ResourceState; current: ResourceState }> = [];
-    if (failure.before && failure.props) {
-      inPlace.push({ before: failure.before, current: { ...failure.before, properties: failure.props } });
+    for (const failure of failures) {
+      if (failure.before && failure.props) {
+        inPlace.push({ before: failure.before, current: { ...failure.before, properties: failure.props } });
+      }
     }
     for (const c of [...changes].reverse()) {
       if (c.kind === 'update' && c.before && c.before.physicalId === c.after.physicalId) inPlace.push({ before: c.before, current: c.after });
@@ -771,7 +855,7 @@ class Runner {
       this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
     }
     this.emit(name, isNew ? (ok ? 'ROLLBACK_COMPLETE' : 'ROLLBACK_FAILED') : (ok ? 'UPDATE_ROLLBACK_COMPLETE' : 'UPDATE_ROLLBACK_FAILED'), stackType, name);
-    this.save();
+    this.saveNow();
   }
 
   private collectExports(stack: AssemblyStack, ctx: ResolveContext): void {
@@ -824,27 +908,25 @@ class Runner {
       }
       const resources = this.resourcesOf(name);
       const ids = dependencyOrder(resources.map((r) => r.logicalId), new Map(resources.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      const blocked = new Set<string>();
-      for (const id of ids) {
+      // A resource is deleted after every resource that depends on it; one whose dependent failed is skipped.
+      const dependents = new Map<string, string[]>(ids.map((id) => [id, []]));
+      for (const r of resources) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+      const result = await runScheduled(ids, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const key = resourceKey(name, id);
         const r = this.state.resources[key];
-        if (blocked.has(id)) {
-          this.emit(name, 'DELETE_SKIPPED', r.type, id, 'a resource that depends on it failed to delete');
-          r.dependsOn.forEach((d) => blocked.add(d));
-          continue;
-        }
-        if (await this.deleteResource(stackState, r, 'delete')) {
-          delete this.state.resources[key];
-        } else {
-          ok = false;
-          r.dependsOn.forEach((d) => blocked.add(d));
-        }
+        const deleted = await this.deleteResource(stackState, r, 'delete');
+        if (deleted) delete this.state.resources[key];
         this.save();
-      }
+        return deleted;
+      }, false, (id) => {
+        const r = this.state.resources[resourceKey(name, id)];
+        this.emit(name, 'DELETE_SKIPPED', r.type, id, 'a resource that depends on it failed to delete');
+      });
+      if (result.failed.length > 0) ok = false;
       if (ok) this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
       else this.failed = true;
       this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', stackType, name);
-      this.save();
+      this.saveNow();
     }
   }
 }

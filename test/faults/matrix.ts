@@ -182,6 +182,8 @@ export class FaultLab {
       stateFile: join(dir, 'local-state.json'),
       refreshToken: DEFAULT_REFRESH_TOKEN,
       pollIntervalMs: 20,
+      // The fault points are counted in call order: one resource at a time keeps that order deterministic.
+      concurrency: 1,
       progress: () => undefined,
       output: () => undefined,
     });
@@ -300,7 +302,7 @@ export class FaultLab {
       method: point.method, pathPrefix: point.path, skip: point.skip, count: 1, delayMs: holdMs, ...(applied ? {} : { drop: true }),
     });
     const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
-    const args = [cli, 'local-deploy', '--emulator', this.url, '--state', join(dir, 'local-state.json')];
+    const args = [cli, 'local-deploy', '--emulator', this.url, '--state', join(dir, 'local-state.json'), '--concurrency', '1'];
     if (point.phase === 'destroy') args.push('--destroy');
     else args.push('--app', point.phase === 'create' ? this.apps.v1 : this.apps.v2);
     const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN, NO_COLOR: '1' } });

@@ -1,7 +1,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { DpiClient, TxQuery, TxRecord } from '../../client';
+import { DpiClient, TxPage, TxQuery, TxRecord, validateTxQuery } from '../../client';
 import { SENDERS, TX_STATUSES } from '../classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
@@ -10,21 +10,46 @@ import { isoSeconds, parseIntFlag, parseTimeFlag, renderTable, truncate } from '
 import { CliIo } from '../io';
 import { buildTxForest, renderTxForest } from '../tree';
 
-/** Fetches every record of every page (through empty pages), with progress on a terminal's stderr. */
-export async function fetchAllTx(client: DpiClient, q: TxQuery, io: CliIo, abort?: AbortSignal): Promise<TxRecord[]> {
-  const out: TxRecord[] = [];
+/**
+ * Calls `onPage` with the records of every page (through empty pages), in order, with progress on a terminal's
+ * stderr. The next page is requested as soon as its cursor is known, so `onPage` runs while it is on its way.
+ */
+export async function forEachTxPage(client: DpiClient, q: TxQuery, io: CliIo, onPage: (records: TxRecord[]) => void,
+  abort?: AbortSignal): Promise<number> {
+  validateTxQuery(q);
   const progress = io.isTTY.stderr;
   let pages = 0;
+  let count = 0;
+  const seen = new Set<string>();
+  let next: Promise<TxPage> | undefined = client.tx.listPage(q);
   try {
-    for await (const page of client.tx.pages(q)) {
-      out.push(...page.records);
+    while (next) {
+      const page: TxPage = await next;
+      next = undefined;
       pages++;
-      if (progress) io.stderr.write(`\r\x1b[Kfetched ${out.length} record${out.length === 1 ? '' : 's'}… (${pages} page${pages === 1 ? '' : 's'})`);
-      if (abort?.aborted) break;
+      if (page.nextCursor !== null && !abort?.aborted) {
+        if (seen.has(page.nextCursor)) throw new Error('transaction listing returned a cursor it had returned before; stopping to avoid a loop');
+        seen.add(page.nextCursor);
+        next = client.tx.listPage({ ...q, cursor: page.nextCursor });
+        // A failure of the prefetched page is reported when it is awaited (not as an unhandled rejection meanwhile).
+        next.catch(() => undefined);
+      }
+      count += page.records.length;
+      onPage(page.records);
+      if (progress) io.stderr.write(`\r\x1b[Kfetched ${count} record${count === 1 ? '' : 's'}… (${pages} page${pages === 1 ? '' : 's'})`);
     }
   } finally {
     if (progress && pages > 0) io.stderr.write('\r\x1b[K');
   }
+  return count;
+}
+
+/** Fetches every record of every page (through empty pages), with progress on a terminal's stderr. */
+export async function fetchAllTx(client: DpiClient, q: TxQuery, io: CliIo, abort?: AbortSignal): Promise<TxRecord[]> {
+  const out: TxRecord[] = [];
+  await forEachTxPage(client, q, io, (records) => {
+    for (const r of records) out.push(r);
+  }, abort);
   return out;
 }
 
