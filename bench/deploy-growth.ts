@@ -1,10 +1,10 @@
 /**
  * Deploy growth benchmark: for N pipelines (default 10, 100, 1000), synthesizes an app of N notification pipelines
- * (plain stacks of at most 400), deploys and destroys it with `dpi local-deploy` (in process) against an emulator with
+ * (plain stacks of at most 400, or with --fleet one stack whose NotificationPipelineFleet spreads them over nested stacks), deploys and destroys it with `dpi local-deploy` (in process) against an emulator with
  * its rate limit enforced (scaled), and prints the service calls of create and destroy (per pipeline too), the 429s,
  * the wall time, the rate-limit floor (calls / allowed rate) and their ratio. Nothing may be left after the destroy.
  *
- *   npx ts-node --transpile-only bench/deploy-growth.ts [--n 10,100,1000] [--rate 100/10] [--concurrency 10] [--history]
+ *   npx ts-node --transpile-only bench/deploy-growth.ts [--n 10,100,1000] [--rate 100/10] [--concurrency 10] [--history] [--fleet]
  *
  * Loopback only. Exit code 1 when a phase failed, something was left, or a
  * pipeline Create took more than 4 calls or a Delete more than 3. Times are reported, never asserted.
@@ -25,9 +25,10 @@ async function main(): Promise<boolean> {
   if (rate === 'off') throw new Error('--rate must be N/SECONDS: the benchmark measures the wall time against the limit');
   const concurrency = arg('concurrency') !== undefined ? Number(arg('concurrency')) : undefined;
   const history = process.argv.includes('--history');
+  const fleet = process.argv.includes('--fleet');
   const cpus = os.cpus();
   console.log(`Deploy growth: dpi local-deploy against the emulator, rate limit ${rate.requests} requests / ${rate.seconds} s, `
-    + `concurrency ${concurrency ?? 'default'}${history ? ', after one deploy+destroy cycle of the same app (account history)' : ''}`);
+    + `concurrency ${concurrency ?? 'default'}${fleet ? ', one NotificationPipelineFleet (nested stacks)' : ''}${history ? ', after one deploy+destroy cycle of the same app (account history)' : ''}`);
   console.log(`environment: node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} core(s), load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log('');
   console.log('| N | stacks | phase | calls | per pipeline | token exchanges | 429s | wall s | floor s | wall/floor | failures |');
@@ -35,7 +36,7 @@ async function main(): Promise<boolean> {
   let ok = true;
   const started = Date.now();
   for (const n of sizes) {
-    const r = await measureDeploy({ pipelines: n, rateLimit: rate, concurrency, warmHistory: history });
+    const r = await measureDeploy({ pipelines: n, rateLimit: rate, concurrency, warmHistory: history, fleet });
     const row = (phase: string, p: PhaseNumbers): string => `| ${n} | ${r.stacks} | ${phase} | ${p.calls} | ${p.perPipeline.toFixed(2)} | `
       + `${p.exchanges} | ${p.refused} | ${p.wallSeconds.toFixed(1)} | ${p.floorSeconds.toFixed(1)} | ${(p.wallSeconds / p.floorSeconds).toFixed(2)} | `
       + `${p.failures.length} |`;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { identityFixtures, synthPipelineApp } from './pipelines';
+import { identityFixtures, synthFleetApp, synthPipelineApp } from './pipelines';
 import { DEFAULT_REFRESH_TOKEN, RateLimit, startEmulator } from '../../src/emulator';
 import { runLocalDeploy } from '../../src/local';
 
@@ -56,6 +56,8 @@ export interface MeasureOptions {
   /** Deploy the app once and destroy it before the measured cycle (an account with history). @default false */
   readonly warmHistory?: boolean;
   readonly pipelinesPerStack?: number;
+  /** Declare the pipelines with one `NotificationPipelineFleet` (nested stacks) instead of plain stacks. @default false */
+  readonly fleet?: boolean;
 }
 
 const templated = (p: string): string => p.replace(/\/\d+(?=\/|$)/g, '/{id}');
@@ -96,7 +98,7 @@ export async function measureDeploy(o: MeasureOptions): Promise<DeployNumbers> {
   try {
     const t0 = performance.now();
     const outdir = join(dir, 'cdk.out');
-    const stacks = synthPipelineApp(outdir, o.pipelines, o.pipelinesPerStack);
+    const stacks = o.fleet ? synthFleetApp(outdir, o.pipelines) : synthPipelineApp(outdir, o.pipelines, o.pipelinesPerStack);
     const synthSeconds = (performance.now() - t0) / 1000;
     const run = async (destroy: boolean, stateFile: string): Promise<PhaseNumbers> => {
       await admin('DELETE', '/requests');

@@ -4,7 +4,7 @@
  */
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType, ServiceConnection } from '../../src';
+import { AccountType, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType, ServiceConnection } from '../../src';
 import type { EmulatorFixtures } from '../../src/emulator';
 
 /** Remote identity of pipeline `i` (0-based). */
@@ -55,4 +55,29 @@ export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES
   }
   app.synth();
   return stacks;
+}
+
+/**
+ * Synthesizes an app of one stack whose `NotificationPipelineFleet` declares `n` seller pipelines (identities
+ * FIRST_IDENTITY...) over its nested stacks. Returns the stack count (the parent and its nested stacks).
+ */
+export function synthFleetApp(outdir: string, n: number): number {
+  const app = new App({ outdir });
+  const stack = new Stack(app, 'Partners', { env: { account: '123456789012', region: 'us-east-1' } });
+  const connection = new ServiceConnection(stack, 'Dpi', {
+    singleOriginUrl: 'https://api.example-dpi.com',
+    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+  });
+  const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
+  const fleet = new NotificationPipelineFleet(stack, 'Sellers', {
+    connection,
+    roles,
+    identities: Array.from({ length: n }, (_, i) => ({
+      remoteIdentityId: FIRST_IDENTITY + i,
+      accountType: AccountType.SELLER,
+      notificationTypes: [NotificationType.ORDER_CHANGE],
+    })),
+  });
+  app.synth();
+  return 1 + fleet.nestedStacks.length;
 }
