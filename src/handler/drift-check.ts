@@ -104,7 +104,7 @@ export async function drift(event: DriftEvent, context?: LambdaContextLike): Pro
     const resources: DriftResource[] = listed
       .filter((r) => r.ResourceType !== undefined && isDpiType(r.ResourceType) && r.ResourceStatus !== 'DELETE_COMPLETE')
       .map((r) => ({ stack: stackName, logicalId: r.LogicalResourceId ?? '', type: r.ResourceType!, physicalId: r.PhysicalResourceId ?? '' }));
-    const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal });
+    const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal, pipelineSubscriptionsKey: rt.metadataKeys.subscriptions });
     const drifted = rows.filter(isDrifted);
     for (const r of drifted) {
       log({ level: 'WARNING', msg: 'drift', resource: r.key, type: r.type, physicalId: r.physicalId, status: r.status, differences: r.differences, reason: r.reason, detail: describeRow(r) });
