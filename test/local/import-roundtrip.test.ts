@@ -1,8 +1,10 @@
 /**
  * `dpi import` round trip: an account of 20 records made by hand through the service's endpoints (subscriptions of
  * several products with stage IDs and parameters, a paused one, two unified pipelines), imported to a TypeScript stack,
- * type-checked, synthesized and deployed with `dpi local-deploy` against the same emulator (vendor reads): the deploy
- * adopts every declared record without a changing call; the destroy keeps them (RETAIN).
+ * type-checked, synthesized and deployed with `dpi local-deploy` against the same emulator (vendor reads, with the
+ * stored parameter reads): the generated subscriptions carry their stored stage IDs and parameters, the deploy adopts
+ * every declared record without a changing call, `dpi drift --local` right after reports every resource IN_SYNC, and
+ * the destroy keeps them (RETAIN).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmu
 import { defaultHandlerPath, LocalDeployResult, runLocalDeploy } from '../../src/local';
 import { dpi } from '../cli/helpers';
 
-jest.setTimeout(180_000);
+jest.setTimeout(120_000);
 
 const BUNDLE = defaultHandlerPath();
 if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npx projen bundle' first`);
@@ -129,12 +131,12 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
   expect(made).toHaveLength(20);
   const before = JSON.stringify(emu.state().subscriptions);
 
-  // The pipelines' selection is shown by no read: refused, naming them.
+  // The pipelines' roles and account type are shown by no read (their stored parameters show types and region): refused, naming them.
   const out = join(dir, 'imported.ts');
   const refused = await dpi(['import', '--out', out], { emu });
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain(`cannot declare the unified notification pipelines ${made[0]}, ${made[1]}: `
-    + 'no read of the service shows a pipeline\'s notificationTypes');
+    + 'no read of the service shows a pipeline\'s roles (role_arn, eb_to_fh_role_arn), accountType');
   expect(existsSync(out)).toBe(false);
 
   const r = await dpi(['import', '--out', out, '--skip-pipelines', '--class-name', 'AccountStack', '--module', SRC], { emu });
@@ -150,8 +152,16 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
   expect(code.match(/status: SubscriptionStatus.PAUSED/g)).toHaveLength(1);
   expect(code).toContain("name: 'orders \\'quoted\\' */ 3',");
   expect(code).toContain('remoteIdentityId: 365,');
+  // Stage IDs and parameters as stored (the vendor's bulk parameter read).
+  expect(code.match(/stageIds: \[1000, 1001\],/g)).toHaveLength(3);
+  expect(code.match(/stageIds: \[1001\],/g)).toHaveLength(3 + 3);
+  expect(code.match(/marketplace_id: 'ATVPDKIKX0DER',/g)).toHaveLength(6);
+  for (let i = 0; i < 3; i++) expect(code).toContain(`profile_id: 'p-${i}',`);
+  expect(code).not.toContain('remote_identity_id');
 
-  // Compiles under strict TypeScript.
+  // Compiles under strict TypeScript: the generated file's own diagnostics (the library's sources and aws-cdk-lib are
+  // only resolved for its imports, not checked themselves: the project's typecheck task covers them).
+  const started = Date.now();
   const program = ts.createProgram([out], {
     strict: true,
     noEmit: true,
@@ -163,8 +173,11 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
     types: ['node'],
     resolveJsonModule: true,
   });
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const file = program.getSourceFile(out)!;
+  const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...program.getSyntacticDiagnostics(file),
+    ...program.getSemanticDiagnostics(file)].map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   expect(diagnostics).toEqual([]);
+  const typeCheckMs = Date.now() - started;
 
   // Synthesizes.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -203,6 +216,17 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
   expect(adopted).toEqual(made.slice(2).sort());
   expect(JSON.stringify(emu.state().subscriptions)).toBe(before);
 
+  // Right after the deploy, drift (vendor reads, the same service) finds every resource as declared.
+  const drift = await dpi(['drift', '--local', '--state', state, '--json'], { env: { DPI_BASE_URL: url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+  expect([drift.code, drift.stderr]).toEqual([0, '']);
+  const driftDoc = JSON.parse(drift.stdout) as { drifted: number; stacks: Array<{ resources: Array<{ status: string; notChecked: string[] }> }> };
+  const rows = driftDoc.stacks.flatMap((x) => x.resources);
+  expect(rows).toHaveLength(18);
+  expect(rows.map((x) => x.status)).toEqual(Array(18).fill('IN_SYNC'));
+  // Stage IDs and parameters were compared (shown by the parameter reads), not skipped.
+  expect(rows.flatMap((x) => x.notChecked)).toEqual([]);
+  expect(changing(await requests()).length).toBe(0);
+
   // Destroy: RETAIN sends no Delete; every record stays as it was.
   await admin('DELETE', '/requests');
   const destroyed = await runLocalDeploy({
@@ -225,5 +249,6 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
     + `${adopted.length} adopted; deploy: ${deployLog.length} requests (${count(deployLog, 'GET')} GET, `
     + `${count(deployLog, 'POST')} POST incl. token, `
     + `${changing(deployLog).length} changing); destroy: ${destroyLog.length} requests, ${changing(destroyLog).length} changing, `
-    + `${destroyed.events.filter((e) => e.status === 'DELETE_SKIPPED').length} DELETE_SKIPPED`);
+    + `${destroyed.events.filter((e) => e.status === 'DELETE_SKIPPED').length} DELETE_SKIPPED; drift right after the deploy: `
+    + `${rows.filter((x) => x.status === 'IN_SYNC').length} of ${rows.length} IN_SYNC; type-check of the generated file ${typeCheckMs} ms`);
 });
