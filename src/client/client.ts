@@ -81,6 +81,31 @@ export interface SubscriptionsApi {
   update(id: Id, changed: SubscriptionUpdate): Promise<Subscription>;
 }
 
+/**
+ * Stored product parameters of subscriptions (the vendor's "Subscription Product Parameters" reads, `GET /v2/spp` and
+ * `GET /v2/spp/bulk`). NOT in the service specification: an ASSUMPTION from the vendor's public docs, used only to see
+ * more. Every method answers `undefined` ("not shown") when the service does not serve the route (404, 405 or 400),
+ * never an error; other failures (429 after retries, 5xx, connection) are thrown as `ServiceError`.
+ */
+export interface SubscriptionParametersApi {
+  /**
+   * `GET /v2/spp?subscription_id=ID`: the subscription's stored `data_key -> data_value` map (values are the stored
+   * strings, e.g. `stage_ids: '[1000]'`). `undefined`: not shown (route not served, or the subscription is missing:
+   * the two are not told apart; read the subscription itself for that).
+   */
+  get(subscriptionId: Id): Promise<Record<string, string> | undefined>;
+  /**
+   * `GET /v2/spp/bulk?subscription_ids=...` in chunks of 100 (one call per chunk): each subscription's stored map,
+   * keyed by subscription ID. The vendor's bulk read is all-or-nothing: when a chunk answers 404 naming the
+   * unresolved IDs, the chunk is read once more without them (those are left out of the map). `undefined`: not
+   * shown (the service does not serve the route).
+   */
+  bulk(subscriptionIds: readonly Id[]): Promise<Map<string, Record<string, string>> | undefined>;
+}
+
+/** Most subscription IDs one bulk parameter read accepts. */
+export const MAX_PARAMETER_READ_IDS = 100;
+
 /** History (backfill) requests. */
 export interface HistoryApi {
   /** `POST H/{subscription_id}` (creating). See `validateHistoryRequest` to check it first. */
@@ -279,6 +304,8 @@ export class DpiClient {
   };
   /** Subscriptions. */
   public readonly subscriptions: SubscriptionsApi;
+  /** Stored product parameters (vendor reads, not in the specification: `undefined` when not served). */
+  public readonly parameters: SubscriptionParametersApi;
   /** History (backfill) requests. */
   public readonly history: HistoryApi;
   /** Product jobs. */
@@ -448,6 +475,51 @@ export class DpiClient {
       },
     };
 
+    this.parameters = {
+      get: async (id) => {
+        try {
+          const body = await subs('GET', '/v2/spp', { query: new URLSearchParams({ subscription_id: String(int('subscription_id', id)) }) });
+          return parametersOf(unwrap(body));
+        } catch (e) {
+          if (notServed(e)) return undefined;
+          throw e;
+        }
+      },
+      bulk: async (ids) => {
+        const unique = [...new Set(ids.map((id) => String(int('subscription_ids', id))))];
+        const out = new Map<string, Record<string, string>>();
+        const read = async (chunk: string[]): Promise<unknown[]> =>
+          list(await subs('GET', '/v2/spp/bulk', { query: new URLSearchParams({ subscription_ids: chunk.join(',') }) }));
+        for (let i = 0; i < unique.length; i += MAX_PARAMETER_READ_IDS) {
+          let chunk = unique.slice(i, i + MAX_PARAMETER_READ_IDS);
+          let rows: unknown[];
+          try {
+            rows = await read(chunk);
+          } catch (e) {
+            const missing = e instanceof ServiceError && e.status === 404 ? unresolvedIds(e.serviceMessage, chunk) : undefined;
+            if (missing === undefined) {
+              if (notServed(e)) return undefined;
+              throw e;
+            }
+            chunk = chunk.filter((id) => !missing.has(id));
+            if (chunk.length === 0) continue;
+            try {
+              rows = await read(chunk);
+            } catch (e2) {
+              if (notServed(e2)) return undefined;
+              throw e2;
+            }
+          }
+          for (const r of rows) {
+            const id = isObject(r) && r.id !== undefined && r.id !== null ? String(r.id) : undefined;
+            const params = parametersOf(r);
+            if (id !== undefined && params !== undefined && chunk.includes(id)) out.set(id, params);
+          }
+        }
+        return out;
+      },
+    };
+
     const histEnv = (attributes: object, id?: Id): object =>
       ({ data: { type: 'HistoryTransaction', ...(id !== undefined ? { id: String(id) } : {}), attributes } });
     this.history = {
@@ -490,4 +562,37 @@ export class DpiClient {
     const settings: HttpSettings = { ...this.core.settings, deadline };
     return new DpiClient({ endpoints: settings.endpoints, refreshToken: '' }, { settings, tokens: this.core.tokens });
   }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A 404, 405 or 400 from a read the specification does not list: the service does not show it. */
+function notServed(e: unknown): boolean {
+  return e instanceof ServiceError && (e.status === 404 || e.status === 405 || e.status === 400);
+}
+
+/** A `SubscriptionProductParameters` resource's attributes as a string map; undefined when it is not one. */
+function parametersOf(r: unknown): Record<string, string> | undefined {
+  if (!isObject(r)) return undefined;
+  if (r.type !== undefined && r.type !== 'SubscriptionProductParameters') return undefined;
+  const a = r.attributes;
+  if (!isObject(a)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(a)) {
+    if (v !== undefined && v !== null) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  }
+  return out;
+}
+
+/**
+ * The IDs a bulk parameter read's 404 names as unresolved ("Subscriptions were not found or are not accessible:
+ * 1,2"); undefined when the message names none of the requested IDs (e.g. the route itself is not served).
+ */
+function unresolvedIds(message: string | undefined, requested: readonly string[]): Set<string> | undefined {
+  const m = /not accessible:\s*([\d,\s]+)/i.exec(message ?? '');
+  if (!m) return undefined;
+  const named = new Set(m[1].split(',').map((x) => x.trim()).filter((x) => requested.includes(x)));
+  return named.size > 0 ? named : undefined;
 }

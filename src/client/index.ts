@@ -10,9 +10,9 @@ export type { DpiClientOptions } from './http';
 export { jwtExpiry, parseRetryAfter } from './http';
 export type {
   AccountType, TxApi, MarketplaceApi, NotificationsApi, LegacyNotificationsApi, CatalogApi,
-  SubscriptionsApi, HistoryApi, JobsApi,
+  SubscriptionsApi, SubscriptionParametersApi, HistoryApi, JobsApi,
 } from './client';
-export { DpiClient } from './client';
+export { DpiClient, MAX_PARAMETER_READ_IDS } from './client';
 export { validateTxQuery, TX_QUERY_PARAMETERS } from './tx';
 export type { OrderJobBatch, OrderJobPlanInput } from './helpers';
 export {

@@ -153,7 +153,7 @@ export async function drift(event: DriftEvent, context?: LambdaContextLike): Pro
   try {
     const rt = runtimeFor(event.Connection, context);
     const resources = await stackDpiResources(stackId);
-    const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal });
+    const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal, pipelineSubscriptionsKey: rt.metadataKeys.subscriptions });
     const drifted = rows.filter(isDrifted);
     for (const r of drifted) {
       log({ level: 'WARNING', msg: 'drift', resource: r.key, type: r.type, physicalId: r.physicalId, status: r.status, differences: r.differences, reason: r.reason, detail: describeRow(r) });

@@ -7,11 +7,14 @@
  * What can be compared depends on what the service's reads show. The specification guarantees only a subscription's
  * `id` and `status`, a history request's `status` and a job listing's `id` / `is_primary`: those are always
  * compared. A field a read does not show is never drift: the row names it under `notChecked` ("not shown by the
- * service"). Where the reads show more (the vendor's documented reads: name, storage, identity; a service that also
- * shows product parameters or a job's `extra_context`), those are compared too. See docs/handler.md ("Drift").
+ * service"). Where the reads show more (the vendor's documented reads: name, storage, identity; the vendor's stored
+ * product parameter reads, `GET /v2/spp/bulk`: stage IDs, declared parameters, a pipeline's stored upstream types; a
+ * job's `extra_context`), those are compared too. The parameter reads are one bulk call per 100 subscriptions and
+ * pipelines, made once per check; a service that does not serve them leaves those properties "not checked".
+ * See docs/handler.md ("Drift").
  */
 import { DpiClient, Job, Subscription } from '../client';
-import { ResourceTypes } from '../contract';
+import { DEFAULT_PIPELINE_METADATA_KEYS, ResourceTypes } from '../contract';
 import { isStatus } from './errors';
 import { Journal, JournalRecord } from './journal';
 
@@ -60,6 +63,47 @@ export interface DriftDeps {
   readonly journal: Journal;
   /** Resources checked at once (default 4; each check makes one or two service reads). */
   readonly concurrency?: number;
+  /**
+   * The stored product parameter under which the handler keeps a unified pipeline's `subscriptions` map (the
+   * connection's `pipelineMetadataKeys.subscriptions`).
+   * @default 'subscriptions'
+   */
+  readonly pipelineSubscriptionsKey?: string;
+}
+
+/**
+ * Stored product parameters by subscription ID, as the vendor's parameter reads show them; `undefined` when the
+ * service does not show them (the spec lists no such read).
+ */
+export type ShownParameters = ReadonlyMap<string, Record<string, string>> | undefined;
+
+/** Resource types whose check uses the stored product parameters. */
+const PARAMETER_TYPES = new Set<string>([ResourceTypes.SUBSCRIPTION, ResourceTypes.NOTIFICATION_PIPELINE]);
+
+/** A physical ID the parameter reads accept (a positive integer subscription ID). */
+function parameterReadable(r: DriftResource): boolean {
+  return PARAMETER_TYPES.has(r.type) && /^[1-9]\d{0,14}$/.test(r.physicalId ?? '');
+}
+
+/**
+ * Reads the stored product parameters of every subscription and pipeline among `resources` in bulk (one call per
+ * 100; see `DpiClient.parameters.bulk`). Optional reads: any failure means "not shown" (never a failed check).
+ */
+export async function readShownParameters(resources: readonly DriftResource[], client: DpiClient): Promise<ShownParameters> {
+  const ids = [...new Set(resources.filter(parameterReadable).map((r) => r.physicalId))];
+  if (ids.length === 0 || typeof client.parameters?.bulk !== 'function') return undefined;
+  try {
+    return await client.parameters.bulk(ids);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a checker gets besides the row builder and the journal record. */
+interface CheckContext {
+  readonly client: DpiClient;
+  readonly shown: ShownParameters;
+  readonly subscriptionsKey: string;
 }
 
 /** Whether a resource type is one this library's provider serves. */
@@ -140,7 +184,7 @@ function stageIdsOf(encoded: string | undefined): string[] | undefined {
   if (encoded === undefined) return undefined;
   try {
     const v = JSON.parse(encoded) as unknown;
-    return Array.isArray(v) ? v.map((x) => String(x)).sort() : [encoded];
+    return Array.isArray(v) ? v.map((x) => String(x)).sort((a, b) => Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0)) : [encoded];
   } catch {
     return [encoded];
   }
@@ -184,15 +228,15 @@ interface SubscriptionDoc {
   applied?: { params: Record<string, string>; status: string; name?: string; storageGroupId?: number };
 }
 
-async function subscriptionDrift(c: Check, client: DpiClient, rec: JournalRecord<SubscriptionDoc> | undefined): Promise<void> {
-  const s = await readSubscription(client, c.r.physicalId);
+async function subscriptionDrift(c: Check, x: CheckContext, rec: JournalRecord<SubscriptionDoc> | undefined): Promise<void> {
+  const s = await readSubscription(x.client, c.r.physicalId);
   if (!s) return c.gone('not found (404)');
   if (ENDED.has(s.status)) return c.gone(`status ${s.status}`);
   const applied = rec?.doc.applied;
   if (!applied) return c.cannotCheck(rec ? 'the journal has no confirmed state of it yet' : 'no journal record of it (deployed before the journal, or another journal table)');
   c.diff('status', applied.status, s.status);
   compareShown(c, s, { name: applied.name, storageGroupId: applied.storageGroupId, identity: rec?.doc.identity });
-  const shown = shownParameters(s);
+  const shown = shownParameters(s) ?? x.shown?.get(c.r.physicalId);
   const declared = applied.params ?? {};
   const stageIds = stageIdsOf(declared.stage_ids);
   const keys = Object.keys(declared).filter((k) => k !== 'stage_ids' && k !== 'remote_identity_id').sort();
@@ -214,24 +258,44 @@ interface PipelineDoc {
   storageGroupId?: number;
 }
 
-async function pipelineDrift(c: Check, client: DpiClient, rec: JournalRecord<PipelineDoc> | undefined): Promise<void> {
-  const s = await readSubscription(client, c.r.physicalId);
+/** The upstream types a pipeline's stored `subscriptions` map names (sorted); undefined when not stored or unreadable. */
+function storedTypes(stored: Record<string, string> | undefined, key: string): string[] | undefined {
+  const raw = stored?.[key];
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).sort() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function pipelineDrift(c: Check, x: CheckContext, rec: JournalRecord<PipelineDoc> | undefined): Promise<void> {
+  const s = await readSubscription(x.client, c.r.physicalId);
   if (!s) return c.gone('its product-107 subscription was not found (404)');
   if (ENDED.has(s.status)) return c.gone(`its product-107 subscription is ${s.status}`);
   if (!rec) return c.cannotCheck('no journal record of it (deployed before the journal, or another journal table)');
   if (rec.state === 'updating') c.noteThat('an update of it has no confirmed outcome (the next deploy re-applies it)');
   c.diff('status', 'active', s.status);
   compareShown(c, s, { name: rec.doc.name, storageGroupId: rec.doc.storageGroupId, identity: rec.doc.identity });
-  // The service offers no read of a pipeline or of its upstream subscriptions (their IDs are only in the create/update
-  // answer, kept in the journal): what it subscribes, where and with which roles cannot be read back.
-  c.notChecked.push('notificationTypes', 'deploymentRegion', 'roles');
+  // The service offers no read of a pipeline itself. The vendor's parameter reads show what its product-107
+  // subscription stores: the unified result's `subscriptions` map (type -> upstream ID), kept up to date by whoever
+  // changes the pipeline (the vendor's tutorial: the stored keys follow each unified PATCH). Its region and roles are
+  // stored nowhere a read shows.
+  const live = storedTypes(x.shown?.get(c.r.physicalId), x.subscriptionsKey);
+  const declaredTypes = rec.doc.applied?.types;
+  if (declaredTypes && declaredTypes.length > 0) {
+    if (live === undefined) c.notChecked.push('notificationTypes');
+    else c.diff('notificationTypes', [...declaredTypes].sort(), live);
+  }
+  c.notChecked.push('deploymentRegion', 'roles');
 }
 
 interface LegacyDoc {
   identity?: string;
 }
 
-async function legacyDrift(c: Check, client: DpiClient, rec: JournalRecord<LegacyDoc> | undefined): Promise<void> {
+async function legacyDrift(c: Check, { client }: CheckContext, rec: JournalRecord<LegacyDoc> | undefined): Promise<void> {
   const s = await readSubscription(client, c.r.physicalId);
   const retired = rec?.state === 'retired';
   if (retired) {
@@ -251,7 +315,7 @@ interface HistoryDoc {
   request?: string;
 }
 
-async function historyDrift(c: Check, client: DpiClient, rec: JournalRecord<HistoryDoc> | undefined): Promise<void> {
+async function historyDrift(c: Check, { client }: CheckContext, rec: JournalRecord<HistoryDoc> | undefined): Promise<void> {
   let h;
   try {
     h = await client.history.get(c.r.physicalId);
@@ -293,7 +357,7 @@ function orderIdsOf(job: Job): string[] | undefined {
   }
 }
 
-async function orderJobsDrift(c: Check, client: DpiClient, rec: JournalRecord<OrderJobsDoc> | undefined): Promise<void> {
+async function orderJobsDrift(c: Check, { client }: CheckContext, rec: JournalRecord<OrderJobsDoc> | undefined): Promise<void> {
   if (!rec?.doc.subscriptionId) return c.cannotCheck('no journal record of it (deployed before the journal, or another journal table)');
   let jobs: Job[];
   try {
@@ -316,7 +380,7 @@ async function orderJobsDrift(c: Check, client: DpiClient, rec: JournalRecord<Or
   c.diff('orderIds', submitted, [...new Set(perJob.flatMap((x) => x ?? []))].sort());
 }
 
-type Checker = (c: Check, client: DpiClient, rec: JournalRecord<never> | undefined) => Promise<void>;
+type Checker = (c: Check, x: CheckContext, rec: JournalRecord<never> | undefined) => Promise<void>;
 
 const CHECKERS: Record<string, Checker> = {
   [ResourceTypes.SUBSCRIPTION]: subscriptionDrift as Checker,
@@ -326,8 +390,11 @@ const CHECKERS: Record<string, Checker> = {
   [ResourceTypes.PRODUCT_ORDER_JOBS]: orderJobsDrift as Checker,
 };
 
-/** Checks one resource. Service and journal failures other than "not found" are thrown. */
-export async function checkResource(r: DriftResource, deps: DriftDeps): Promise<DriftRow> {
+/**
+ * Checks one resource. Service and journal failures other than "not found" are thrown. `shown`: the stored
+ * parameters already read in bulk (`{ shown: await readShownParameters(...) }`); when omitted, they are read for this resource alone.
+ */
+export async function checkResource(r: DriftResource, deps: DriftDeps, read?: { readonly shown: ShownParameters }): Promise<DriftRow> {
   const key = r.key ?? `${r.stack}/${r.logicalId}`;
   const c = new Check(r, key);
   const checker = CHECKERS[r.type];
@@ -340,18 +407,21 @@ export async function checkResource(r: DriftResource, deps: DriftDeps): Promise<
     return c.row();
   }
   const rec = declaredRecord<never>(await deps.journal.records<never>(key), r.physicalId);
-  await checker(c, deps.client, rec);
+  const params = read ? read.shown : await readShownParameters([r], deps.client);
+  const subscriptionsKey = deps.pipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions;
+  await checker(c, { client: deps.client, shown: params, subscriptionsKey }, rec);
   return c.row();
 }
 
 /** Checks every resource (a few at a time), in the order given. */
 export async function checkDrift(resources: readonly DriftResource[], deps: DriftDeps): Promise<DriftRow[]> {
+  const shown = await readShownParameters(resources, deps.client);
   const out: DriftRow[] = new Array(resources.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < resources.length) {
       const i = next++;
-      out[i] = await checkResource(resources[i], deps);
+      out[i] = await checkResource(resources[i], deps, { shown });
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(deps.concurrency ?? 4, resources.length)) }, worker));

@@ -1,4 +1,4 @@
-import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
+import { decodeStageIds, encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
 import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, notAdoptable, OwnsSubscription, statusOrGone, unclaimedSubscriptions } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
@@ -205,6 +205,9 @@ async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, id: s
   // What a read shows is what the service has; the rest is unknown and sent if declared.
   const shownParams: Record<string, string> = {};
   if (sub!.remote_identity !== undefined && sub!.remote_identity !== null) shownParams.remote_identity_id = String(sub!.remote_identity);
+  // Where the service shows the stored parameters (the vendor's SPP read, an assumption), declared ones it already
+  // stores are not sent again (so adopting what `dpi import` wrote makes no changing call).
+  Object.assign(shownParams, alreadyStored(wantedParams(d), await storedParameters(rt, id)));
   const shown: Applied = {
     params: shownParams,
     status: sub!.status === 'paused' ? 'paused' : 'active',
@@ -216,6 +219,36 @@ async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, id: s
   rec = rec ? await rt.journal.save(rec, 'adopting', doc) : await rt.journal.create<SubscriptionDoc>(key, 'adopting', doc, id);
   log({ msg: 'adopting an existing subscription', subscriptionId: id, shown: Object.keys(shown) });
   return converge(rt, rec, d, sub!.status, true);
+}
+
+/** The stored parameters of a subscription as the vendor's parameter read shows them; undefined when not shown. */
+async function storedParameters(rt: Runtime, id: string): Promise<Record<string, string> | undefined> {
+  if (typeof rt.client.parameters?.get !== 'function') return undefined;
+  try {
+    return await rt.client.parameters.get(id);
+  } catch (e) {
+    log({ level: 'WARNING', msg: 'the stored parameters could not be read; declared ones are sent', subscriptionId: id, error: messageOf(e) });
+    return undefined;
+  }
+}
+
+/** The declared parameters the service already stores with the same value (stage IDs compared as ID sets). */
+function alreadyStored(want: Record<string, string>, stored: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!stored) return out;
+  const ids = (v: string): string | undefined => {
+    try {
+      return JSON.stringify([...decodeStageIds(v)].sort((a, b) => a - b));
+    } catch {
+      return undefined;
+    }
+  };
+  for (const [k, v] of Object.entries(want)) {
+    const have = stored[k];
+    if (have === undefined) continue;
+    if (have === v || (k === 'stage_ids' && ids(have) !== undefined && ids(have) === ids(v))) out[k] = v;
+  }
+  return out;
 }
 
 /** Applies the difference between what the service confirmed last (the journal) and the desired state. */

@@ -25,7 +25,7 @@ export interface DriftMonitorProps {
   /**
    * How often the stack's resources are checked. Each run makes one token exchange (per warm container), one
    * CloudFormation call per page of 100 resources, one journal query and one or two service reads per `Custom::Dpi*`
-   * resource.
+   * resource, and one stored-parameter read per 100 subscriptions and pipelines (where the service serves it).
    *
    * @default Duration.hours(1)
    */

@@ -187,7 +187,7 @@ describe('minimal reads (only what the spec shows)', () => {
     }, 1));
   });
 
-  test('an upstream notification type removed through the service: not shown by any read, so reported as not checked (never a wrong IN_SYNC claim about it)', async () => {
+  test('an upstream notification type removed through the service: minimal reads show no stored parameters, so reported as not checked (never a wrong IN_SYNC claim about it)', async () => {
     const { ids, logical, state } = await deploy();
     const props = Object.values(state.resources).find((x) => x.logicalId === logical.Pipeline)!.properties as Record<string, string>;
     // What the web UI would do: the same pipeline with one type fewer.
@@ -241,36 +241,71 @@ describe('after a local-deploy with its embedded emulator', () => {
 describe('vendor reads (the vendor documentation\'s fields)', () => {
   beforeAll(async () => startWith('vendor'));
 
-  test('IN_SYNC right after the deploy; name, storage and identity are compared, order IDs too', async () => {
+  test('IN_SYNC right after the deploy; name, storage, identity, stage IDs, parameters, upstream types and order IDs are compared', async () => {
     const { ids, logical } = await deploy();
+    const requests = async (): Promise<Array<{ method: string; path: string }>> => (await fetch(`${emu.url}/_emulator/requests`)).json() as never;
+    const before = (await requests()).length;
     const r = await drift();
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(table(logical, ids, {
       Pipeline: ['IN_SYNC', ['']], Orders: ['IN_SYNC', ['']], Backfill: ['IN_SYNC', ['status pending']], Jobs: ['IN_SYNC', ['']],
     }, 0));
-    // The vendor's subscription reads do not show product parameters (stage IDs); everything else is checked.
-    expect(r.stdout).toContain(`  ${logical.Orders}: not shown by the service, not checked: productParameters, stageIds\n`);
-    expect(r.stdout).toContain(`  ${logical.Pipeline}: not shown by the service, not checked: notificationTypes, deploymentRegion, roles\n`);
+    // The vendor's parameter reads (GET /v2/spp/bulk) show stage IDs, parameters and the pipeline's stored types;
+    // a pipeline's region and roles are stored nowhere a read shows.
+    expect(r.stdout).not.toContain(`${logical.Orders}: not shown`);
+    expect(r.stdout).toContain(`  ${logical.Pipeline}: not shown by the service, not checked: deploymentRegion, roles\n`);
+    // One bulk parameter read for the subscription and the pipeline together.
+    const spp = (await requests()).slice(before).filter((x) => x.path.startsWith('/v2/spp'));
+    expect(spp.map((x) => `${x.method} ${x.path}`)).toEqual(['GET /v2/spp/bulk']);
     expect(r.stdout).not.toContain(`${logical.Jobs}: not shown`);
     expect(r.stdout).not.toContain(`${logical.Backfill}: not shown`);
   });
 
-  test('name and storage edited in the UI, stage IDs edited: each differing property as declared -> live', async () => {
+  test('name, storage, a parameter and stage IDs edited in the UI: each differing property as declared -> live', async () => {
     const { ids, logical } = await deploy();
     await fetch(`${emu.url}/_emulator/fixtures`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ storages: [{ id: 503, account: 1001, status: 'active' }] }),
     });
-    await client.subscriptions.update(ids.Orders, { name: 'renamed by hand', storage_group: 503, product_parameters: { stage_ids: '[1000]' } });
+    await client.subscriptions.update(ids.Orders, { name: 'renamed by hand', storage_group: 503, product_parameters: { marketplace_id: 'A2EUQ1WTGCTBG2' } });
     const r = await drift();
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(table(logical, ids, {
       Pipeline: ['IN_SYNC', ['']],
-      Orders: ['MODIFIED', ['name: orders-us -> renamed by hand', 'storageGroupId: 501 -> 503']],
+      Orders: ['MODIFIED', ['name: orders-us -> renamed by hand', 'storageGroupId: 501 -> 503', 'productParameters.marketplace_id: ATVPDKIKX0DER -> A2EUQ1WTGCTBG2']],
       Backfill: ['IN_SYNC', ['status pending']],
       Jobs: ['IN_SYNC', ['']],
     }, 1));
-    // Stage IDs are not shown by these reads: named as not checked (the engine compares them where a read shows them).
-    expect(r.stdout).toContain(`  ${logical.Orders}: not shown by the service, not checked: productParameters, stageIds\n`);
+    expect(r.stdout).not.toContain(`${logical.Orders}: not shown`);
+  });
+
+  test('stage IDs edited in the UI (PATCH /v2/sub with product_parameters.stage_ids): stageIds MODIFIED, exit 1', async () => {
+    const { ids, logical } = await deploy();
+    await client.subscriptions.update(ids.Orders, { product_parameters: { stage_ids: '[1000, 1001, 1002]' } });
+    const r = await drift();
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(table(logical, ids, {
+      Pipeline: ['IN_SYNC', ['']],
+      Orders: ['MODIFIED', ['stageIds: 1000,1001 -> 1000,1001,1002']],
+      Backfill: ['IN_SYNC', ['status pending']],
+      Jobs: ['IN_SYNC', ['']],
+    }, 1));
+  });
+
+  test('an upstream type removed in the UI (unified PATCH, then the stored subscriptions parameter updated as the vendor tutorial says): notificationTypes MODIFIED', async () => {
+    const { ids, logical, state } = await deploy();
+    const props = Object.values(state.resources).find((x) => x.logicalId === logical.Pipeline)!.properties as Record<string, string>;
+    const result = await client.notifications.update(362, ids.Pipeline,
+      { notification_types: ['ORDER_CHANGE'], role_arn: props.RoleArn, eb_to_fh_role_arn: props.EbToFhRoleArn, aws_region: 'us-east-1' });
+    expect(Object.keys(result.subscriptions)).toEqual(['ORDER_CHANGE']);
+    await client.subscriptions.update(ids.Pipeline, { product_parameters: { subscriptions: JSON.stringify(result.subscriptions) } });
+    const r = await drift();
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(table(logical, ids, {
+      Pipeline: ['MODIFIED', ['notificationTypes: ORDER_CHANGE,REPORT_PROCESSING_FINISHED -> ORDER_CHANGE']],
+      Orders: ['IN_SYNC', ['']],
+      Backfill: ['IN_SYNC', ['status pending']],
+      Jobs: ['IN_SYNC', ['']],
+    }, 1));
   });
 });
 

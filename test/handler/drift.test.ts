@@ -135,3 +135,47 @@ test('a failure other than "not found" is thrown (the command reports it), nothi
   } as unknown as DpiClient;
   await expect(checkDrift([SUB], { client, journal: journalOf([rec('S/Orders', 'active', '9002', APPLIED)]) })).rejects.toThrow('boom');
 });
+
+describe('stored product parameters read in bulk (the vendor\'s SPP reads)', () => {
+  const PIPE: DriftResource = { stack: 'S', logicalId: 'Pipe', type: 'Custom::DpiNotificationPipeline', physicalId: '9100' };
+  const PIPE_DOC = { identity: '362', subscriptionId: '9100', applied: { types: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'], roleArn: 'r', region: 'us-east-1' } };
+  const journal = journalOf([rec('S/Orders', 'active', '9002', APPLIED), rec('S/Pipe', 'active', '9100', PIPE_DOC)]);
+  function withParameters(stored: Map<string, Record<string, string>> | undefined | Error, calls: string[][]): DpiClient {
+    const c = clientOf({ 9002: { status: 'active' }, 9100: { status: 'active' } }) as unknown as Record<string, unknown>;
+    c.parameters = {
+      bulk: async (ids: string[]) => {
+        calls.push(ids.map(String));
+        if (stored instanceof Error) throw stored;
+        return stored;
+      },
+    };
+    return c as unknown as DpiClient;
+  }
+
+  test('one bulk read for every subscription and pipeline; stage IDs, declared parameters and stored types compared', async () => {
+    const calls: string[][] = [];
+    const stored = new Map<string, Record<string, string>>([
+      ['9002', { marketplace_id: 'A1', stage_ids: '[1001, 1000, 1002]', remote_identity_id: '362', undeclared: 'x' }],
+      ['9100', { hooks: '{"ORDER_CHANGE":"u-1"}', subscriptions: '{"ORDER_CHANGE":"u-1"}' }],
+    ]);
+    const rows = await checkDrift([SUB, PIPE], { client: withParameters(stored, calls), journal, pipelineSubscriptionsKey: 'hooks' });
+    expect(calls).toEqual([['9002', '9100']]);
+    expect(rows[0].differences).toEqual([{ property: 'stageIds', declared: '1000,1001', live: '1000,1001,1002' }]);
+    expect(rows[1].differences).toEqual([{ property: 'notificationTypes', declared: 'FEED_PROCESSING_FINISHED,ORDER_CHANGE', live: 'ORDER_CHANGE' }]);
+    expect(rows[1].notChecked).toEqual(['remoteIdentityId', 'deploymentRegion', 'roles']);
+    // The default key is `subscriptions`.
+    const same = await checkDrift([PIPE], { client: withParameters(new Map([['9100', { subscriptions: '{"ORDER_CHANGE":"a","FEED_PROCESSING_FINISHED":"b"}' }]]), []), journal });
+    expect(same[0].status).toBe('IN_SYNC');
+  });
+
+  test.each([
+    ['not served (undefined)', undefined],
+    ['a failing read', new ServiceError({ message: 'boom', status: 503, method: 'GET', path: '/v2/spp/bulk' } as never)],
+    ['a subscription left out of the answer', new Map()],
+  ])('%s: stage IDs, parameters and types stay not checked (never drift, never a failed check)', async (_name, stored) => {
+    const rows = await checkDrift([SUB, PIPE], { client: withParameters(stored as never, []), journal });
+    expect(rows.map((r) => r.status)).toEqual(['IN_SYNC', 'IN_SYNC']);
+    expect(rows[0].notChecked).toEqual(expect.arrayContaining(['productParameters', 'stageIds']));
+    expect(rows[1].notChecked).toContain('notificationTypes');
+  });
+});

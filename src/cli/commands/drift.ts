@@ -44,6 +44,7 @@ interface DriftFlags extends ConnectionFlags, JournalFlags {
   app: string;
   stack?: string[];
   reads?: string;
+  pipelineSubscriptionsKey?: string;
 }
 
 /** Whether any service address is given (flags or environment). */
@@ -224,7 +225,9 @@ export function driftCommand(ctx: RunContext): Command {
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
     .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')
     .addOption(new Option('--reads <mode>', 'with --local and no service address: how the embedded emulator (on emulator-state.json beside '
-      + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES));
+      + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
+    .option('--pipeline-subscriptions-key <key>', 'the stored product parameter holding a unified pipeline\'s upstream subscriptions '
+      + '(the connection\'s pipelineMetadataKeys.subscriptions; compared where the service shows stored parameters)', 'subscriptions');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (flags: DriftFlags) => {
@@ -236,7 +239,7 @@ export function driftCommand(ctx: RunContext): Command {
       const j = await openJournal(flags);
       where = j.where;
       try {
-        rows = await checkDrift(resources, { client: service.client, journal: j.journal });
+        rows = await checkDrift(resources, { client: service.client, journal: j.journal, pipelineSubscriptionsKey: flags.pipelineSubscriptionsKey });
       } catch (e) {
         throw toCliError(e, { origins: service.origins });
       } finally {

@@ -24,6 +24,10 @@ export interface ImportedSubscription {
   readonly storageGroupId?: number;
   readonly name?: string;
   readonly status: 'active' | 'paused';
+  /** The stored `stage_ids` (shown by the vendor's parameter reads only). */
+  readonly stageIds?: number[];
+  /** The other stored parameters (shown by the vendor's parameter reads only; `remote_identity_id` left out). */
+  readonly productParameters?: Record<string, string>;
 }
 
 /** A record `dpi import` read but does not declare, and why. */
@@ -44,15 +48,33 @@ export interface ImportModel {
 /** The read fields a subscription must show for `dpi import` (the spec shows only `id` and `status`). */
 const NEEDED_FIELDS: Array<keyof Subscription> = ['product', 'remote_identity', 'storage_group', 'name'];
 
-/** What a pipeline's declaration needs and no read shows (not even the vendor's): its selection. */
-export const PIPELINE_FIELDS_NOT_SHOWN = ['notificationTypes', 'roles (role_arn, eb_to_fh_role_arn)', 'deploymentRegion'];
+/**
+ * What a pipeline's declaration needs and no read shows, not even the vendor's: its roles and account type (the
+ * stored parameters show its types and region at most; the roles it was created with are stored nowhere).
+ */
+export const PIPELINE_FIELDS_NOT_SHOWN = ['roles (role_arn, eb_to_fh_role_arn)', 'accountType'];
+
+/** Stored parameters by subscription ID (`DpiClient.parameters.bulk`); undefined when the service does not show them. */
+export type StoredParameters = ReadonlyMap<string, Record<string, string>> | undefined;
+
+/** `stage_ids` as stage IDs; undefined when absent or not an array of integers of 1000 and above. */
+function stageIdsOf(raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isSafeInteger(x) && (x as number) >= 1000) ? v as number[] : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Builds the model from the account's subscriptions. Throws a CliError (exit 2) naming the fields the reads do not show
  * (the spec's reads: only `id` and `status`), or, unless `skipPipelines`, the unified pipelines whose selection no
  * read shows: never code that would be wrong.
  */
-export function importModel(subs: Subscription[], products: ProductRecord[], opts: { skipPipelines?: boolean } = {}): ImportModel {
+export function importModel(subs: Subscription[], products: ProductRecord[],
+  opts: { skipPipelines?: boolean; stored?: StoredParameters } = {}): ImportModel {
   const live = subs.filter((s) => s.status === 'active' || s.status === 'paused').sort((a, b) => Number(a.id) - Number(b.id));
   const missing = new Map<string, string[]>();
   for (const s of live) {
@@ -91,6 +113,12 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
       continue;
     }
     const num = (v: unknown): number | undefined => (v === undefined || v === null || v === '' ? undefined : Number(v));
+    const stored = opts.stored?.get(String(s.id));
+    // A stored stage_ids that is not a list of stage IDs (>= 1000) cannot be declared (stageIds refuses it, and so does
+    // productParameters.stage_ids): left out, adoption keeps it as stored.
+    const stageIds = stageIdsOf(stored?.stage_ids);
+    const params = stored === undefined ? undefined : Object.fromEntries(Object.entries(stored)
+      .filter(([k]) => k !== 'remote_identity_id' && k !== 'stage_ids').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     subscriptions.push({
       subscriptionId: s.id,
       productId: product,
@@ -99,6 +127,8 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
       storageGroupId: num(s.storage_group),
       name: typeof s.name === 'string' && s.name !== '' ? s.name : undefined,
       status: s.status === 'paused' ? 'paused' : 'active',
+      ...(stageIds !== undefined ? { stageIds } : {}),
+      ...(params !== undefined && Object.keys(params).length > 0 ? { productParameters: params } : {}),
     });
   }
   if (pipelines.length > 0 && !opts.skipPipelines) {
@@ -106,7 +136,8 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
       + `no read of the service shows a pipeline's ${PIPELINE_FIELDS_NOT_SHOWN.join(', ')}; run again with --skip-pipelines to write the `
       + 'other records (the pipelines are listed in the file), then declare each pipeline by hand with existingSubscriptionId; nothing was written');
   }
-  return { subscriptions, notImported, notShown: ['productParameters', 'stageIds'] };
+  const notShown = subscriptions.some((s) => !opts.stored?.has(s.subscriptionId)) ? ['productParameters', 'stageIds'] : [];
+  return { subscriptions, notImported, notShown };
 }
 
 /** A TypeScript string literal. */
@@ -121,8 +152,12 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
   out.push(`// Generated by \`dpi import\`${opts.source ? ` from ${commentText(opts.source)}` : ''}: ${model.subscriptions.length} `
     + `subscription${model.subscriptions.length === 1 ? '' : 's'} adopted with existingSubscriptionId.`);
   out.push('// Each record keeps its ID: a deploy takes it over without creating anything (see "Adopting existing records" in the');
-  out.push('// README). productParameters and stageIds are not shown by any read of the service: the adopted subscriptions keep');
-  out.push('// the values the service stores; declare them here to manage them (the next deploy sends them).');
+  if (model.notShown.length > 0) {
+    out.push('// README). productParameters and stageIds are not shown by the service\'s reads: the adopted subscriptions keep');
+    out.push('// the values the service stores; declare them here to manage them (the next deploy sends them).');
+  } else {
+    out.push('// README). stageIds and productParameters are the stored ones (the service\'s parameter reads show them).');
+  }
   out.push('// removalPolicy RETAIN: removing a resource (or the stack) leaves the record in the service; change it to DESTROY to');
   out.push('// end the record with the resource.');
   for (const n of model.notImported) out.push(`// Not imported: subscription ${n.subscriptionId} (product ${n.productId ?? '?'}): ${commentText(n.reason)}.`);
@@ -154,6 +189,12 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
     if (s.remoteIdentityId !== undefined) out.push(`      remoteIdentityId: ${s.remoteIdentityId},`);
     if (s.storageGroupId !== undefined) out.push(`      storageGroupId: ${s.storageGroupId},`);
     if (s.name !== undefined) out.push(`      name: ${lit(s.name)},`);
+    if (s.stageIds !== undefined) out.push(`      stageIds: [${s.stageIds.join(', ')}],`);
+    if (s.productParameters !== undefined) {
+      out.push('      productParameters: {');
+      for (const [k, v] of Object.entries(s.productParameters)) out.push(`        ${/^[A-Za-z_$][\w$]*$/.test(k) ? k : lit(k)}: ${lit(v)},`);
+      out.push('      },');
+    }
     if (s.status === 'paused') out.push('      status: SubscriptionStatus.PAUSED,');
     out.push('      removalPolicy: RemovalPolicy.RETAIN,');
     out.push('    });');
@@ -194,7 +235,19 @@ export function importCommand(ctx: RunContext): Command {
     } catch (e) {
       throw toCliError(e, { origins });
     }
-    const model = importModel(subs, products, { skipPipelines: opts.skipPipelines });
+    // The vendor's parameter reads (not in the spec): one bulk read per 100 subscriptions; not shown -> left out.
+    let stored: StoredParameters;
+    const ids = subs.filter((s) => (s.status === 'active' || s.status === 'paused') && /^[1-9]\d*$/.test(String(s.id))
+      && Number(s.product) !== UNIFIED_PIPELINE_PRODUCT && Number(s.product) !== LEGACY_PIPELINE_PRODUCT).map((s) => String(s.id));
+    if (ids.length > 0) {
+      try {
+        stored = await client.parameters.bulk(ids);
+      } catch (e) {
+        ctx.io.stderr.write(`note: the stored product parameters could not be read (${toCliError(e, { origins }).message}); `
+          + 'stageIds and productParameters are left out\n');
+      }
+    }
+    const model = importModel(subs, products, { skipPipelines: opts.skipPipelines, stored });
     const code = renderImportedStack(model, { className: opts.className, module: opts.module, source: origins[0] });
     if (opts.out) {
       const file = resolve(opts.out);

@@ -433,6 +433,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     const params = attrs.product_parameters === undefined ? undefined : checkParams(attrs.product_parameters);
     return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v2') };
   });
+  if (vendor) registerParameterReads(app, ctx);
   if (vendor) {
     app.patch('/sub/:id', async (req) => {
       const who = principal(req);
@@ -443,4 +444,51 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
       return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v1') };
     });
   }
+}
+
+/** A subscription ID of the parameter reads: digits only, positive (else 400). */
+function sppId(raw: string, what: string): number {
+  const n = /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
+  if (n === undefined || n <= 0) fail(400, `${what} must be a positive integer subscription ID (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
+/** One `SubscriptionProductParameters` resource: the stored data_key -> data_value map, values as stored. */
+function parametersView(sub: SubscriptionRecord): Record<string, unknown> {
+  return { type: 'SubscriptionProductParameters', id: String(sub.id), attributes: { ...sub.product_parameters } };
+}
+
+/** The caller's subscription, or undefined (missing or another account's: the vendor answers 404 for both). */
+function visibleSubscription(ctx: Ctx, who: Principal, id: number): SubscriptionRecord | undefined {
+  const sub = ctx.s.subscriptions.find((x) => x.id === id);
+  return sub && sub.account === who.account ? sub : undefined;
+}
+
+/**
+ * Vendor reads of subscription product parameters (SPP): `GET /v2/spp?subscription_id=ID` (one aggregate resource)
+ * and `GET /v2/spp/bulk?subscription_ids=a,b` (1-100 unique IDs, in the requested order, all-or-nothing 404).
+ * Not in the specification: served in `vendor` read mode only.
+ */
+function registerParameterReads(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/v2/spp', async (req) => {
+    const who = principal(req);
+    const raw = queryOne(req.query, 'subscription_id');
+    if (raw === undefined || raw === '') fail(400, 'subscription_id is required');
+    const id = sppId(raw, 'subscription_id');
+    const sub = visibleSubscription(ctx, who, id);
+    if (!sub) fail(404, `subscription ${id} not found`);
+    return { data: parametersView(sub) };
+  });
+  app.get('/v2/spp/bulk', async (req) => {
+    const who = principal(req);
+    const raw = queryOne(req.query, 'subscription_ids');
+    if (raw === undefined || raw.trim() === '') fail(400, 'subscription_ids is required (1 to 100 comma-separated subscription IDs)');
+    const ids = raw.split(',').map((x) => sppId(x, 'subscription_ids'));
+    if (ids.length > 100) fail(400, `subscription_ids accepts 1 to 100 IDs (got ${ids.length})`);
+    if (new Set(ids).size !== ids.length) fail(400, 'subscription_ids must be unique');
+    const subs = ids.map((id) => visibleSubscription(ctx, who, id));
+    const missing = ids.filter((_, i) => subs[i] === undefined);
+    if (missing.length > 0) fail(404, `Subscriptions were not found or are not accessible: ${missing.join(',')}`);
+    return { data: subs.map((x) => parametersView(x!)) };
+  });
 }
