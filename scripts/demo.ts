@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildExampleApp } from '../examples/app';
+import { DpiClient, endpointsFromBase } from '../src/client';
 import { runDpi } from '../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../src/emulator';
 import { monitor, setMetricSink } from '../src/handler/monitor';
@@ -168,12 +169,29 @@ async function main(): Promise<void> {
     check(run.failed === 0 && total?.ErrorRecords === 0 && total?.InProgressRecords === 1,
       'the monitor sees what dpi status shows: no record in ERROR, one in progress (order_fees)');
 
-    heading('5. Destroy: dpi local-deploy --destroy');
+    heading('5. Drift: a change made behind the stack\'s back (dpi drift), and nothing orphaned (dpi orphans)');
+    const inSync = await dpi(['drift', '--local', '--state', stateFile], url);
+    check(inSync === 0, 'dpi drift: every resource IN_SYNC right after the deploy');
+    line();
+    line(`Pausing subscription ${sub} the way the service's web UI would (PATCH /v2/sub/${sub}, status paused):`);
+    const ui = new DpiClient({ endpoints: endpointsFromBase(url), refreshToken: DEFAULT_REFRESH_TOKEN });
+    await ui.subscriptions.update(sub, { status: 'paused' });
+    const drifted = await dpi(['drift', '--local', '--state', stateFile], url);
+    check(drifted === 1, 'dpi drift: the orders subscription is MODIFIED (status active -> paused), exit 1');
+    await ui.subscriptions.update(sub, { status: 'active' });
+    line();
+    const noOrphans = await dpi(['orphans', '--local', '--state', stateFile], url);
+    check(noOrphans === 0, 'dpi orphans: every journal record belongs to a deployed resource');
+
+    heading('6. Destroy: dpi local-deploy --destroy');
     const destroyed: LocalDeployResult = await runLocalDeploy({ ...deployOpts, destroy: true });
     check(destroyed.success, 'destroy succeeded');
     check(!existsSync(stateFile), 'local state cleared');
+    line();
+    const afterDestroy = await dpi(['orphans', '--local', '--state', stateFile], url);
+    check(afterDestroy === 0, 'dpi orphans after the destroy: nothing left behind');
 
-    heading('6. What remains in the emulated customer account');
+    heading('7. What remains in the emulated customer account');
     const s = await admin<EmulatorStateSnapshot>(url, 'GET', '/_emulator/state');
     line('Customer cloud resources:');
     for (const c of s.cloud) line(`  ${c.shared ? 'shared  ' : 'pipeline'}  ${c.kind.padEnd(22)} ${c.id}`);
