@@ -1,8 +1,9 @@
 import { Subscription, SubscriptionCreateV2, SubscriptionStatus } from '../client';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
-import { JournalRecord } from './journal';
+import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { Runtime } from './runtime';
+import { CfnEvent } from './types';
 
 /** ISO 8601 now without milliseconds. */
 export function nowIso(): string {
@@ -146,4 +147,36 @@ export function notAdoptable(id: string, status: SubscriptionStatus | undefined,
     return `${prop} ${id}: the subscription is ${status} and cannot be adopted (only active or paused ones can); remove ${prop} to create a new one; nothing was changed`;
   }
   return undefined;
+}
+
+/** What an adoption starts from: the resource key, its unfinished journal record of the ID, the live subscription. */
+export interface AdoptionStart<D> {
+  readonly key: string;
+  readonly rec?: JournalRecord<D>;
+  readonly sub: Subscription;
+}
+
+/**
+ * The common start of a subscription-backed adoption (`existingSubscriptionId`): the ID must be a subscription ID,
+ * the subscription must exist for this account and be active or paused; otherwise the resource's unfinished record of
+ * it is abandoned (the claim is freed) and the adoption fails naming `construct`, before any change.
+ */
+export async function startAdoption<D>(event: CfnEvent, rt: Runtime, construct: string, id: string,
+  isNumericId: (v: string) => boolean, done: ReadonlySet<string>): Promise<AdoptionStart<D>> {
+  if (!isNumericId(id)) throw new HandlerError(`${construct}: existingSubscriptionId ${JSON.stringify(id)} is not a subscription ID; nothing was changed`);
+  const key = resourceKey(event);
+  const recs = await rt.journal.records<D>(key);
+  const rec = recs.find((r) => r.physicalId === id && !done.has(r.state));
+  let sub: Subscription | undefined;
+  try {
+    sub = await rt.client.subscriptions.get(id);
+  } catch (e) {
+    if (!isStatus(e, 404, 403)) throw e;
+  }
+  const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
+  if (why !== undefined || sub === undefined) {
+    if (rec) await rt.journal.save(rec, 'abandoned', rec.doc);
+    throw new HandlerError(`${construct}: ${why}`);
+  }
+  return { key, rec, sub };
 }

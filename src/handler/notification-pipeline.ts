@@ -1,6 +1,6 @@
-import { ServiceError, Subscription, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
+import { ServiceError, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A } from '../contract';
-import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, notAdoptable, OwnsSubscription, statusOrGone } from './common';
+import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, startAdoption, statusOrGone } from './common';
 import { fitData } from './data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf, statusOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
@@ -303,25 +303,14 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
  * subscription and the journal, whose record then has a Create's shape.
  */
 async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: string): Promise<OnEventResult> {
-  if (!isNumericId(id)) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${JSON.stringify(id)} is not a subscription ID; nothing was changed`);
-  const key = resourceKey(event);
-  const recs = await rt.journal.records<PipelineDoc>(key);
-  let rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state));
-  let sub: Subscription | undefined;
-  try {
-    sub = await rt.client.subscriptions.get(id);
-  } catch (e) {
-    if (!isStatus(e, 404, 403)) throw e;
-  }
-  const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
-  if (why !== undefined) {
-    if (rec) await rt.journal.save(rec, 'abandoned', rec.doc);
-    throw new HandlerError(`NotificationPipeline: ${why}`);
-  }
+  const start = await startAdoption<PipelineDoc>(event, rt, 'NotificationPipeline', id, isNumericId, DONE);
+  const key = start.key;
+  let rec = start.rec;
+  const sub = start.sub;
   if (rec && (rec.state === 'active' || rec.state === 'updating')) return converge(rt, rec, d, event);
   const wrong: string[] = [];
-  if (contradicts(sub!.product, PRODUCT)) wrong.push(`is a product-${sub!.product} subscription, not a unified pipeline's (product ${PRODUCT})`);
-  if (contradicts(sub!.remote_identity, d.remoteIdentityId)) wrong.push(`belongs to remote identity ${sub!.remote_identity} (declared ${d.remoteIdentityId})`);
+  if (contradicts(sub.product, PRODUCT)) wrong.push(`is a product-${sub.product} subscription, not a unified pipeline's (product ${PRODUCT})`);
+  if (contradicts(sub.remote_identity, d.remoteIdentityId)) wrong.push(`belongs to remote identity ${sub.remote_identity} (declared ${d.remoteIdentityId})`);
   if (wrong.length > 0) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${id} ${wrong.join(' and ')}; nothing was changed`);
   await claimIdentity(rt, d.remoteIdentityId, key);
   await claimForAdoption(rt, 'sub', id, key, 'subscription');
@@ -330,8 +319,8 @@ async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: strin
     selection: selectionOf(d),
     subscriptionId: id,
     // What a read shows is what the service has (vendor reads); otherwise the declared name / storage are sent.
-    ...(typeof sub!.name === 'string' ? { name: sub!.name } : {}),
-    ...(sub!.storage_group !== undefined && sub!.storage_group !== null ? { storageGroupId: Number(sub!.storage_group) } : {}),
+    ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
+    ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
   };
   // `updating` without a confirmed selection: converge sends the unified PATCH (no read shows the selection).
   rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc>(key, 'updating', doc, id);

@@ -1,5 +1,5 @@
 import { decodeStageIds, encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
-import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, notAdoptable, OwnsSubscription, statusOrGone, unclaimedSubscriptions } from './common';
+import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, startAdoption, statusOrGone, unclaimedSubscriptions } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -175,28 +175,17 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
  * `applied` = the declared state).
  */
 async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, id: string): Promise<OnEventResult> {
-  if (!isNumericId(id)) throw new HandlerError(`Subscription: existingSubscriptionId ${JSON.stringify(id)} is not a subscription ID; nothing was changed`);
-  const key = resourceKey(event);
-  const recs = await rt.journal.records<SubscriptionDoc>(key);
-  let rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state));
-  let sub: Subscription | undefined;
-  try {
-    sub = await rt.client.subscriptions.get(id);
-  } catch (e) {
-    if (!isStatus(e, 404, 403)) throw e;
-  }
-  const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
-  if (why !== undefined) {
-    if (rec) await rt.journal.save(rec, 'abandoned', rec.doc);
-    throw new HandlerError(`Subscription: ${why}`);
-  }
+  const start = await startAdoption<SubscriptionDoc>(event, rt, 'Subscription', id, isNumericId, DONE);
+  const key = start.key;
+  let rec = start.rec;
+  const sub = start.sub;
   if (rec?.state === 'active') {
     log({ msg: 'adoption already done by an earlier delivery', subscriptionId: id });
-    return converge(rt, rec, d, sub!.status);
+    return converge(rt, rec, d, sub.status);
   }
   const wrong: string[] = [];
-  if (contradicts(sub!.product, d.productId)) wrong.push(`product ${sub!.product} (declared ${d.productId})`);
-  if (contradicts(sub!.remote_identity, d.remoteIdentityId)) wrong.push(`remote identity ${sub!.remote_identity} (declared ${d.remoteIdentityId ?? 'none'})`);
+  if (contradicts(sub.product, d.productId)) wrong.push(`product ${sub.product} (declared ${d.productId})`);
+  if (contradicts(sub.remote_identity, d.remoteIdentityId)) wrong.push(`remote identity ${sub.remote_identity} (declared ${d.remoteIdentityId ?? 'none'})`);
   if (wrong.length > 0) {
     throw new HandlerError(`Subscription: existingSubscriptionId ${id} has ${wrong.join(' and ')}; a change of product or identity needs a new `
       + 'subscription: declare what the service has, or drop existingSubscriptionId; nothing was changed');
@@ -204,21 +193,21 @@ async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired, id: s
   await claimForAdoption(rt, 'sub', id, key, 'subscription');
   // What a read shows is what the service has; the rest is unknown and sent if declared.
   const shownParams: Record<string, string> = {};
-  if (sub!.remote_identity !== undefined && sub!.remote_identity !== null) shownParams.remote_identity_id = String(sub!.remote_identity);
+  if (sub.remote_identity !== undefined && sub.remote_identity !== null) shownParams.remote_identity_id = String(sub.remote_identity);
   // Where the service shows the stored parameters (the vendor's SPP read, an assumption), declared ones it already
   // stores are not sent again (so adopting what `dpi import` wrote makes no changing call).
   Object.assign(shownParams, alreadyStored(wantedParams(d), await storedParameters(rt, id)));
   const shown: Applied = {
     params: shownParams,
-    status: sub!.status === 'paused' ? 'paused' : 'active',
-    ...(typeof sub!.name === 'string' ? { name: sub!.name } : {}),
-    ...(sub!.storage_group !== undefined && sub!.storage_group !== null ? { storageGroupId: Number(sub!.storage_group) } : {}),
-    ...(typeof sub!.date_start === 'string' ? { dateStart: sub!.date_start } : {}),
+    status: sub.status === 'paused' ? 'paused' : 'active',
+    ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
+    ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
+    ...(typeof sub.date_start === 'string' ? { dateStart: sub.date_start } : {}),
   };
   const doc: SubscriptionDoc = { product: d.productId, identity: d.remoteIdentityId, subscriptionId: id, applied: shown, adopted: true };
   rec = rec ? await rt.journal.save(rec, 'adopting', doc) : await rt.journal.create<SubscriptionDoc>(key, 'adopting', doc, id);
   log({ msg: 'adopting an existing subscription', subscriptionId: id, shown: Object.keys(shown) });
-  return converge(rt, rec, d, sub!.status, true);
+  return converge(rt, rec, d, sub.status, true);
 }
 
 /** The stored parameters of a subscription as the vendor's parameter read shows them; undefined when not shown. */
