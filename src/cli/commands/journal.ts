@@ -31,8 +31,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
 
+/** An open journal: where it is (for messages), its DynamoDB-compatible endpoint when not DynamoDB itself, and how to close it. */
+export interface OpenedJournal {
+  readonly journal: Journal;
+  readonly where: string;
+  readonly endpoint?: string;
+  close(): Promise<void>;
+}
+
 /** Opens the journal the flags name: the local-deploy journal (--local), a DynamoDB-compatible endpoint, or DynamoDB. */
-export async function openJournal(flags: JournalFlags): Promise<{ journal: Journal; where: string; close: () => Promise<void> }> {
+export async function openJournal(flags: JournalFlags): Promise<OpenedJournal> {
   if (flags.local) {
     const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
     let server: JournalServer;
@@ -41,12 +49,15 @@ export async function openJournal(flags: JournalFlags): Promise<{ journal: Journ
     } catch (e) {
       throw new CliError((e as Error).message);
     }
-    return { journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }), where: file, close: () => server.stop() };
+    return {
+      journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }), where: file, endpoint: server.endpoint, close: () => server.stop(),
+    };
   }
   if (flags.endpoint) {
     return {
       journal: dynamoJournal({ table: flags.table, endpoint: flags.endpoint, sleep }),
       where: `table ${flags.table} at ${flags.endpoint}`,
+      endpoint: flags.endpoint,
       close: async () => undefined,
     };
   }

@@ -13,10 +13,9 @@ import { Command } from 'commander';
 import { DpiClient } from '../../client';
 import { DEFAULT_JOURNAL_TABLE, ResourceTypes } from '../../contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
-import { dynamoJournal, Journal, JournalClaim, JournalRecord } from '../../handler/journal';
+import { Journal, JournalClaim, JournalRecord } from '../../handler/journal';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { defaultHandlerPath, HandlerModule, invokeWithContext, loadHandler } from '../../local/handler';
-import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
 import { LocalState, lockState, readState, ResourceState, writeState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
@@ -24,16 +23,10 @@ import { CloudFormationSender, cloudFormationClient, deployedResources, Deployed
 import { CliError, EXIT, toCliError } from '../errors';
 import { renderTable } from '../format';
 import { loadPart } from '../lazy';
+import { JournalFlags, openJournal } from './journal';
 
-interface OrphansFlags extends ConnectionFlags {
-  local?: boolean;
-  state: string;
-  table: string;
-  region?: string;
-  profile?: string;
-  endpoint?: string;
+interface OrphansFlags extends ConnectionFlags, JournalFlags {
   prefix?: string;
-  json?: boolean;
   fix?: boolean;
   yes?: boolean;
   handlerLogs?: boolean;
@@ -390,38 +383,6 @@ export function renderOrphans(orphans: Orphan[]): string {
     orphans.map((o) => [o.key, shortType(o.type), o.serviceIds.join(', ') || '-', o.holds, o.state, o.why]));
 }
 
-async function openJournal(flags: OrphansFlags): Promise<{ journal: Journal; where: string; endpoint?: string; close: () => Promise<void> }> {
-  if (flags.local) {
-    const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
-    let server: JournalServer;
-    try {
-      server = await startJournalServer({ stateFile: file });
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
-    return {
-      journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }),
-      where: file,
-      endpoint: server.endpoint,
-      close: () => server.stop(),
-    };
-  }
-  if (flags.endpoint) {
-    return {
-      journal: dynamoJournal({ table: flags.table, endpoint: flags.endpoint, sleep }),
-      where: `table ${flags.table} at ${flags.endpoint}`,
-      endpoint: flags.endpoint,
-      close: async () => undefined,
-    };
-  }
-  return {
-    journal: dynamoJournal({ table: flags.table, sleep }),
-    where: `DynamoDB table ${flags.table}${flags.region ? ` (${flags.region})` : ''}`,
-    close: async () => undefined,
-  };
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Whether the command line or the environment names a service address. */
 function hasAddress(flags: ConnectionFlags, env: Record<string, string | undefined>): boolean {
