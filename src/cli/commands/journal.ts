@@ -50,7 +50,10 @@ export async function openJournal(flags: JournalFlags): Promise<OpenedJournal> {
       throw new CliError((e as Error).message);
     }
     return {
-      journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }), where: file, endpoint: server.endpoint, close: () => server.stop(),
+      journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }),
+      where: file,
+      endpoint: server.endpoint,
+      close: () => server.stop(),
     };
   }
   if (flags.endpoint) {
