@@ -116,8 +116,8 @@ project.bundler.addBundle('./src/cli/dpi.ts', {
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 
 // The heavy parts of the command line, each its own bundle, loaded only by the commands that run them
-// (src/cli/lazy.ts): dpi tx, status and the lookups start without parsing them.
-for (const part of ['./src/local/runner.ts', './src/emulator/server.ts']) {
+// (src/cli/lazy.ts): dpi tx, status and the lookups start without parsing them; cli/ops holds dpi drift and dpi orphans.
+for (const part of ['./src/local/runner.ts', './src/emulator/server.ts', './src/cli/ops.ts']) {
   project.bundler.addBundle(part, {
     platform: 'node',
     target: 'node20',

@@ -7,12 +7,12 @@
 import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local/command';
-import { driftCommand } from './commands/drift';
+import { driftCommand } from './commands/drift-command';
 import { emulatorCommand } from './commands/emulator';
 import { importCommand } from './commands/import';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
-import { orphansCommand } from './commands/orphans';
+import { orphansCommand } from './commands/orphans-command';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';

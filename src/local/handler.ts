@@ -4,7 +4,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import Module from 'node:module';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { HANDLER_ASSET_DIR, HandlerExports } from '../contract';
@@ -115,7 +114,9 @@ export function loadHandler(file: string): HandlerModule {
   if (!existsSync(file)) {
     throw new Error(`the handler bundle ${file} is missing: run 'npx projen bundle' first`);
   }
-  const M = Module as unknown as ModuleStatics;
+  // Required here: node:module is loaded only when a handler is (not at the start-up of every dpi command).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const M = require('node:module') as unknown as ModuleStatics;
   const m = new M(file) as InternalModule & { localConsole?: unknown };
   m.filename = file;
   m.paths = M._nodeModulePaths(dirname(file));

@@ -8,20 +8,15 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
-// eslint-disable-next-line import/no-extraneous-dependencies
-import { Command, Option } from 'commander';
 import { JournalFlags, openJournal } from './journal';
 import { DpiClient } from '../../client';
-import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { checkDrift, DriftResource, DriftRow, DriftStatus, isDpiType, isDrifted } from '../../handler/drift';
 import { readAssembly } from '../../local/assembly';
-import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { readState } from '../../local/state';
-import { addConnectionOptions, ConnectionFlags } from '../connection';
-import { addJsonOption, connectFor, printJson, RunContext, useColour } from '../context';
+import { ConnectionFlags } from '../connection';
+import { connectFor, printJson, RunContext, useColour } from '../context';
 import { cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { Colour, painter, renderTable } from '../format';
@@ -40,7 +35,7 @@ export function setCloudFormationFactory(next: CloudFormationFactory | undefined
   return prev;
 }
 
-interface DriftFlags extends ConnectionFlags, JournalFlags {
+export interface DriftFlags extends ConnectionFlags, JournalFlags {
   app: string;
   stack?: string[];
   reads?: string;
@@ -212,51 +207,33 @@ export function driftJson(source: string, stacks: string[], rows: DriftRow[], pa
   };
 }
 
-/** `dpi drift` */
-export function driftCommand(ctx: RunContext): Command {
-  const cmd = new Command('drift')
-    .description('compare every deployed Custom::Dpi* resource with what the service shows now (exit code 1 when anything drifted)')
-    .option('--local', 'the resources and journal of dpi local-deploy (--state) instead of CloudFormation and DynamoDB')
-    .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
-    .option('--app <dir>', 'cloud assembly whose stacks to check, when no --stack is given', './cdk.out')
-    .option('--stack <name...>', 'deployed stack name(s) to check (default: every stack of --app, or of the local state)')
-    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
-    .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
-    .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
-    .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')
-    .addOption(new Option('--reads <mode>', 'with --local and no service address: how the embedded emulator (on emulator-state.json beside '
-      + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
-    .option('--pipeline-subscriptions-key <key>', 'the stored product parameter holding a unified pipeline\'s upstream subscriptions '
-      + '(the connection\'s pipelineMetadataKeys.subscriptions; compared where the service shows stored parameters)', 'subscriptions');
-  addJsonOption(cmd);
-  addConnectionOptions(cmd);
-  return cmd.action(async (flags: DriftFlags) => {
-    const { stacks, parents, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
-    const service = await serviceOf(ctx, flags);
-    let rows: DriftRow[];
-    let where: string;
+/** Runs `dpi drift` (the command's definition is in drift-command.ts; this part is loaded only when it runs). */
+export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void> {
+  const { stacks, parents, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+  const service = await serviceOf(ctx, flags);
+  let rows: DriftRow[];
+  let where: string;
+  try {
+    const j = await openJournal(flags);
+    where = j.where;
     try {
-      const j = await openJournal(flags);
-      where = j.where;
-      try {
-        rows = await checkDrift(resources, { client: service.client, journal: j.journal, pipelineSubscriptionsKey: flags.pipelineSubscriptionsKey });
-      } catch (e) {
-        throw toCliError(e, { origins: service.origins });
-      } finally {
-        await j.close();
-      }
+      rows = await checkDrift(resources, { client: service.client, journal: j.journal, pipelineSubscriptionsKey: flags.pipelineSubscriptionsKey });
+    } catch (e) {
+      throw toCliError(e, { origins: service.origins });
     } finally {
-      await service.close();
+      await j.close();
     }
-    if (flags.json) {
-      printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows, parents));
-    } else {
-      const colour = useColour(ctx);
-      ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s))).join('\n'));
-      const drifted = rows.filter(isDrifted).length;
-      ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
-        + ` (journal: ${where})\n`);
-    }
-    if (rows.some(isDrifted)) throw new CliError('', EXIT.DATA_ERROR);
-  });
+  } finally {
+    await service.close();
+  }
+  if (flags.json) {
+    printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows, parents));
+  } else {
+    const colour = useColour(ctx);
+    ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s))).join('\n'));
+    const drifted = rows.filter(isDrifted).length;
+    ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
+      + ` (journal: ${where})\n`);
+  }
+  if (rows.some(isDrifted)) throw new CliError('', EXIT.DATA_ERROR);
 }

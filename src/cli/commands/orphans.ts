@@ -6,18 +6,13 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
-// eslint-disable-next-line import/no-extraneous-dependencies
-import { Command } from 'commander';
 import { DpiClient } from '../../client';
-import { DEFAULT_JOURNAL_TABLE, ResourceTypes } from '../../contract';
+import { ResourceTypes } from '../../contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { Journal, JournalClaim, JournalRecord } from '../../handler/journal';
-import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { defaultHandlerPath, HandlerModule, invokeWithContext, loadHandler } from '../../local/handler';
 import { LocalState, lockState, readState, ResourceState, writeState } from '../../local/state';
-import { addConnectionOptions, ConnectionFlags, connect, resolveEndpoints } from '../connection';
+import { ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
 import { CloudFormationSender, cloudFormationClient, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
@@ -25,7 +20,7 @@ import { renderTable } from '../format';
 import { loadPart } from '../lazy';
 import { JournalFlags, openJournal } from './journal';
 
-interface OrphansFlags extends ConnectionFlags, JournalFlags {
+export interface OrphansFlags extends ConnectionFlags, JournalFlags {
   prefix?: string;
   fix?: boolean;
   yes?: boolean;
@@ -43,6 +38,9 @@ export const orphansSeams: {
 } = {
   stdinIsTTY: () => process.stdin.isTTY === true,
   ask: (question) => new Promise((resolve) => {
+    // Required here: readline is loaded only when a confirmation is asked (not at the start-up of every command).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createInterface } = require('node:readline') as typeof import('node:readline');
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     rl.question(question, (answer) => {
       rl.close();
@@ -559,112 +557,94 @@ async function fix(ctx: RunContext, opts: {
   return outcomes;
 }
 
-/** `dpi orphans` */
-export function orphansCommand(ctx: RunContext): Command {
+/** Runs `dpi orphans` (the command's definition is in orphans-command.ts; this part is loaded only when it runs). */
+export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<void> {
   const io = ctx.io;
-  const cmd = new Command('orphans')
-    .description('list the lifecycle journal\'s records that still hold something in the service but whose stack or resource no longer '
-      + 'exists (CloudFormation, or the dpi local-deploy state with --local); --fix removes them the way a Delete would')
-    .option('--local', 'the dpi local-deploy state and journal (beside --state) instead of CloudFormation and the DynamoDB table')
-    .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
-    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
-    .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
-    .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
-    .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')
-    .option('--prefix <key prefix>', 'only records whose key starts with this, e.g. MyStack/')
-    .option('--json', 'print JSON for scripts')
-    .option('--fix', 'remove every orphan the way a Delete would (asks first; --yes skips the question)')
-    .option('--yes', 'with --fix: do not ask')
-    .option('--handler-logs', 'with --fix: also print the handler\'s log lines on stderr');
-  addConnectionOptions(cmd);
-  cmd.action(async (flags: OrphansFlags) => {
-    if (flags.yes && !flags.fix) throw new CliError('--yes is only meaningful with --fix');
-    if (flags.profile) process.env.AWS_PROFILE = flags.profile;
-    if (flags.region) process.env.AWS_REGION = flags.region;
-    const unlock = flags.local ? lockOrFail(flags.state) : undefined;
-    let j: Awaited<ReturnType<typeof openJournal>> | undefined;
-    let svc: Service | undefined;
-    try {
-      svc = await serviceFor(ctx, flags);
-      j = await openJournal(flags);
-      const scan = await j.journal.scan(flags.prefix);
-      const records = scan.records as Rec[];
-      const claims = scan.claims.filter((c) => !flags.prefix || c.owner.startsWith(flags.prefix));
-      let view: DeployedView;
-      let state: LocalState | undefined;
-      if (flags.local) {
-        try {
-          state = readState(flags.state);
-        } catch (e) {
-          throw new CliError((e as Error).message);
-        }
-        view = localView(state, flags.state);
-      } else {
-        const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
-        const stacks = await deployedResources(records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]), cfn, { nested: true });
-        view = cloudView(stacks, flags.region);
+  if (flags.yes && !flags.fix) throw new CliError('--yes is only meaningful with --fix');
+  if (flags.profile) process.env.AWS_PROFILE = flags.profile;
+  if (flags.region) process.env.AWS_REGION = flags.region;
+  const unlock = flags.local ? lockOrFail(flags.state) : undefined;
+  let j: Awaited<ReturnType<typeof openJournal>> | undefined;
+  let svc: Service | undefined;
+  try {
+    svc = await serviceFor(ctx, flags);
+    j = await openJournal(flags);
+    const scan = await j.journal.scan(flags.prefix);
+    const records = scan.records as Rec[];
+    const claims = scan.claims.filter((c) => !flags.prefix || c.owner.startsWith(flags.prefix));
+    let view: DeployedView;
+    let state: LocalState | undefined;
+    if (flags.local) {
+      try {
+        state = readState(flags.state);
+      } catch (e) {
+        throw new CliError((e as Error).message);
       }
-      const busy = new Set<string>();
-      const found = findOrphans(records, view, busy);
-      for (const s of busy) io.stderr.write(`${s}: an operation is in progress; its records are not judged (run dpi orphans again when it ends)\n`);
-      const byId = new Map(records.map((r) => [`${r.key}#${r.id}`, r]));
-      const orphans: Orphan[] = [];
-      for (const o of found) {
-        const described = await describeHolding(svc.client, j.journal, o, byId.get(`${o.key}#${o.record}`)!);
-        if (!described.moot) orphans.push(described);
-      }
-      const loose = await looseClaims(svc.client, claims, records);
-      const liveLoose = loose.filter((c) => c.live);
-      const report = { journal: j.where, deployed: view.source, orphans, looseClaims: loose };
-
-      if (!flags.fix) {
-        if (flags.json) io.stdout.write(`${JSON.stringify(report, undefined, 2)}\n`);
-        else printReport(ctx, orphans, loose, j.where, view.source);
-        if (orphans.length + liveLoose.length > 0) throw new CliError('', EXIT.DATA_ERROR);
-        return;
-      }
-      if (!flags.json) printReport(ctx, orphans, loose, j.where, view.source);
-      const removable = orphans.filter((o) => !o.unresolved);
-      if (removable.length > 0 && !flags.yes) {
-        if (!orphansSeams.stdinIsTTY()) {
-          throw new CliError(`refusing to remove ${removable.length} orphan(s) without a confirmation: stdin is not a terminal; pass --yes`);
-        }
-        const answer = await orphansSeams.ask(`Remove ${removable.length} orphan(s) the way a Delete would? [y/N] `);
-        if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('nothing was removed (not confirmed)');
-      }
-      const outcomes = await fix(ctx, {
-        orphans,
-        records: byId,
-        journal: j.journal,
-        journalEndpoint: j.endpoint,
-        urls: svc.urls,
-        token: svc.token,
-        table: flags.table,
-        handlerLog: flags.local ? join(dirname(flags.state), 'handler.log') : undefined,
-        echo: flags.handlerLogs === true,
-      });
-      if (state) dropFixedCleanups(flags.state, state, orphans, outcomes, [svc.token]);
-      if (flags.json) {
-        io.stdout.write(`${JSON.stringify({ ...report, fixed: outcomes }, undefined, 2)}\n`);
-      } else {
-        for (const x of outcomes) {
-          io.stdout.write(`${x.result.padEnd(7)}  ${x.key} (${x.record})${x.detail ? `: ${x.detail}` : ''}\n`);
-        }
-      }
-      const failed = outcomes.filter((x) => x.result === 'failed');
-      if (failed.length > 0) {
-        throw new CliError(`${failed.length} orphan(s) could not be removed: ${failed.map((x) => `${x.key}: ${x.detail}`).join('; ')}`);
-      }
-      if (outcomes.some((x) => x.result === 'skipped') || liveLoose.length > 0) throw new CliError('', EXIT.DATA_ERROR);
-    } catch (e) {
-      throw toCliError(e, { origins: svc?.origins });
-    } finally {
-      await j?.close();
-      await svc?.stop();
-      unlock?.();
+      view = localView(state, flags.state);
+    } else {
+      const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
+      const stacks = await deployedResources(records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]), cfn, { nested: true });
+      view = cloudView(stacks, flags.region);
     }
-  });
-  return cmd;
+    const busy = new Set<string>();
+    const found = findOrphans(records, view, busy);
+    for (const s of busy) io.stderr.write(`${s}: an operation is in progress; its records are not judged (run dpi orphans again when it ends)\n`);
+    const byId = new Map(records.map((r) => [`${r.key}#${r.id}`, r]));
+    const orphans: Orphan[] = [];
+    for (const o of found) {
+      const described = await describeHolding(svc.client, j.journal, o, byId.get(`${o.key}#${o.record}`)!);
+      if (!described.moot) orphans.push(described);
+    }
+    const loose = await looseClaims(svc.client, claims, records);
+    const liveLoose = loose.filter((c) => c.live);
+    const report = { journal: j.where, deployed: view.source, orphans, looseClaims: loose };
+
+    if (!flags.fix) {
+      if (flags.json) io.stdout.write(`${JSON.stringify(report, undefined, 2)}\n`);
+      else printReport(ctx, orphans, loose, j.where, view.source);
+      if (orphans.length + liveLoose.length > 0) throw new CliError('', EXIT.DATA_ERROR);
+      return;
+    }
+    if (!flags.json) printReport(ctx, orphans, loose, j.where, view.source);
+    const removable = orphans.filter((o) => !o.unresolved);
+    if (removable.length > 0 && !flags.yes) {
+      if (!orphansSeams.stdinIsTTY()) {
+        throw new CliError(`refusing to remove ${removable.length} orphan(s) without a confirmation: stdin is not a terminal; pass --yes`);
+      }
+      const answer = await orphansSeams.ask(`Remove ${removable.length} orphan(s) the way a Delete would? [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('nothing was removed (not confirmed)');
+    }
+    const outcomes = await fix(ctx, {
+      orphans,
+      records: byId,
+      journal: j.journal,
+      journalEndpoint: j.endpoint,
+      urls: svc.urls,
+      token: svc.token,
+      table: flags.table,
+      handlerLog: flags.local ? join(dirname(flags.state), 'handler.log') : undefined,
+      echo: flags.handlerLogs === true,
+    });
+    if (state) dropFixedCleanups(flags.state, state, orphans, outcomes, [svc.token]);
+    if (flags.json) {
+      io.stdout.write(`${JSON.stringify({ ...report, fixed: outcomes }, undefined, 2)}\n`);
+    } else {
+      for (const x of outcomes) {
+        io.stdout.write(`${x.result.padEnd(7)}  ${x.key} (${x.record})${x.detail ? `: ${x.detail}` : ''}\n`);
+      }
+    }
+    const failed = outcomes.filter((x) => x.result === 'failed');
+    if (failed.length > 0) {
+      throw new CliError(`${failed.length} orphan(s) could not be removed: ${failed.map((x) => `${x.key}: ${x.detail}`).join('; ')}`);
+    }
+    if (outcomes.some((x) => x.result === 'skipped') || liveLoose.length > 0) throw new CliError('', EXIT.DATA_ERROR);
+  } catch (e) {
+    throw toCliError(e, { origins: svc?.origins });
+  } finally {
+    await j?.close();
+    await svc?.stop();
+    unlock?.();
+  }
 }
 
 function lockOrFail(stateFile: string): () => void {

@@ -1,0 +1,8 @@
+/**
+ * The heavier commands' implementations (`dpi drift`, `dpi orphans`: the drift engine, the journal, the local state,
+ * the CloudFormation reader), bundled as a part of their own (assets/cli/ops) and loaded by `runOp` (lazy.ts) only
+ * when one of them runs.
+ */
+export { runDrift } from './commands/drift';
+export { runOrphans } from './commands/orphans';
+export { toCliError } from './errors';
