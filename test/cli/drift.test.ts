@@ -5,12 +5,11 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { App } from 'aws-cdk-lib';
 import { fakeCloudFormation } from './fake-cloudformation';
 import { dpi, testNoSecretsPrinted } from './helpers';
 import {
-  AccountType, HistoryRequest, NotificationPipeline, NotificationPipelineRoles, NotificationType, ProductOrderJobs, ServiceConnection, Subscription,
+  AccountType, HistoryRequest, NotificationPipeline, NotificationType, ProductOrderJobs, Subscription,
 } from '../../src';
 import { setCloudFormationFactory } from '../../src/cli/commands/drift';
 import { DpiClient, ServiceEndpoints } from '../../src/client';
@@ -18,6 +17,7 @@ import { DEFAULT_REFRESH_TOKEN, ReadMode, RunningEmulator, startEmulator } from 
 import { defaultHandlerPath, runLocalDeploy } from '../../src/local';
 import { startJournalServer } from '../../src/local/journal-server';
 import { LocalState } from '../../src/local/state';
+import { connectedStack } from '../local/apps';
 import { tempDir } from '../local/helpers';
 
 if (!existsSync(defaultHandlerPath())) throw new Error('run \'npx projen bundle\' before the drift tests');
@@ -27,12 +27,7 @@ const day = (offset: number): string => new Date(Date.now() + offset * 86_400_00
 /** The app: a seller pipeline, an orders subscription with a history request and order jobs. */
 function synthApp(outdir: string): string {
   const app = new App({ outdir });
-  const stack = new Stack(app, 'Shop', { env: { account: '123456789012', region: 'us-east-1' } });
-  const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
-    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
-  });
-  const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
+  const { stack, connection, roles } = connectedStack(app, 'Shop');
   const pipeline = new NotificationPipeline(stack, 'Pipeline', {
     connection,
     roles,

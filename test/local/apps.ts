@@ -18,15 +18,21 @@ export interface TinyAppOptions {
   readonly subscriptionName?: string;
 }
 
-/** Synthesizes the tiny app into `outdir` and returns it. */
-export function synthTinyApp(outdir: string, o: TinyAppOptions = {}): string {
-  const app = new App({ outdir });
-  const stack = new Stack(app, 'Tiny', { env: { account: '123456789012', region: 'us-east-1' } });
+/** A test stack in account 123456789012 / us-east-1 with the connection and pipeline roles every local app shares. */
+export function connectedStack(app: App, id: string): { stack: Stack; connection: ServiceConnection; roles: NotificationPipelineRoles } {
+  const stack = new Stack(app, id, { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
+  return { stack, connection, roles };
+}
+
+/** Synthesizes the tiny app into `outdir` and returns it. */
+export function synthTinyApp(outdir: string, o: TinyAppOptions = {}): string {
+  const app = new App({ outdir });
+  const { stack, connection, roles } = connectedStack(app, 'Tiny');
   const pipeline = new NotificationPipeline(stack, 'Pipeline', {
     connection,
     roles,

@@ -2,8 +2,8 @@
  * A fleet app synthesized in-process with the real constructs, for the runner's nested-stack tests.
  */
 import { App, Stack } from 'aws-cdk-lib';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { AccountType, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType, ServiceConnection } from '../../src';
+import { connectedStack } from './apps';
+import { AccountType, NotificationPipelineFleet, NotificationType } from '../../src';
 
 /** What the fleet app declares. */
 export interface FleetAppOptions {
@@ -20,12 +20,7 @@ export interface FleetAppOptions {
 /** Synthesizes the fleet app (stack `Fleet`, fleet `Sellers`) into `outdir`; returns the nested stacks' construct paths by identity. */
 export function synthFleetApp(outdir: string, o: FleetAppOptions): Map<number, string> {
   const app = new App({ outdir, context: o.context });
-  const stack = new Stack(app, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } });
-  const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
-    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
-  });
-  const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
+  const { stack, connection, roles } = connectedStack(app, 'Fleet');
   const types = (o.types ?? ['ORDER_CHANGE']).map((t) => NotificationType.of(t));
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {
     connection,
