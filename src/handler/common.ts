@@ -1,5 +1,5 @@
 import { Subscription, SubscriptionCreateV2, SubscriptionStatus } from '../client';
-import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
+import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { Runtime } from './runtime';
@@ -37,82 +37,76 @@ export async function newSubscriptionAttributes(rt: Runtime, s: NewSubscription)
   };
 }
 
-/** A subscription's status; undefined when the service does not know it (404) or it belongs to another account (403). */
+/**
+ * A subscription's status; undefined only when the service does not know it (404). A 403 is never "gone": the
+ * connection's account may not read it (another account's record, or a secret rotated to another service account),
+ * so it fails naming the account, before anything is created, replaced or marked deleted.
+ */
 export async function statusOrGone(rt: Runtime, id: string): Promise<SubscriptionStatus | undefined> {
   try {
     return (await rt.client.subscriptions.get(id)).status;
   } catch (e) {
-    if (isStatus(e, 404, 403)) return undefined;
+    if (isStatus(e, 404)) return undefined;
+    if (isStatus(e, 403)) throw await refused(rt, `subscription ${id}`, e);
     throw e;
   }
+}
+
+/** The failure of a refused (403) read or change of `what`: names the connection's account; nothing is taken as gone. */
+export async function refused(rt: Runtime, what: string, e: unknown): Promise<HandlerError> {
+  const account = await rt.ids().then((x) => x.accountId, () => undefined);
+  return new HandlerError(`the service refused access to ${what} (403: ${messageOf(e)}): it is not readable by the connection's account`
+    + `${account !== undefined ? ` ${account}` : ''}: it belongs to another account, or the connection's secret now holds another `
+    + 'account\'s refresh token; restore the secret of the account that made it; nothing was changed or marked deleted');
 }
 
 /** A journal document of a resource that owns one subscription. */
 export interface OwnsSubscription {
   subscriptionId?: string;
+  /** The creating POST in flight (state `recording`): the product and its subscriptions listed right before the call. */
+  attempt?: CreateAttempt;
+  /** `retain`: a Delete releases the record (kept in the service); `destroy`: a Delete ends it. */
+  removalPolicy?: RemovalPolicyValue;
+  /** The record existed before the resource (adopted): never ended unless `removalPolicy` is `destroy`. */
+  adopted?: boolean;
 }
+
+/** A creating POST: `before` holds the IDs of the product's subscriptions listed right before it. */
+export interface CreateAttempt {
+  product: number;
+  before: string[];
+  startedAt: string;
+}
+
+/** The removal policy a resource's properties carry (`RemovalPolicy`). */
+export type RemovalPolicyValue = 'retain' | 'destroy';
 
 /**
- * The active subscriptions of `product` that no resource of the journal claims and that `matches` (a cross-check
- * on read fields the service may show beyond `id` and `status`; absent fields never exclude).
+ * The removal policy of a Delete: the event's `RemovalPolicy` property; else the one the journal recorded; else
+ * `retain` for an adopted record (it existed before the stack) and `destroy` for a record the resource made.
  */
-export async function unclaimedSubscriptions(rt: Runtime, product: number, matches: (s: Subscription) => boolean): Promise<string[]> {
-  const subs = (await rt.client.subscriptions.list({ product })).filter((s) => s.status === 'active' && matches(s));
-  const owners = await rt.journal.owners('sub', subs.map((s) => s.id));
-  return subs.filter((s) => !owners.has(s.id)).map((s) => s.id);
+export function removalPolicyOf(props: Record<string, unknown> | undefined, doc: OwnsSubscription | undefined): RemovalPolicyValue {
+  const raw = props?.RemovalPolicy;
+  if (typeof raw === 'string' && /^(retain|destroy)$/i.test(raw)) return raw.toLowerCase() as RemovalPolicyValue;
+  if (doc?.removalPolicy === 'retain' || doc?.removalPolicy === 'destroy') return doc.removalPolicy;
+  return doc?.adopted === true ? 'retain' : 'destroy';
 }
 
-/**
- * Creates the subscription of a journal record: intent (`recording`) before the POST, outcome (`active`, the
- * subscription ID claimed for the record's resource) after it. When the POST has no clear outcome (response lost,
- * timeout, 5xx), the subscription is looked for among the unclaimed active subscriptions of the product: one
- * found is taken; none means nothing was made (the record goes back to `back`); several fail the call naming them.
- */
-export async function createRecordedSubscription<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
-  attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean): Promise<JournalRecord<D>> {
-  let r = rec.state === 'recording' ? rec : await rt.journal.save(rec, 'recording', rec.doc);
-  let id: string | undefined;
-  if (rec.state === 'recording') {
-    // An earlier attempt stopped after its POST was sent: find what it made before making another.
-    id = await resolveRecording(rt, Number(attrs.product), matches);
-  }
-  if (id === undefined) {
-    try {
-      id = (await rt.client.subscriptions.create(attrs)).id;
-    } catch (e) {
-      if (isDefiniteFailure(e)) {
-        await rt.journal.save(r, back, r.doc);
-        throw e;
-      }
-      log({ level: 'WARNING', msg: 'the subscription create had no clear outcome: looking for it among the unclaimed subscriptions', error: messageOf(e) });
-      id = await resolveRecording(rt, Number(attrs.product), matches);
-      if (id === undefined) {
-        await rt.journal.save(r, back, r.doc);
-        throw new HandlerError(`creating the product-${attrs.product} subscription had no clear outcome (${messageOf(e)}) and no unclaimed `
-          + 'active subscription of the product appeared: nothing was made; deploy again');
-      }
-    }
-  }
-  const owner = await rt.journal.claim('sub', id, r.key);
-  if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
-  r = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id }, id);
-  return r;
-}
-
-async function resolveRecording(rt: Runtime, product: number, matches: (s: Subscription) => boolean): Promise<string | undefined> {
-  const candidates = await unclaimedSubscriptions(rt, product, matches);
-  if (candidates.length > 1) {
-    throw new HandlerError(`an earlier create of this resource had no clear outcome and ${candidates.length} active product-${product} subscriptions `
-      + `are claimed by no resource (${candidates.slice(0, 10).join(', ')}): set the ones that are not this resource's invalid, then deploy again`);
-  }
-  if (candidates.length === 1) log({ msg: 'found the subscription of an earlier create', subscriptionId: candidates[0] });
-  return candidates[0];
+/** The `RemovalPolicy` property of a Create or Update (undefined when the template predates it). */
+export function declaredRemovalPolicy(props: Record<string, unknown> | undefined): RemovalPolicyValue | undefined {
+  const raw = props?.RemovalPolicy;
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^(retain|destroy)$/i.test(raw)) throw new HandlerError(`RemovalPolicy must be retain or destroy, got ${JSON.stringify(raw)}`);
+  return raw.toLowerCase() as RemovalPolicyValue;
 }
 
 /** A read field (beyond `id` and `status`) that contradicts `want`; absent fields never contradict. */
 export function contradicts(value: unknown, want: string | number | undefined): boolean {
   return value !== undefined && value !== null && want !== undefined && String(value) !== String(want);
 }
+
+/** Record states in which a resource holds no service record: ended, never made, or handed back (`released`). */
+export const RELEASED_OR_DONE: ReadonlySet<string> = new Set(['deleted', 'abandoned', 'released']);
 
 /**
  * Claims service record `kind`/`id` for `key` when adopting it. A claim held by another resource that still has an
@@ -125,7 +119,7 @@ export async function claimForAdoption(rt: Runtime, kind: string, id: string, ke
     const owner = await rt.journal.claim(kind, id, key);
     if (owner === key) return;
     const live = (await rt.journal.records<OwnsSubscription>(owner))
-      .filter((r) => r.physicalId === id && r.state !== 'deleted' && r.state !== 'abandoned');
+      .filter((r) => r.physicalId === id && !RELEASED_OR_DONE.has(r.state));
     if (live.length > 0) {
       throw new HandlerError(`${what} ${id} is managed by ${owner} (journal record ${live[0].id}, ${live[0].state}); a record is adopted by one `
         + 'resource only: remove it from that stack (removalPolicy RETAIN keeps it) before adopting it here; nothing was changed');
@@ -141,7 +135,7 @@ export async function claimForAdoption(rt: Runtime, kind: string, id: string, ke
 /** Why a subscription cannot be adopted (gone, another account's, ended), or undefined when it can. */
 export function notAdoptable(id: string, status: SubscriptionStatus | undefined, prop: string): string | undefined {
   if (status === undefined) {
-    return `${prop} ${id}: no such subscription for this account (the service answered 404 or 403); check the ID (dpi import lists them); nothing was changed`;
+    return `${prop} ${id}: no such subscription (the service answered 404); check the ID (dpi import lists them); nothing was changed`;
   }
   if (status === 'invalid' || status === 'cancelled') {
     return `${prop} ${id}: the subscription is ${status} and cannot be adopted (only active or paused ones can); remove ${prop} to create a new one; nothing was changed`;
@@ -171,7 +165,9 @@ export async function startAdoption<D>(event: CfnEvent, rt: Runtime, construct: 
   try {
     sub = await rt.client.subscriptions.get(id);
   } catch (e) {
-    if (!isStatus(e, 404, 403)) throw e;
+    // A 403 is the other account's record (or a rotated secret): refused without touching the journal.
+    if (isStatus(e, 403)) throw await refused(rt, `${construct} existingSubscriptionId ${id}`, e);
+    if (!isStatus(e, 404)) throw e;
   }
   const why = notAdoptable(id, sub?.status, 'existingSubscriptionId');
   if (why !== undefined || sub === undefined) {

@@ -204,12 +204,16 @@ function shownParameters(s: Subscription): Record<string, string> | undefined {
   return undefined;
 }
 
-/** A subscription read; undefined when the service does not know it (404) or it is another account's (403). */
+/** A 403 read: the connection's account cannot read the record; drift cannot tell, and never calls it gone. */
+class RefusedRead extends Error {}
+
+/** A subscription read; undefined only when the service does not know it (404); a 403 throws `RefusedRead`. */
 async function readSubscription(client: DpiClient, id: string): Promise<Subscription | undefined> {
   try {
     return await client.subscriptions.get(id);
   } catch (e) {
-    if (isStatus(e, 404, 403)) return undefined;
+    if (isStatus(e, 404)) return undefined;
+    if (isStatus(e, 403)) throw new RefusedRead('the service refused to show it (403): another account\'s record, or the connection\'s secret holds another account\'s token');
     throw e;
   }
 }
@@ -226,6 +230,8 @@ function compareShown(c: Check, s: Subscription, declared: { name?: string; stor
 interface SubscriptionDoc {
   identity?: string;
   applied?: { params: Record<string, string>; status: string; name?: string; storageGroupId?: number };
+  kept?: Record<string, string>;
+  unrestored?: string[];
 }
 
 async function subscriptionDrift(c: Check, x: CheckContext, rec: JournalRecord<SubscriptionDoc> | undefined): Promise<void> {
@@ -236,6 +242,9 @@ async function subscriptionDrift(c: Check, x: CheckContext, rec: JournalRecord<S
   if (!applied) return c.cannotCheck(rec ? 'the journal has no confirmed state of it yet' : 'no journal record of it (deployed before the journal, or another journal table)');
   c.diff('status', applied.status, s.status);
   compareShown(c, s, { name: applied.name, storageGroupId: applied.storageGroupId, identity: rec?.doc.identity });
+  // Stored parameters a rollback (or revert) dropped and the service keeps: the declaration has none of them.
+  for (const [k, v] of Object.entries(rec?.doc.kept ?? {})) c.diff(`productParameters.${k} (kept by the service; no removal possible)`, undefined, v);
+  for (const u of rec?.doc.unrestored ?? []) c.noteThat(`not restored when released: ${u}`);
   const shown = shownParameters(s) ?? x.shown?.get(c.r.physicalId);
   const declared = applied.params ?? {};
   const stageIds = stageIdsOf(declared.stage_ids);
@@ -320,7 +329,8 @@ async function historyDrift(c: Check, { client }: CheckContext, rec: JournalReco
   try {
     h = await client.history.get(c.r.physicalId);
   } catch (e) {
-    if (isStatus(e, 404, 403)) return c.gone('not found (404)');
+    if (isStatus(e, 403)) return c.cannotCheck('the service refused to show it (403)');
+    if (isStatus(e, 404)) return c.gone('not found (404)');
     throw e;
   }
   const status = String(h.status);
@@ -363,7 +373,8 @@ async function orderJobsDrift(c: Check, { client }: CheckContext, rec: JournalRe
   try {
     jobs = await client.jobs.list({ subscriptionIds: [rec.doc.subscriptionId] });
   } catch (e) {
-    if (isStatus(e, 404, 403)) return c.gone(`its subscription ${rec.doc.subscriptionId} was not found (404)`);
+    if (isStatus(e, 403)) return c.cannotCheck(`the service refused to list the jobs of subscription ${rec.doc.subscriptionId} (403)`);
+    if (isStatus(e, 404)) return c.gone(`its subscription ${rec.doc.subscriptionId} was not found (404)`);
     throw e;
   }
   const byId = new Map(jobs.map((j) => [String(j.id), j]));
@@ -409,7 +420,12 @@ export async function checkResource(r: DriftResource, deps: DriftDeps, read?: { 
   const rec = declaredRecord<never>(await deps.journal.records<never>(key), r.physicalId);
   const params = read ? read.shown : await readShownParameters([r], deps.client);
   const subscriptionsKey = deps.pipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions;
-  await checker(c, { client: deps.client, shown: params, subscriptionsKey }, rec);
+  try {
+    await checker(c, { client: deps.client, shown: params, subscriptionsKey }, rec);
+  } catch (e) {
+    if (!(e instanceof RefusedRead)) throw e;
+    c.cannotCheck(e.message);
+  }
   return c.row();
 }
 

@@ -1,5 +1,5 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
-import { claimForAdoption } from './common';
+import { claimForAdoption, refused } from './common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -258,7 +258,9 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   try {
     h = await rt.client.history.get(id);
   } catch (e) {
-    if (isStatus(e, 404, 403, 400)) {
+    // A 403 is never "gone": the connection's account cannot read it (another account's, or a rotated secret).
+    if (isStatus(e, 403)) throw await refused(rt, `history transaction ${id}`, e);
+    if (isStatus(e, 404, 400)) {
       await forget(rt, event, id);
       return { PhysicalResourceId: id };
     }

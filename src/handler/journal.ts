@@ -14,7 +14,10 @@
  *   object the resource made or attempted: an attempt, a replacement); attributes `state`, `physicalId`,
  *   `version` (conditional writes), `updatedAt`, `doc` (JSON of the resource type's document);
  * - claims: `pk` = `claim#<kind>#<service ID>`, `sk` = `claim`, attribute `owner` (the resource key): which
- *   resource owns a service record (found without reading the service's fields).
+ *   resource owns a service record (found without reading the service's fields);
+ * - in-flight marks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `<resource key>|<record ID>`, attribute
+ *   `startedAt`: creating calls whose outcome is not recorded yet, so that the resolution of a lost answer never takes
+ *   what a concurrent create of the same kind made.
  */
 import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
@@ -48,6 +51,12 @@ export interface Journal {
   owners(kind: string, ids: string[]): Promise<Map<string, string>>;
   /** Moves a claim from `from` to `to`; false when `from` no longer owns it. */
   transfer(kind: string, id: string, from: string, to: string): Promise<boolean>;
+  /** Marks a creating call of service record kind `kind` (e.g. `sub#3001`: a product-3001 subscription) in flight for `member`. */
+  markInflight(kind: string, member: string): Promise<void>;
+  /** Clears an in-flight mark (no error when absent). */
+  clearInflight(kind: string, member: string): Promise<void>;
+  /** The creating calls of kind `kind` in flight, by any resource of this journal. */
+  inflight(kind: string): Promise<InflightMark[]>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.
@@ -60,6 +69,12 @@ export interface JournalClaim {
   readonly kind: string;
   readonly id: string;
   readonly owner: string;
+}
+
+/** A creating call in flight: `member` (`<resource key>|<record ID>`) sent it, or is about to, since `startedAt` (ISO). */
+export interface InflightMark {
+  readonly member: string;
+  readonly startedAt: string;
 }
 
 /** What `Journal.scan` read. */
@@ -138,7 +153,18 @@ async function ensureTable(client: ddb.DynamoDBClient, table: string, sleep: (ms
     }
   };
   let status = await describe();
-  if (status === undefined) {
+  if (status !== undefined && status !== 'ACTIVE') {
+    // Another stack's handler is creating it (CREATING) or it is being updated: wait for it, as the creator does.
+    log({ msg: 'waiting for the lifecycle journal table to become ACTIVE', table, status });
+    for (let i = 0; i < 120 && status !== 'ACTIVE'; i++) {
+      await sleep(1000);
+      status = await describe();
+    }
+    if (status !== 'ACTIVE') {
+      throw new HandlerError(`the lifecycle journal table ${table} is ${status ?? 'gone'}, not ACTIVE, after 2 minutes (another stack's handler may be `
+        + 'creating it); deploy again once it is ACTIVE');
+    }
+  } else if (status === undefined) {
     log({ msg: 'creating the lifecycle journal table', table });
     try {
       await client.send(new m.CreateTableCommand({
@@ -300,6 +326,7 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         const page: ddb.ScanCommandOutput = await c.send(new m.ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
         for (const item of page.Items ?? []) {
           const pk = item.pk?.S ?? '';
+          if (pk.startsWith('inflight#')) continue;
           if (pk.startsWith('claim#')) {
             const m2 = /^claim#([^#]+)#(.*)$/.exec(pk);
             if (m2) claims.push({ kind: m2[1], id: m2[2], owner: item.owner?.S ?? '' });
@@ -311,6 +338,30 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       } while (start);
       records.sort((a, b) => (a.key === b.key ? (a.id < b.id ? -1 : 1) : a.key < b.key ? -1 : 1));
       return { records, claims };
+    }),
+    markInflight: (kind: string, member: string) => run(async () => {
+      await c.send(new m.PutItemCommand({
+        TableName: table, Item: { pk: S(`inflight#${kind}`), sk: S(member), startedAt: S(new Date().toISOString()) },
+      }));
+    }),
+    clearInflight: (kind: string, member: string) => run(async () => {
+      await c.send(new m.DeleteItemCommand({ TableName: table, Key: { pk: S(`inflight#${kind}`), sk: S(member) } }));
+    }),
+    inflight: (kind: string) => run(async () => {
+      const out: InflightMark[] = [];
+      let start: Record<string, ddb.AttributeValue> | undefined;
+      do {
+        const page: ddb.QueryCommandOutput = await c.send(new m.QueryCommand({
+          TableName: table,
+          KeyConditionExpression: 'pk = :k',
+          ExpressionAttributeValues: { ':k': S(`inflight#${kind}`) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }));
+        for (const item of page.Items ?? []) out.push({ member: item.sk.S!, startedAt: item.startedAt?.S ?? '' });
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return out;
     }),
     owners: (kind: string, ids: string[]) => run(async () => {
       const out = new Map<string, string>();

@@ -1,5 +1,5 @@
 import { Subscription } from '../client';
-import { contradicts, statusOrGone } from './common';
+import { contradicts, declaredRemovalPolicy, RELEASED_OR_DONE, removalPolicyOf, RemovalPolicyValue, statusOrGone } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -16,6 +16,7 @@ interface LegacyDesired {
   queueArn: string;
   types: string[];
   retired: boolean;
+  removalPolicy?: RemovalPolicyValue;
 }
 
 function desiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
@@ -26,6 +27,7 @@ function desiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
     queueArn: p.string('QueueArn'),
     types: p.list('NotificationTypes'),
     retired: p.bool('Retired'),
+    removalPolicy: declaredRemovalPolicy(raw),
   };
 }
 
@@ -36,6 +38,11 @@ interface LegacyDoc {
   applied: { queueArn: string; types: string[] };
   /** The upstream result of the last PATCH. */
   result?: { subscriptions: Record<string, string>; destinationId?: string };
+  /** Always true: a legacy pipeline existed before the stack (it can only be adopted). */
+  adopted?: boolean;
+  removalPolicy?: RemovalPolicyValue;
+  /** The queue and types of a PATCH sent without a recorded outcome (state `updating`). */
+  pending?: { queueArn: string; types: string[] };
 }
 
 type LegacyRecord = JournalRecord<LegacyDoc>;
@@ -83,6 +90,17 @@ async function retire(rt: Runtime, id: string, status: string | undefined, ri: s
  * product 86's `required_meta_fields` and the default keys (`subscriptions`, `destination_id`): two calls.
  */
 async function repoint(rt: Runtime, rec: LegacyRecord, d: LegacyDesired): Promise<LegacyRecord> {
+  // Every read and mapping that can fail comes before the PATCH, which deletes and re-creates the upstream pipeline.
+  const product = await rt.product(PRODUCT);
+  const required = product.required_meta_fields ?? [];
+  const plan = (subscriptions: string, destination: string): Record<string, string> => storedParameters(PRODUCT, required, {
+    parts: {
+      [rt.metadataKeys.subscriptions]: subscriptions, destination_id: destination, queue_arn: d.queueArn, notification_types: JSON.stringify(d.types),
+    },
+    defaults: { [rt.metadataKeys.subscriptions]: subscriptions, ...(destination ? { destination_id: destination } : {}) },
+  });
+  plan('{}', 'destination');
+  const intent = await rt.journal.save(rec, 'updating', { ...rec.doc, pending: { queueArn: d.queueArn, types: d.types } });
   let result;
   try {
     result = await rt.client.legacyNotifications.update(d.remoteIdentityId, d.subscriptionId, { queue_arn: d.queueArn, notification_types: d.types });
@@ -93,32 +111,29 @@ async function repoint(rt: Runtime, rec: LegacyRecord, d: LegacyDesired): Promis
     }
     throw e;
   }
-  const subscriptions = JSON.stringify(result.subscriptions ?? {});
   const destination = result.destination_id ?? '';
-  const product = await rt.product(PRODUCT);
-  const params = storedParameters(PRODUCT, product.required_meta_fields ?? [], {
-    parts: {
-      [rt.metadataKeys.subscriptions]: subscriptions, destination_id: destination, queue_arn: d.queueArn, notification_types: JSON.stringify(d.types),
-    },
-    defaults: { [rt.metadataKeys.subscriptions]: subscriptions, ...(destination ? { destination_id: destination } : {}) },
+  // What the service has now is recorded before anything else can fail.
+  const next = await rt.journal.save(intent, 'updating', {
+    ...intent.doc,
+    applied: { queueArn: d.queueArn, types: d.types },
+    result: { subscriptions: result.subscriptions ?? {}, destinationId: destination },
   });
-  const next = await rt.journal.save(rec, 'active', {
-    ...rec.doc, applied: { queueArn: d.queueArn, types: d.types }, result: { subscriptions: result.subscriptions ?? {}, destinationId: destination },
-  });
-  await rt.client.subscriptions.update(d.subscriptionId, { product_parameters: params });
-  return next;
+  await rt.client.subscriptions.update(d.subscriptionId, { product_parameters: plan(JSON.stringify(result.subscriptions ?? {}), destination) });
+  return rt.journal.save(next, 'active', { ...next.doc, pending: undefined });
 }
 
 async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: LegacyDesired | undefined): Promise<OnEventResult> {
   const key = resourceKey(event);
-  let rec = (await rt.journal.records<LegacyDoc>(key)).find((r) => r.physicalId === d.subscriptionId && r.state !== 'deleted');
+  let rec = (await rt.journal.records<LegacyDoc>(key)).find((r) => r.physicalId === d.subscriptionId && !RELEASED_OR_DONE.has(r.state));
   const status = await adopt(rt, d, rec === undefined);
   const data = { SubscriptionId: d.subscriptionId };
   if (!rec) {
     // Adoption changes nothing on the service: the declared queue and types are taken as what it has.
     const was = old && old.subscriptionId === d.subscriptionId ? old : d;
     const applied = { queueArn: was.queueArn, types: was.types };
-    rec = await rt.journal.create<LegacyDoc>(key, 'active', { identity: d.remoteIdentityId, applied }, d.subscriptionId);
+    rec = await rt.journal.create<LegacyDoc>(key, 'active', {
+      identity: d.remoteIdentityId, applied, adopted: true, removalPolicy: d.removalPolicy ?? 'retain',
+    }, d.subscriptionId);
     await rt.journal.claim('sub', d.subscriptionId, key);
   }
   if (d.retired) {
@@ -135,7 +150,11 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
     await rt.client.subscriptions.update(d.subscriptionId, { status: 'active' });
     revived = true;
   }
-  if (revived || rec.doc.applied.queueArn !== d.queueArn || !sameSet(rec.doc.applied.types, d.types)) {
+  if (d.removalPolicy !== undefined && d.removalPolicy !== rec.doc.removalPolicy) {
+    rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: d.removalPolicy });
+  }
+  // `updating`: an earlier PATCH has no recorded outcome; the service may be on its queue, so it is sent again.
+  if (revived || rec.state === 'updating' || rec.doc.applied.queueArn !== d.queueArn || !sameSet(rec.doc.applied.types, d.types)) {
     await repoint(rt, rec, d);
   } else {
     log({ msg: 'legacy pipeline unchanged', subscriptionId: d.subscriptionId });
@@ -147,8 +166,14 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
   if (!isNumericId(id)) return { PhysicalResourceId: id };
+  const rec = (await rt.journal.records<LegacyDoc>(resourceKey(event))).find((r) => r.physicalId === id && !RELEASED_OR_DONE.has(r.state));
+  // A legacy pipeline always existed before the stack: it is retired only under an explicit `destroy` policy.
+  if (removalPolicyOf(event.ResourceProperties, { adopted: true, ...rec?.doc }) === 'retain') {
+    log({ msg: 'released the legacy pipeline: it is kept in the service and no longer managed by this resource', subscriptionId: id });
+    if (rec) await rt.journal.save(rec, 'released', rec.doc);
+    return { PhysicalResourceId: id };
+  }
   const status = await statusOrGone(rt, id);
-  const rec = (await rt.journal.records<LegacyDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state !== 'deleted');
   const ri = rec?.doc.identity ?? new Props(event.ResourceProperties, 'LegacyNotificationPipeline').optString('RemoteIdentityId') ?? '';
   await retire(rt, id, status, ri);
   if (rec) await rt.journal.save(rec, 'deleted', rec.doc);

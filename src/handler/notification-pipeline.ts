@@ -1,6 +1,10 @@
 import { ServiceError, UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A } from '../contract';
-import { claimForAdoption, contradicts, createRecordedSubscription, newSubscriptionAttributes, OwnsSubscription, startAdoption, statusOrGone } from './common';
+import {
+  claimForAdoption, contradicts, declaredRemovalPolicy, newSubscriptionAttributes, OwnsSubscription, RELEASED_OR_DONE, removalPolicyOf,
+  RemovalPolicyValue, startAdoption, statusOrGone,
+} from './common';
+import { createRecordedSubscription } from './creates';
 import { fitData } from './data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf, statusOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
@@ -25,6 +29,8 @@ export interface PipelineDesired {
   partialFailure: 'FAIL' | 'ALLOW';
   /** An existing product-107 subscription to adopt (`existingSubscriptionId`). */
   adoptId?: string;
+  /** The declared removal policy (undefined: a template from before the property). */
+  removalPolicy?: RemovalPolicyValue;
 }
 
 /** Parses the properties of `Custom::DpiNotificationPipeline`. */
@@ -45,6 +51,7 @@ export function pipelineDesired(raw: Record<string, unknown> | undefined): Pipel
     name: p.optString('Name'),
     partialFailure: pf,
     adoptId: p.optString('AdoptId'),
+    removalPolicy: declaredRemovalPolicy(raw),
   };
 }
 
@@ -126,6 +133,10 @@ interface PipelineDoc extends OwnsSubscription {
   deleteUnclear?: boolean;
   /** The service answered the last unified DELETE with a refusal (so a `deleting` record is not an unclear one). */
   deleteAnswered?: boolean;
+  /** An adopted pipeline on which a unified PATCH was sent (what it changed cannot be restored on release). */
+  adoptionPatched?: boolean;
+  /** What a release could not restore. */
+  unrestored?: string[];
 }
 
 /**
@@ -134,7 +145,7 @@ interface PipelineDoc extends OwnsSubscription {
  * not stored: the service may differ from `applied`), `deleting`, `deleted`, `abandoned` (nothing was made).
  */
 type PipelineRecord = JournalRecord<PipelineDoc>;
-const DONE = new Set(['deleted', 'abandoned']);
+const DONE = RELEASED_OR_DONE;
 
 function selectionOf(d: PipelineDesired): Selection {
   return { types: d.types, roleArn: d.roleArn, ebRoleArn: d.ebRoleArn, region: d.region, accountType: d.accountType };
@@ -268,8 +279,12 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   if (!rec) {
     await claimIdentity(rt, d.remoteIdentityId, key);
     rec = await rt.journal.create<PipelineDoc>(key, 'posting', {
-      identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId,
+      identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId, removalPolicy: d.removalPolicy,
     });
+  } else if (rec.state === 'posted') {
+    // The subscription of an earlier attempt was never sent: it is made with today's name and storage group (a
+    // refused storage group, since fixed, is not sent again); a changed selection is applied after it (converge).
+    rec = await rt.journal.save(rec, 'posted', { ...rec.doc, name: d.name, storageGroupId: d.storageGroupId, removalPolicy: d.removalPolicy });
   } else if (rec.state === 'posting') {
     // Sending it again could duplicate the pipeline (event-bus types are reused, delivery resources are not) or
     // fail on the first one's queue destination: only the service can tell, and its interface shows no pipeline.
@@ -283,6 +298,12 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     // a Create undoes what it made before it reports the failure. The unified DELETE needs the subscription, so
     // it is recorded once more (the failure may have been transient), then the pipeline is removed.
     throw await undoAfterFailure(rt, key, e as Error);
+  }
+  if (!sameSelection(rec.doc.applied, selectionOf(d)) || (d.name !== undefined && d.name !== rec.doc.name)
+    || (d.storageGroupId !== undefined && d.storageGroupId !== rec.doc.storageGroupId)) {
+    // An earlier attempt made it with an older declaration: today's desired state is applied to it.
+    log({ msg: 'the pipeline an earlier attempt made differs from the declaration: applying today\'s', subscriptionId: rec.doc.subscriptionId });
+    return converge(rt, rec, d, event);
   }
   const failed = Object.keys(rec.doc.result?.failed ?? {});
   if (failed.length > 0 && d.partialFailure === 'FAIL') {
@@ -312,12 +333,14 @@ async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: strin
   if (contradicts(sub.product, PRODUCT)) wrong.push(`is a product-${sub.product} subscription, not a unified pipeline's (product ${PRODUCT})`);
   if (contradicts(sub.remote_identity, d.remoteIdentityId)) wrong.push(`belongs to remote identity ${sub.remote_identity} (declared ${d.remoteIdentityId})`);
   if (wrong.length > 0) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${id} ${wrong.join(' and ')}; nothing was changed`);
-  await claimIdentity(rt, d.remoteIdentityId, key);
+  await claimIdentity(rt, d.remoteIdentityId, key, id);
   await claimForAdoption(rt, 'sub', id, key, 'subscription');
   const doc: PipelineDoc = {
     identity: d.remoteIdentityId,
     selection: selectionOf(d),
     subscriptionId: id,
+    adopted: true,
+    removalPolicy: d.removalPolicy ?? 'retain',
     // What a read shows is what the service has (vendor reads); otherwise the declared name / storage are sent.
     ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
     ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
@@ -325,7 +348,31 @@ async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: strin
   // `updating` without a confirmed selection: converge sends the unified PATCH (no read shows the selection).
   rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc>(key, 'updating', doc, id);
   log({ msg: 'adopting an existing notification pipeline', subscriptionId: id, remoteIdentityId: d.remoteIdentityId });
-  return converge(rt, rec, d, event);
+  try {
+    return await converge(rt, rec, d, event);
+  } catch (e) {
+    // A failed adoption hands the pipeline back (the provider framework ignores the rollback Delete of a failed Create).
+    await release(rt, (await rt.journal.records<PipelineDoc>(key)).find((r) => r.id === rec!.id));
+    throw e;
+  }
+}
+
+/**
+ * Releases a pipeline record (a Delete with the `retain` policy, a failed adoption): the pipeline and its
+ * subscription are kept in the service and the claims are handed back. What an adoption's unified PATCH changed
+ * cannot be restored (no read shows the selection before it); that is logged and kept in the record.
+ */
+async function release(rt: Runtime, rec: PipelineRecord | undefined): Promise<void> {
+  if (!rec || DONE.has(rec.state)) return;
+  const unrestored = rec.doc.adopted === true && rec.doc.adoptionPatched === true
+    ? ['notificationTypes, roles and region as the adoption\'s unified PATCH set them (no read shows what they were before)'] : [];
+  log({
+    level: unrestored.length > 0 ? 'WARNING' : 'INFO',
+    msg: 'released the notification pipeline: it is kept in the service and no longer managed by this resource',
+    subscriptionId: rec.doc.subscriptionId,
+    ...(unrestored.length > 0 ? { unrestored } : {}),
+  });
+  await rt.journal.save(rec, 'released', { ...rec.doc, ...(unrestored.length > 0 ? { unrestored } : {}) });
 }
 
 /**
@@ -377,11 +424,20 @@ async function post(rt: Runtime, rec: PipelineRecord, d: PipelineDesired): Promi
  * held by another resource with an unfinished record refuses the create (the service would let the second pipeline
  * take over the first one's upstream subscriptions); a claim whose owner's pipeline is gone is taken over.
  */
-async function claimIdentity(rt: Runtime, identity: string, key: string): Promise<void> {
+async function claimIdentity(rt: Runtime, identity: string, key: string, adopting?: string): Promise<void> {
   for (let round = 0; round < 3; round++) {
     const owner = await rt.journal.claim('identity', identity, key);
     if (owner === key) return;
-    const live = (await rt.journal.records<PipelineDoc>(owner)).filter((r) => String(r.doc.identity) === identity && !DONE.has(r.state));
+    const records = await rt.journal.records<PipelineDoc>(owner);
+    // A released pipeline still runs in the service: only its adoption may take the identity over.
+    const kept = records.find((r) => String(r.doc.identity) === identity && r.state === 'released' && r.doc.subscriptionId !== adopting);
+    const keptStatus = kept?.doc.subscriptionId !== undefined ? await statusOrGone(rt, kept.doc.subscriptionId) : undefined;
+    if (kept && keptStatus !== undefined && keptStatus !== 'invalid') {
+      throw new HandlerError(`remote identity ${identity} has a notification pipeline that ${owner} released (removal policy retain; subscription `
+        + `${kept.doc.subscriptionId}); it still runs in the service, and a second pipeline would take over its upstream subscriptions: adopt it `
+        + `with existingSubscriptionId ${kept.doc.subscriptionId}, or remove it in the service first; nothing was changed`);
+    }
+    const live = records.filter((r) => String(r.doc.identity) === identity && !DONE.has(r.state));
     if (live.length > 0) {
       const r = live[0];
       throw new HandlerError(`remote identity ${identity} already has a notification pipeline, managed by ${owner} (journal record ${r.id}, `
@@ -428,7 +484,7 @@ async function recordSubscription(rt: Runtime, rec: PipelineRecord): Promise<Pip
   });
   try {
     return await createRecordedSubscription(rt, rec, attrs, 'posted',
-      (s) => !contradicts(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT));
+      (s) => !contradicts(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT) && !contradicts(s.name, rec.doc.name));
   } catch (e) {
     throw leftover(rec, messageOf(e));
   }
@@ -484,6 +540,9 @@ async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, ev
   if (d.name !== undefined && d.name !== (rec.doc.name ?? '')) changes.name = d.name;
   if (d.storageGroupId !== undefined && d.storageGroupId !== rec.doc.storageGroupId) changes.storage_group = d.storageGroupId;
   const dirty = rec.state === 'updating' || !sameSelection(rec.doc.applied, sel);
+  if (d.removalPolicy !== undefined && d.removalPolicy !== rec.doc.removalPolicy) {
+    rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: d.removalPolicy });
+  }
   if (!dirty) {
     if (Object.keys(changes).length > 0) {
       await rt.client.subscriptions.update(id, changes);
@@ -504,7 +563,7 @@ async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, ev
       await rt.client.subscriptions.update(id, { product_parameters: await parametersOf(rt, rec.doc.result as UnifiedPipelineResult) });
     }
   }
-  rec = await rt.journal.save(rec, 'updating', { ...rec.doc, selection: sel });
+  rec = await rt.journal.save(rec, 'updating', { ...rec.doc, selection: sel, ...(rec.doc.adopted ? { adoptionPatched: true } : {}) });
   let result: UnifiedPipelineResult;
   try {
     result = await withRolePropagation(rt, d, () => rt.client.notifications.update(rec.doc.identity, id, body(d)));
@@ -573,7 +632,11 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     for (const r of recs.filter((x) => x.physicalId === undefined && !DONE.has(x.state))) await removeAttempt(rt, r);
     return { PhysicalResourceId: id };
   }
-  const rec = recs.find((r) => r.physicalId === id);
+  const rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state)) ?? recs.find((r) => r.physicalId === id);
+  if (removalPolicyOf(event.ResourceProperties, rec?.doc) === 'retain') {
+    await release(rt, rec);
+    return { PhysicalResourceId: id };
+  }
   const status = await statusOrGone(rt, id);
   if (status === undefined || status === 'invalid') {
     log({ msg: 'nothing to delete', physicalResourceId: id, status });

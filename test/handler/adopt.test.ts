@@ -114,7 +114,7 @@ describe('Subscription adoption', () => {
   test('a missing, invalid or non-numeric subscription fails clearly without a change', async () => {
     await h.clearRequests();
     expect(await h.fails(h.event(SUB, 'Create', subProps('987654')))).toBe(
-      'Subscription: existingSubscriptionId 987654: no such subscription for this account (the service answered 404 or 403); check the ID '
+      'Subscription: existingSubscriptionId 987654: no such subscription (the service answered 404); check the ID '
       + '(dpi import lists them); nothing was changed');
     const id = await handMade();
     await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { status: 'invalid' } } });
@@ -136,14 +136,37 @@ describe('Subscription adoption', () => {
     }
   });
 
-  test('Delete (DESTROY) ends the adopted subscription with its onDelete status; the record can then not be adopted again', async () => {
+  test('Delete with an explicit destroy policy ends the adopted subscription with its onDelete status; it can then not be adopted again', async () => {
     const id = await handMade();
-    await h.onEvent(h.event(SUB, 'Create', subProps(id)));
-    await h.onEvent(h.event(SUB, 'Delete', { ...subProps(id), OnDelete: 'cancelled' }, { PhysicalResourceId: id }));
+    const props = { ...subProps(id), RemovalPolicy: 'destroy' };
+    await h.onEvent(h.event(SUB, 'Create', props));
+    await h.onEvent(h.event(SUB, 'Delete', { ...props, OnDelete: 'cancelled' }, { PhysicalResourceId: id }));
     expect(subOf(id).status).toBe('cancelled');
     expect((await h.journalRecords())[0].state).toBe('deleted');
     expect(await h.fails(h.event(SUB, 'Create', subProps(id), { LogicalResourceId: 'Again' }))).toContain('is cancelled and cannot be adopted');
-    // RETAIN: CloudFormation and dpi local-deploy send no Delete (see test/local/adopt-import.test.ts).
+  });
+
+  test('Delete without a policy (a template from before the property) or with retain releases the adopted subscription and restores what the adoption changed', async () => {
+    const id = await handMade();
+    const was = JSON.stringify(subOf(id));
+    // The adoption renames and pauses it; the rollback of that deploy (same declaration) hands it back as it was.
+    const props = subProps(id, { Name: 'adopted-name', Status: 'paused' });
+    await h.onEvent(h.event(SUB, 'Create', props));
+    expect(subOf(id)).toMatchObject({ name: 'adopted-name', status: 'paused' });
+    await h.onEvent(h.event(SUB, 'Delete', props, { PhysicalResourceId: id }));
+    expect(subOf(id).status).toBe('active');
+    if (TEST_READS === 'vendor') expect(JSON.stringify(subOf(id))).toBe(was);
+    expect((await h.journalRecords())[0].state).toBe('released');
+    // Another resource (another stack) may adopt it now.
+    await h.onEvent(h.event(SUB, 'Create', { ...subProps(id), RemovalPolicy: 'retain' }, { LogicalResourceId: 'Next' }));
+    expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Next');
+    // A later change supersedes the adoption's: a release then keeps the subscription as it is.
+    const next = { ...subProps(id, { Name: 'later' }), RemovalPolicy: 'retain' };
+    await h.onEvent(h.event(SUB, 'Update', next, { LogicalResourceId: 'Next', PhysicalResourceId: id, OldResourceProperties: { ...subProps(id), RemovalPolicy: 'retain' } }));
+    await h.clearRequests();
+    await h.onEvent(h.event(SUB, 'Delete', next, { LogicalResourceId: 'Next', PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf(id)).toMatchObject({ name: 'later', status: 'active' });
   });
 
   test('a failed reconcile leaves the record untouched by the rollback Delete (placeholder): adoption never ends what it did not make', async () => {
@@ -153,7 +176,7 @@ describe('Subscription adoption', () => {
     expect(reason).toContain(`the service rejected the update of subscription ${id}`);
     await h.onEvent(h.event(SUB, 'Delete', subProps(id, { Name: 'renamed' }), { PhysicalResourceId: 'HandlerTest-Resource-PLACEHOLDER' }));
     expect(subOf(id).status).toBe('active');
-    expect((await h.journalRecords())[0].state).toBe('abandoned');
+    expect((await h.journalRecords())[0].state).toBe('released');
     // The claim of a resource without a live record is taken over by the next adopter.
     await h.onEvent(h.event(SUB, 'Create', subProps(id), { LogicalResourceId: 'Next' }));
     expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Next');
@@ -189,13 +212,24 @@ describe('NotificationPipeline adoption', () => {
     expect(await h.journalOwner('identity', '362')).toBe('HandlerTest/Resource');
     expect(await h.journalOwner('sub', id)).toBe('HandlerTest/Resource');
 
-    // An Update without a change sends nothing; Delete (DESTROY) removes the pipeline and ends the subscription.
+    // An Update without a change sends nothing; Delete without a policy releases it (adopted: kept in the service).
     await h.clearRequests();
     await h.onEvent(h.event(PIPE, 'Update', props, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...props } }));
     expect(await h.changingRequests()).toEqual([]);
     await h.onEvent(h.event(PIPE, 'Delete', props, { PhysicalResourceId: id }));
-    expect(await h.changingRequests()).toEqual([`DELETE /service/sp/notifications-unified/362/${id} 204`, `PATCH /v2/sub/${id} 200`]);
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf(id).status).toBe('active');
+    expect(h.state().pipelines).toHaveLength(1);
+    const released = (await h.journalRecords())[0];
+    expect(released.state).toBe('released');
+    expect(released.doc.unrestored.join(' ')).toContain('no read shows what they were before');
+    // A new pipeline of the identity is refused while the released one runs; adopting it is allowed.
+    expect(await h.fails(h.event(PIPE, 'Create', SELLER_PIPELINE, { LogicalResourceId: 'Fresh' }))).toContain(`adopt it with existingSubscriptionId ${id}`);
+    await h.onEvent(h.event(PIPE, 'Create', { ...props, RemovalPolicy: 'destroy' }, { LogicalResourceId: 'Again' }));
+    // An explicit destroy policy removes the pipeline and ends its subscription.
+    await h.onEvent(h.event(PIPE, 'Delete', { ...props, RemovalPolicy: 'destroy' }, { LogicalResourceId: 'Again', PhysicalResourceId: id }));
     expect(subOf(id).status).toBe('invalid');
+    expect(h.state().pipelines).toHaveLength(0);
   });
 
   test('a pipeline whose identity another resource manages is refused naming it; nothing changes', async () => {
@@ -208,7 +242,7 @@ describe('NotificationPipeline adoption', () => {
 
   test('a missing or invalid pipeline subscription fails clearly', async () => {
     expect(await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: '999999' })))
-      .toContain('NotificationPipeline: existingSubscriptionId 999999: no such subscription for this account');
+      .toContain('NotificationPipeline: existingSubscriptionId 999999: no such subscription (the service answered 404)');
     const id = await handMadePipeline();
     await h.api('PATCH', `/v2/sub/${id}`, { data: { type: 'Subscription', id, attributes: { status: 'invalid' } } });
     expect(await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: id }))).toContain('is invalid and cannot be adopted');

@@ -18,6 +18,9 @@ function journalOf(records: Array<JournalRecord<unknown>>): Journal {
     owners: notUsed,
     transfer: notUsed,
     scan: notUsed,
+    markInflight: notUsed,
+    clearInflight: notUsed,
+    inflight: notUsed,
   };
 }
 

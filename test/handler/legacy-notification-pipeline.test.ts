@@ -4,7 +4,8 @@ import { ResourceTypes } from '../../src/contract';
 const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';
 const QUEUE2 = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications-2';
-const BASE = { SubscriptionId: '8601', RemoteIdentityId: '364', QueueArn: QUEUE, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'], Retired: 'false' };
+const BASE0 = { SubscriptionId: '8601', RemoteIdentityId: '364', QueueArn: QUEUE, NotificationTypes: ['ORDER_CHANGE', 'FEED_PROCESSING_FINISHED'], Retired: 'false' };
+const BASE = BASE0;
 
 let h: HandlerHarness;
 useHandlerHarness((started) => {
@@ -108,16 +109,32 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     expect(sub8601(h.state()).status).toBe('invalid');
   });
 
-  test('Delete removes the legacy pipeline; unknown and placeholder IDs succeed', async () => {
+  test('Delete without a policy or with retain releases the legacy pipeline: no call, it keeps running, another stack may adopt it', async () => {
     await h.onEvent(h.event(T, 'Create', BASE));
     await h.clearRequests();
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8601' }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect(sub8601(h.state()).status).toBe('active');
+    expect(legacyOf(h.state())).toBeDefined();
+    expect((await h.journalRecords()).map((x) => x.state)).toEqual(['released']);
+    await h.onEvent(h.event(T, 'Create', { ...BASE, RemovalPolicy: 'retain' }, { LogicalResourceId: 'Other' }));
+    expect((await h.journalRecords('Other')).map((x) => x.state)).toEqual(['active']);
+    await h.onEvent(h.event(T, 'Delete', { ...BASE, RemovalPolicy: 'retain' }, { LogicalResourceId: 'Other', PhysicalResourceId: '8601' }));
+    expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('Delete with an explicit destroy policy removes the legacy pipeline; unknown and placeholder IDs succeed; a 403 fails', async () => {
+    const DESTROY = { ...BASE0, RemovalPolicy: 'destroy' };
+    await h.onEvent(h.event(T, 'Create', DESTROY));
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: '8601' }));
     expect(await h.changingRequests()).toEqual(['DELETE /service/sp/notifications/364/8601 204', 'PATCH /v2/sub/8601 200']);
     expect(legacyOf(h.state())).toBeUndefined();
     expect(sub8601(h.state()).status).toBe('invalid');
     expect((await h.journalRecords()).map((x) => x.state)).toEqual(['deleted']);
     await h.clearRequests();
-    for (const id of ['424242', 'placeholder-id', '8701']) await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: id }));
+    for (const id of ['424242', 'placeholder-id']) await h.onEvent(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: id }));
+    expect(await h.fails(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: '8701' }))).toContain('(403');
     expect(await h.changingRequests()).toEqual([]);
   });
 

@@ -271,14 +271,23 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(logged).toContain(JSON.parse(pp.meta).s3_notification_prefix);
   });
 
-  test('the subscription POST fails once after the unified POST: the Create records it again and removes the pipeline before failing', async () => {
+  test('a subscription POST that failed (500) after the unified POST is sent again once the lists prove it made nothing', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(T, 'Create', props));
+    expect(await h.changingRequests()).toEqual(['POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 500', 'POST /v2/sub 201']);
+    expect(h.state().subscriptions.filter((s: any) => s.product === 107).map((s: any) => String(s.id))).toEqual([r.PhysicalResourceId]);
+  });
+
+  test('the subscription POST fails every time after the unified POST: the Create records it again and removes the pipeline before failing', async () => {
+    const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 3 });
     await h.clearRequests();
     const reason = await h.fails(h.event(T, 'Create', props));
     expect(reason).toContain('the pipeline was removed again');
     expect(await h.changingRequests()).toEqual([
-      'POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 500', 'POST /v2/sub 201',
+      'POST /service/sp/notifications-unified/362 207', 'POST /v2/sub 500', 'POST /v2/sub 500', 'POST /v2/sub 500', 'POST /v2/sub 201',
       expect.stringMatching(/^DELETE \/service\/sp\/notifications-unified\/362\/\d+ 204$/), expect.stringMatching(/^PATCH \/v2\/sub\/\d+ 200$/),
     ]);
     const state = h.state();
@@ -290,7 +299,7 @@ describe('Custom::DpiNotificationPipeline', () => {
 
   test('the subscription POST keeps failing: the reason names the pipeline; a repeated Create records it without a second unified POST', async () => {
     const props = { ...BASE, NotificationTypes: ['ORDER_CHANGE'] };
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 2 });
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 6 });
     const reason = await h.fails(h.event(T, 'Create', props));
     expect(reason).toContain('notification pipeline of identity 362 was created');
     expect(reason).toContain('deploy again');
@@ -312,7 +321,7 @@ describe('Custom::DpiNotificationPipeline', () => {
   });
 
   test('a rollback Delete with a placeholder physical ID finds a failed Create\'s leftover in the journal and removes it', async () => {
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 2 });
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 6 });
     await h.fails(h.event(T, 'Create', BASE));
     expect(h.state().pipelines).toHaveLength(1);
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: 'HandlerTest-Resource-1A2B3C4D' }));
@@ -341,13 +350,17 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(state.pipelines).toHaveLength(1);
   });
 
-  test('a subscription created outside the stack is never taken for a lost response: a second unclaimed candidate fails naming both', async () => {
-    // A product-107 subscription of the same identity made by hand (no resource claims it).
-    const other = await h.subscribe(107, 362, { subscriptions: '{}', meta: '{}' });
+  test('a subscription created outside the stack is never taken for a lost response: only what appeared after the call is', async () => {
+    // Product-107 subscriptions made by hand before the deploy (no resource claims them): same identity, another identity.
+    const same = await h.subscribe(107, 362, { subscriptions: '{}', meta: '{}' });
+    const another = await h.subscribe(107, 363, { subscriptions: '{}', meta: '{}' });
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
-    const reason = await h.fails(h.event(T, 'Create', BASE));
-    expect(reason).toContain(other);
-    expect(reason).toContain('claimed by no resource');
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    expect([same, another]).not.toContain(r.PhysicalResourceId);
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: r.PhysicalResourceId }));
+    expect(subOf(h.state(), same).status).toBe('active');
+    expect(subOf(h.state(), another).status).toBe('active');
+    expect(subOf(h.state(), r.PhysicalResourceId).status).toBe('invalid');
   });
 
   test('a unified POST applied but its response lost is the residual case: the Create names what may remain and the step; retries refuse without a call until `dpi journal resolve`', async () => {

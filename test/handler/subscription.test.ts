@@ -161,11 +161,33 @@ describe('Custom::DpiSubscription', () => {
     expect((await h.journalRecords()).map((x) => x.state)).toEqual(['deleted']);
     expect((await h.journalRecords('Other')).map((x) => x.state)).toEqual(['deleted']);
     await h.clearRequests();
-    for (const id of [a.PhysicalResourceId, b.PhysicalResourceId, '77777', 'HandlerTest-Resource-XYZ', '8701']) {
+    for (const id of [a.PhysicalResourceId, b.PhysicalResourceId, '77777', 'HandlerTest-Resource-XYZ']) {
       await h.onEvent(h.event(T, 'Delete', { ...BASE, OnDelete: 'cancelled' }, { PhysicalResourceId: id }));
     }
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: a.PhysicalResourceId }));
     expect(await h.changingRequests()).toEqual([]);
+  });
+
+  test('a 403 is never "gone": Delete and Update of another account\'s subscription fail naming the account, nothing is changed or replaced', async () => {
+    await h.clearRequests();
+    const reason = await h.fails(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8701' }));
+    expect(reason).toContain('refused access to subscription 8701 (403');
+    expect(reason).toContain('account 1001');
+    expect(reason).toContain('nothing was changed or marked deleted');
+    const renamed = await h.fails(h.event(T, 'Update', { ...BASE, Name: 'x' }, { PhysicalResourceId: '8701', OldResourceProperties: old(BASE) }));
+    expect(renamed).toContain('(403');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf('8701').status).toBe('active');
+  });
+
+  test('a 403 on the read of an Update of its own subscription fails; no replacement is made', async () => {
+    const { PhysicalResourceId: id } = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.admin('POST', '/faults', { method: 'GET', pathPrefix: `/sub/${id}`, status: 403, count: 1 });
+    await h.clearRequests();
+    expect(await h.fails(h.event(T, 'Update', { ...BASE, Name: 'renamed' }, { PhysicalResourceId: id, OldResourceProperties: old(BASE) })))
+      .toContain(`refused access to subscription ${id} (403`);
+    expect(await h.changingRequests()).toEqual([]);
+    expect(made().map((x: any) => x.status)).toEqual(['active']);
   });
 
   test('a subscription POST applied but its response lost is found among the unclaimed subscriptions: no second subscription', async () => {
@@ -181,8 +203,16 @@ describe('Custom::DpiSubscription', () => {
     expect(await h.changingRequests()).toEqual([]);
   });
 
-  test('a subscription POST that failed (500) with nothing made: the Create fails, the rollback Delete changes nothing, a retry creates one', async () => {
+  test('a subscription POST that failed (500) with nothing made is sent again once the lists prove it made nothing', async () => {
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 1 });
+    await h.clearRequests();
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    expect(await h.changingRequests()).toEqual(['POST /v2/sub 500', 'POST /v2/sub 201']);
+    expect(made().map((s: any) => String(s.id))).toEqual([r.PhysicalResourceId]);
+  });
+
+  test('a subscription POST that keeps failing (500) with nothing made: the Create fails, the rollback Delete changes nothing, a retry creates one', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 500, count: 3 });
     const reason = await h.fails(h.event(T, 'Create', BASE));
     expect(reason).toContain('nothing was made');
     await h.clearRequests();
@@ -201,10 +231,29 @@ describe('Custom::DpiSubscription', () => {
   test('an active subscription made outside the stack is never taken for this resource\'s lost response', async () => {
     await h.admin('POST', '/fixtures', { subscriptions: [outside(9500, 'active', 501)] });
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
-    // Two unclaimed active subscriptions of the product (the outside one and the lost one): named, none taken.
-    const reason = await h.fails(h.event(T, 'Create', BASE));
-    expect(reason).toContain('9500');
-    expect(reason).toContain('claimed by no resource');
+    // It existed before the POST: only what appeared after the call is a candidate.
+    const r = await h.onEvent(h.event(T, 'Create', BASE));
+    expect(r.PhysicalResourceId).not.toBe('9500');
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: r.PhysicalResourceId }));
+    expect(subOf('9500').status).toBe('active');
+    expect(await h.journalOwner('sub', '9500')).toBeUndefined();
+  });
+
+  test('a lost POST whose attempt cannot be told from a subscription made meanwhile elsewhere fails naming both; none is taken or changed', async () => {
+    // The POST is held 400 ms, then applied and its answer lost; meanwhile the same subscription is made by hand.
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 400, dropResponse: true, count: 1 });
+    const attempt = h.fails(h.event(T, 'Create', BASE));
+    for (let i = 0; i < 200 && (await h.admin('GET', '/faults')).faults.length > 0; i++) await new Promise((res) => setTimeout(res, 10));
+    const outsider = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+    const reason = await attempt;
+    expect(reason).toContain('cannot be told');
+    expect(reason).toContain(outsider);
+    expect(made().filter((x: any) => x.status === 'active')).toHaveLength(2);
+    // The record stays `recording`: a Delete of the failed Create (rollback) changes nothing and finishes.
+    await h.clearRequests();
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: 'HandlerTest-Resource-1A2B' }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf(outsider).status).toBe('active');
   });
 
   test('a subscription deployed before the journal existed: Update compares with the previous properties', async () => {
