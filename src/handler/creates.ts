@@ -4,38 +4,58 @@
  * A `POST /v2/sub` whose answer is lost (5xx, dropped connection, timeout, a killed runner) may or may not have made a
  * subscription. What it made is found by comparing the product's subscriptions listed right before the call (kept in
  * the journal record as `attempt.before`) with a list after it: a subscription that existed before the call is never
- * a candidate, whoever made it (the web UI, another app, a stack of another region or journal table). Creates of the
- * same product in flight in this journal are marked (`Journal.markInflight`), so a concurrent create's new
- * subscription is not mistaken for this one's: the resolution waits for them, then takes a candidate only when it is
- * the one left; otherwise it fails naming the candidates. See docs/handler.md ("Ownership").
+ * a candidate, whoever made it (the web UI, another app, a stack of another region or journal table). The creates of
+ * one product are serialized per journal (a lock in the journal, from the list before the POST to the recorded
+ * outcome), so no create of this journal runs inside another's window: a fleet's concurrent creates never take each
+ * other's subscriptions. More than one candidate (something made elsewhere during the call) fails naming them. See
+ * docs/handler.md ("Ownership").
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
 import { nowIso, OwnsSubscription } from './common';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
-import { InflightMark, JournalRecord } from './journal';
+import { JournalRecord } from './journal';
 import { log } from './log';
 import { Runtime } from './runtime';
 
 /** Creating POSTs one create sends at most while each lost answer is proven to have made nothing. */
 export const MAX_CREATE_POSTS = 3;
-/** An in-flight mark older than this (the longest a Lambda invocation runs) belongs to an attempt that ended. */
-export const STALE_INFLIGHT_MS = 15 * 60_000;
-/** How long a resolution waits for concurrent creates of the same product to record their outcome. */
-const WAIT_FOR_OTHERS_MS = 60_000;
+/** A creates lock older than this (the longest a Lambda invocation runs) belongs to an invocation that ended. */
+export const STALE_LOCK_MS = 15 * 60_000;
 
-/** The in-flight kind of a product's subscription creates. */
+/** The lock kind of a product's subscription creates. */
 export function inflightKind(product: number | string): string {
   return `sub#${product}`;
 }
 
-/** The in-flight member of a journal record. */
+/** The lock member of a journal record. */
 export function inflightMember(rec: JournalRecord<unknown>): string {
   return `${rec.key}|${rec.id}`;
 }
 
-function live(m: InflightMark, now: number): boolean {
-  const t = Date.parse(m.startedAt);
-  return !Number.isFinite(t) || now - t < STALE_INFLIGHT_MS;
+/**
+ * Runs `fn` holding the creates lock of `product` for `rec`: waits (patiently, saying so in the log) while another
+ * create of the product is in flight; fails clearly when it is still held close to the invocation's deadline.
+ */
+export async function withCreatesLock<T>(rt: Runtime, product: number, rec: JournalRecord<unknown>, fn: () => Promise<T>): Promise<T> {
+  const kind = inflightKind(product);
+  const me = inflightMember(rec);
+  for (let round = 0; ; round++) {
+    const holder = await rt.journal.lock(kind, me, new Date(Date.now() - STALE_LOCK_MS).toISOString());
+    if (holder === undefined) break;
+    if (Date.now() + 1000 > rt.deadline - 60_000 || round >= 2000) {
+      throw new HandlerError(`another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is still in `
+        + 'flight; creates of one product run one at a time so that a lost answer is never mistaken for another\'s: deploy again');
+    }
+    if (round === 0) log({ msg: 'another create of the product is in flight: waiting for it to record its outcome', product, holder: holder.member.split('|')[0] });
+    await rt.sleep(250 + Math.floor(Math.random() * 250));
+  }
+  try {
+    return await fn();
+  } finally {
+    await rt.journal.unlock(kind, me).catch((e: unknown) => {
+      log({ level: 'WARNING', msg: 'could not release the creates lock (it expires)', product, error: messageOf(e) });
+    });
+  }
 }
 
 /** The outcome of resolving an attempt: the subscription it made, or none. */
@@ -44,42 +64,37 @@ export interface Resolved {
 }
 
 /**
- * What an attempt whose POST had no clear outcome made: `{ id }`, or `{}` when it made nothing. Fails, changing
- * nothing, when it cannot tell (several candidates, or a candidate while other creates of the product are in flight).
+ * What an attempt whose POST had no clear outcome made: `{ id }`, or `{}` when it made nothing; holds the creates lock
+ * of the product while it looks. Fails, changing nothing, when it cannot tell (several candidates).
  */
 export async function resolveAttempt<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
+  matches: (s: Subscription) => boolean): Promise<Resolved> {
+  const product = rec.doc.attempt?.product ?? (rec.doc as { product?: number }).product ?? 107;
+  return withCreatesLock(rt, product, rec, () => resolveLocked(rt, rec, matches));
+}
+
+/** `resolveAttempt` with the lock held. */
+async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
   matches: (s: Subscription) => boolean): Promise<Resolved> {
   const a = rec.doc.attempt;
   if (a === undefined) return resolveWithoutBefore(rt, rec, matches);
   const before = new Set(a.before.map(String));
-  const me = inflightMember(rec);
-  const until = Math.min(Date.now() + WAIT_FOR_OTHERS_MS, rt.deadline - 30_000);
-  for (;;) {
-    const appeared = (await rt.client.subscriptions.list({ product: a.product }))
-      .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s)).map((s) => String(s.id));
-    const owners = await rt.journal.owners('sub', appeared);
-    const claimedHere = appeared.find((id) => owners.get(id) === rec.key);
-    // An earlier delivery claimed it and stopped before recording the outcome.
-    if (claimedHere !== undefined) return { id: claimedHere };
-    const candidates = appeared.filter((id) => !owners.has(id));
-    if (candidates.length === 0) return {};
-    const now = Date.now();
-    const others = (await rt.journal.inflight(inflightKind(a.product))).filter((m) => m.member !== me && live(m, now));
-    if (candidates.length === 1 && others.length === 0) {
-      log({ msg: 'found the subscription the create made (it appeared after the call and no other create of the product is in flight)', subscriptionId: candidates[0] });
-      return { id: candidates[0] };
-    }
-    if (others.length > 0 && Date.now() + 2000 < until) {
-      log({ msg: 'other creates of the product are in flight: waiting for them to record their outcome', product: a.product, candidates, others: others.length });
-      await rt.sleep(2000);
-      continue;
-    }
-    throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and ${candidates.length} subscription`
-      + `${candidates.length > 1 ? 's' : ''} of the product appeared since (${candidates.slice(0, 10).join(', ')})`
-      + `${others.length > 0 ? ` while ${others.length} other create${others.length > 1 ? 's' : ''} of the product ${others.length > 1 ? 'were' : 'was'} in flight` : ''}`
-      + ': which one it made cannot be told, so none is taken or changed; deploy again once the other creates finished, or resolve it with '
-      + `'dpi journal' (the record stays '${rec.state}')`);
+  const appeared = (await rt.client.subscriptions.list({ product: a.product }))
+    .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s)).map((s) => String(s.id));
+  const owners = await rt.journal.owners('sub', appeared);
+  // An earlier delivery claimed it and stopped before recording the outcome.
+  const claimedHere = appeared.find((id) => owners.get(id) === rec.key);
+  if (claimedHere !== undefined) return { id: claimedHere };
+  const candidates = appeared.filter((id) => !owners.has(id));
+  if (candidates.length === 0) return {};
+  if (candidates.length === 1) {
+    log({ msg: 'found the subscription the create made: the one that appeared since the call', subscriptionId: candidates[0] });
+    return { id: candidates[0] };
   }
+  throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and ${candidates.length} subscriptions `
+    + `of the product appeared since (${candidates.slice(0, 10).join(', ')}), made elsewhere meanwhile: which one it made cannot be told, so `
+    + 'none is taken or changed; once you know which is this resource\'s, end the others in the service or keep them, then run \'dpi journal '
+    + `resolve ${rec.key}' and deploy again (the record stays '${rec.state}')`);
 }
 
 /** An attempt recorded before the journal kept the list before the call: never guesses. */
@@ -99,51 +114,48 @@ async function resolveWithoutBefore<D extends OwnsSubscription>(rt: Runtime, rec
 }
 
 /**
- * Creates the subscription of a journal record: the product's subscriptions are listed and kept with the intent
- * (`recording`, an in-flight mark) before the POST; the outcome (`active`, the ID claimed for the record's resource)
- * after it. A record already `recording` (an earlier delivery's POST had no clear outcome) is resolved first. A lost
- * answer is resolved the same way; when the lists prove nothing was made, the POST is sent again (at most
- * `MAX_CREATE_POSTS` in all). A refused POST (4xx) puts the record back to `back` and rethrows. `fresh` gives the
- * document of a new attempt (today's desired state); a resolved earlier attempt keeps its own.
+ * Creates the subscription of a journal record, holding the product's creates lock: the product's subscriptions are
+ * listed and kept with the intent (`recording`) before the POST; the outcome (`active`, the ID claimed for the
+ * record's resource) after it. A record already `recording` (an earlier delivery's POST had no clear outcome) is
+ * resolved first. A lost answer is resolved the same way; when the lists prove nothing was made, the POST is sent
+ * again (at most `MAX_CREATE_POSTS` in all). A refused POST (4xx) puts the record back to `back` and rethrows. `fresh`
+ * gives the document of a new attempt (today's desired state); a resolved earlier attempt keeps its own.
  */
 export async function createRecordedSubscription<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
   attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean, fresh: (doc: D) => D = (d) => d): Promise<JournalRecord<D>> {
   const product = Number(attrs.product);
-  const kind = inflightKind(product);
-  let r = rec;
-  let id: string | undefined;
-  let lost: string | undefined;
-  for (let posts = 0; id === undefined;) {
-    if (r.state === 'recording') {
-      id = (await resolveAttempt(rt, r, matches)).id;
-      if (id !== undefined) break;
-      if (lost !== undefined) log({ level: 'WARNING', msg: 'the subscription create had no clear outcome and made nothing (nothing appeared since the call)', error: lost });
-      else log({ msg: 'an earlier attempt of this resource made nothing: creating anew' });
-    }
-    if (posts >= MAX_CREATE_POSTS) {
-      await rt.journal.clearInflight(kind, inflightMember(r));
-      await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
-      throw new HandlerError(`creating the product-${product} subscription had no clear outcome ${posts} times (${lost ?? 'no answer'}) and the `
-        + 'service shows that nothing was made: deploy again');
-    }
-    const before = (await rt.client.subscriptions.list({ product })).map((s) => String(s.id));
-    r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt: { product, before, startedAt: nowIso() } });
-    await rt.journal.markInflight(kind, inflightMember(r));
-    posts++;
-    try {
-      id = String((await rt.client.subscriptions.create(attrs)).id);
-    } catch (e) {
-      if (isDefiniteFailure(e)) {
-        await rt.journal.clearInflight(kind, inflightMember(r));
-        await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
-        throw e;
+  return withCreatesLock(rt, product, rec, async () => {
+    let r = rec;
+    let id: string | undefined;
+    let lost: string | undefined;
+    for (let posts = 0; id === undefined;) {
+      if (r.state === 'recording') {
+        id = (await resolveLocked(rt, r, matches)).id;
+        if (id !== undefined) break;
+        if (lost !== undefined) log({ level: 'WARNING', msg: 'the subscription create had no clear outcome and made nothing (nothing appeared since the call)', error: lost });
+        else log({ msg: 'an earlier attempt of this resource made nothing: creating anew' });
       }
-      lost = messageOf(e);
-      log({ level: 'WARNING', msg: 'the subscription create had no clear outcome: comparing the product\'s subscriptions with the list before the call', error: lost });
+      if (posts >= MAX_CREATE_POSTS) {
+        await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+        throw new HandlerError(`creating the product-${product} subscription had no clear outcome ${posts} times (${lost ?? 'no answer'}) and the `
+          + 'service shows that nothing was made: deploy again');
+      }
+      const before = (await rt.client.subscriptions.list({ product })).map((s) => String(s.id));
+      r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt: { product, before, startedAt: nowIso() } });
+      posts++;
+      try {
+        id = String((await rt.client.subscriptions.create(attrs)).id);
+      } catch (e) {
+        if (isDefiniteFailure(e)) {
+          await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+          throw e;
+        }
+        lost = messageOf(e);
+        log({ level: 'WARNING', msg: 'the subscription create had no clear outcome: comparing the product\'s subscriptions with the list before the call', error: lost });
+      }
     }
-  }
-  const owner = await rt.journal.claim('sub', id, r.key);
-  if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
-  await rt.journal.clearInflight(kind, inflightMember(r));
-  return rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
+    const owner = await rt.journal.claim('sub', id, r.key);
+    if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
+    return rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
+  });
 }

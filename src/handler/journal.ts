@@ -15,9 +15,9 @@
  *   `version` (conditional writes), `updatedAt`, `doc` (JSON of the resource type's document);
  * - claims: `pk` = `claim#<kind>#<service ID>`, `sk` = `claim`, attribute `owner` (the resource key): which
  *   resource owns a service record (found without reading the service's fields);
- * - in-flight marks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `<resource key>|<record ID>`, attribute
- *   `startedAt`: creating calls whose outcome is not recorded yet, so that the resolution of a lost answer never takes
- *   what a concurrent create of the same kind made.
+ * - creates locks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `lock`, attributes `member` and
+ *   `startedAt`: the one creating call of that kind whose outcome is not recorded yet, so that the resolution of a lost
+ *   answer never meets what a concurrent create of the same kind made.
  */
 import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
@@ -51,12 +51,14 @@ export interface Journal {
   owners(kind: string, ids: string[]): Promise<Map<string, string>>;
   /** Moves a claim from `from` to `to`; false when `from` no longer owns it. */
   transfer(kind: string, id: string, from: string, to: string): Promise<boolean>;
-  /** Marks a creating call of service record kind `kind` (e.g. `sub#3001`: a product-3001 subscription) in flight for `member`. */
-  markInflight(kind: string, member: string): Promise<void>;
-  /** Clears an in-flight mark (no error when absent). */
-  clearInflight(kind: string, member: string): Promise<void>;
-  /** The creating calls of kind `kind` in flight, by any resource of this journal. */
-  inflight(kind: string): Promise<InflightMark[]>;
+  /**
+   * Takes the creates lock of kind `kind` (e.g. `sub#3001`: product-3001 subscription creates) for `member`: at most
+   * one creating call of a kind is in flight per journal. Returns undefined when `member` holds it now (also when it
+   * held it already), else the holder; a holder older than `staleBefore` (ISO) is replaced.
+   */
+  lock(kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined>;
+  /** Releases the creates lock if `member` holds it (no error otherwise). */
+  unlock(kind: string, member: string): Promise<void>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.
@@ -71,7 +73,7 @@ export interface JournalClaim {
   readonly owner: string;
 }
 
-/** A creating call in flight: `member` (`<resource key>|<record ID>`) sent it, or is about to, since `startedAt` (ISO). */
+/** The holder of a creates lock: `member` (`<resource key>|<record ID>`) since `startedAt` (ISO). */
 export interface InflightMark {
   readonly member: string;
   readonly startedAt: string;
@@ -339,29 +341,35 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       records.sort((a, b) => (a.key === b.key ? (a.id < b.id ? -1 : 1) : a.key < b.key ? -1 : 1));
       return { records, claims };
     }),
-    markInflight: (kind: string, member: string) => run(async () => {
-      await c.send(new m.PutItemCommand({
-        TableName: table, Item: { pk: S(`inflight#${kind}`), sk: S(member), startedAt: S(new Date().toISOString()) },
-      }));
-    }),
-    clearInflight: (kind: string, member: string) => run(async () => {
-      await c.send(new m.DeleteItemCommand({ TableName: table, Key: { pk: S(`inflight#${kind}`), sk: S(member) } }));
-    }),
-    inflight: (kind: string) => run(async () => {
-      const out: InflightMark[] = [];
-      let start: Record<string, ddb.AttributeValue> | undefined;
-      do {
-        const page: ddb.QueryCommandOutput = await c.send(new m.QueryCommand({
+    lock: (kind: string, member: string, staleBefore: string) => run(async () => {
+      const key = { pk: S(`inflight#${kind}`), sk: S('lock') };
+      try {
+        await c.send(new m.PutItemCommand({
           TableName: table,
-          KeyConditionExpression: 'pk = :k',
-          ExpressionAttributeValues: { ':k': S(`inflight#${kind}`) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
+          Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
+          ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale',
+          ExpressionAttributeNames: { '#m': 'member' },
+          ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore) },
         }));
-        for (const item of page.Items ?? []) out.push({ member: item.sk.S!, startedAt: item.startedAt?.S ?? '' });
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return out;
+        return undefined;
+      } catch (e) {
+        if (!conditionFailed(e)) throw e;
+        const got = await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
+        return { member: got.Item?.member?.S ?? '', startedAt: got.Item?.startedAt?.S ?? '' };
+      }
+    }),
+    unlock: (kind: string, member: string) => run(async () => {
+      try {
+        await c.send(new m.DeleteItemCommand({
+          TableName: table,
+          Key: { pk: S(`inflight#${kind}`), sk: S('lock') },
+          ConditionExpression: '#m = :m',
+          ExpressionAttributeNames: { '#m': 'member' },
+          ExpressionAttributeValues: { ':m': S(member) },
+        }));
+      } catch (e) {
+        if (!conditionFailed(e)) throw e;
+      }
     }),
     owners: (kind: string, ids: string[]) => run(async () => {
       const out = new Map<string, string>();

@@ -18,9 +18,8 @@ function journalOf(records: Array<JournalRecord<unknown>>): Journal {
     owners: notUsed,
     transfer: notUsed,
     scan: notUsed,
-    markInflight: notUsed,
-    clearInflight: notUsed,
-    inflight: notUsed,
+    lock: notUsed,
+    unlock: notUsed,
   };
 }
 

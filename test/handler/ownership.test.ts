@@ -1,0 +1,122 @@
+/**
+ * Ownership rules of the handler (docs/handler.md, "Ownership"): concurrent creates of one product with lost answers,
+ * rollbacks that cannot undo a stored parameter, the legacy update's checks before its PATCH, and an earlier attempt
+ * resumed with today's declaration.
+ */
+import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { ResourceTypes } from '../../src/contract';
+import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
+
+const SUB = ResourceTypes.SUBSCRIPTION;
+const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
+const LEGACY = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+const ORDERS = {
+  ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
+};
+
+let h: HandlerHarness;
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
+beforeEach(() => {
+  h.configure();
+  h.callerAccount = DEFAULT_CLOUD_ACCOUNT;
+});
+
+const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
+const old = (props: Record<string, unknown>): Record<string, unknown> => ({ Connection: h.connection, ...props });
+
+describe('concurrent creates of one product', () => {
+  test('three creates at once, two answers lost, a subscription made beforehand by hand: each resource gets its own, the hand-made one is untouched', async () => {
+    const byHand = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+    const was = JSON.stringify(subOf(byHand));
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 2 });
+    const names = ['A', 'B', 'C'];
+    const results = await Promise.all(names.map((n) => h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: n }, { LogicalResourceId: n }))));
+    const ids = results.map((r) => r.PhysicalResourceId);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).not.toContain(byHand);
+    const fresh = h.state().subscriptions.filter((s: any) => s.id >= 9001 && s.product === 3001 && String(s.id) !== byHand && s.status === 'active');
+    expect(fresh.map((s: any) => String(s.id)).sort()).toEqual([...ids].sort());
+    for (const [i, n] of names.entries()) expect(await h.journalOwner('sub', ids[i])).toBe(`HandlerTest/${n}`);
+    expect(JSON.stringify(subOf(byHand))).toBe(was);
+    // Every in-flight mark is cleared once the outcomes are recorded.
+    expect((await h.journalItems()).filter((x) => x.pk.startsWith('inflight#'))).toEqual([]);
+  });
+});
+
+describe('rollbacks always finish', () => {
+  test('an update that added a stored parameter rolls back: the service keeps it (no removal), the journal records it, drift names it', async () => {
+    const { PhysicalResourceId: id } = await h.onEvent(h.event(SUB, 'Create', ORDERS));
+    const v2 = { ...ORDERS, ProductParameters: { ...ORDERS.ProductParameters, report_window: '7' }, StageIds: ['1000'] };
+    await h.onEvent(h.event(SUB, 'Update', v2, { PhysicalResourceId: id, OldResourceProperties: old(ORDERS) }));
+    // UPDATE_ROLLBACK: back to the previous properties.
+    await h.clearRequests();
+    const back = await h.onEvent(h.event(SUB, 'Update', ORDERS, { PhysicalResourceId: id, OldResourceProperties: old(v2) }));
+    expect(back.PhysicalResourceId).toBe(id);
+    expect(await h.changingRequests()).toEqual([]);
+    const rec = (await h.journalRecords())[0];
+    expect(rec.state).toBe('active');
+    expect(Object.keys(rec.doc.kept).sort()).toEqual(['report_window', 'stage_ids']);
+    expect(subOf(id).product_parameters.report_window).toBe('7');
+    expect(h.logs.some((l) => l.includes('the service keeps stored parameters that the last change added'))).toBe(true);
+  });
+
+  test('dropping a parameter that the last change did not add is still refused before any change', async () => {
+    const withWindow = { ...ORDERS, ProductParameters: { ...ORDERS.ProductParameters, report_window: '7' } };
+    const { PhysicalResourceId: id } = await h.onEvent(h.event(SUB, 'Create', withWindow));
+    await h.clearRequests();
+    expect(await h.fails(h.event(SUB, 'Update', ORDERS, { PhysicalResourceId: id, OldResourceProperties: old(withWindow) })))
+      .toContain('cannot drop the stored parameter report_window');
+    expect(await h.changingRequests()).toEqual([]);
+  });
+});
+
+describe('check before you destroy', () => {
+  test('the legacy update maps product 86\'s stored keys before its PATCH: an unfillable key fails with no call made', async () => {
+    const p86 = DEFAULT_FIXTURES.products!.find((p) => p.id === 86)!;
+    await h.admin('POST', '/fixtures', { products: [{ ...p86, required_meta_fields: ['remote_identity_id', 'pipeline_owner'] }] });
+    const base = {
+      SubscriptionId: '8601',
+      RemoteIdentityId: '364',
+      QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
+      NotificationTypes: ['ORDER_CHANGE'],
+      Retired: 'false',
+    };
+    await h.onEvent(h.event(LEGACY, 'Create', base));
+    const queueBefore = JSON.stringify(h.state().legacyPipelines);
+    await h.clearRequests();
+    const moved = { ...base, QueueArn: 'arn:aws:sqs:us-east-1:123456789012:other-queue' };
+    expect(await h.fails(h.event(LEGACY, 'Update', moved, { PhysicalResourceId: '8601', OldResourceProperties: old(base) })))
+      .toContain('pipeline_owner');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(JSON.stringify(h.state().legacyPipelines)).toBe(queueBefore);
+  });
+});
+
+describe('a resumed attempt uses today\'s declaration', () => {
+  const PIPELINE = {
+    RemoteIdentityId: '362',
+    AccountType: 'seller',
+    NotificationTypes: ['ORDER_CHANGE'],
+    RoleArn: ROLE,
+    EbToFhRoleArn: EB_ROLE,
+    DeploymentRegion: 'us-east-1',
+    StorageGroupId: '511',
+    Name: 'Seller',
+    PartialFailure: 'FAIL',
+  };
+
+  test('a refused storage group, fixed in the app: the next Create records the pipeline with the new storage group and types', async () => {
+    const reason = await h.fails(h.event(PIPE, 'Create', PIPELINE));
+    expect(reason).toContain('511');
+    expect(h.state().pipelines).toHaveLength(1);
+    const fixed = { ...PIPELINE, StorageGroupId: '501', NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'] };
+    const r = await h.onEvent(h.event(PIPE, 'Create', fixed));
+    const s = subOf(r.PhysicalResourceId);
+    expect(s.storage_group).toBe(501);
+    expect(h.state().pipelines).toHaveLength(1);
+    expect([...h.state().pipelines[0].notificationTypes].sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+    expect(r.Data!.SubscribedTypes!.split(',').sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+  });
+});
