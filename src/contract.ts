@@ -86,6 +86,13 @@ export interface NotificationPipelineProperties extends Base {
   readonly PartialFailure: string;
   /** An existing product-107 subscription (pipeline) to adopt instead of creating one. */
   readonly AdoptId?: string;
+  /**
+   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
+   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
+   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
+   * versions: `destroy`.
+   */
+  readonly RemovalPolicy?: string;
 }
 
 /** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
@@ -122,6 +129,13 @@ export interface LegacyNotificationPipelineProperties extends Base {
    * same deploy); Delete of a retired resource does nothing remotely.
    */
   readonly Retired: string;
+  /**
+   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
+   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
+   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
+   * versions: `destroy`.
+   */
+  readonly RemovalPolicy?: string;
 }
 
 /** `Custom::DpiSubscription`. Physical ID = the subscription ID. Attributes: `SubscriptionId`, `Status`. */
@@ -142,6 +156,13 @@ export interface SubscriptionProperties extends Base {
   readonly OnDelete: string;
   /** An existing subscription to adopt instead of creating one. */
   readonly AdoptId?: string;
+  /**
+   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
+   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
+   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
+   * versions: `destroy`.
+   */
+  readonly RemovalPolicy?: string;
 }
 
 /** `Custom::DpiHistoryRequest`. Physical ID = the history transaction ID. Attributes: `HistoryTransactionId`, `Status`. */

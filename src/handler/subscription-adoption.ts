@@ -13,7 +13,11 @@ import { Runtime } from './runtime';
 import { Applied, converge, DONE, SubscriptionDesired, SubscriptionDoc, SubscriptionRecord, wantedParams } from './subscription-state';
 import { CfnEvent, OnEventResult } from './types';
 
-/** The declaration of a resource (its properties without the service token and the removal policy), stable across key order. */
+/**
+ * The declaration of a resource: its properties without the service token, the connection (its URLs and table differ
+ * between runs of `dpi local-deploy`, and a rotated secret is no new declaration) and the removal policy, stable
+ * across key order.
+ */
 export function declarationOf(props: Record<string, unknown> | undefined): string {
   const stable = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(stable);
@@ -22,7 +26,7 @@ export function declarationOf(props: Record<string, unknown> | undefined): strin
     }
     return v;
   };
-  const { ServiceToken: _t, RemovalPolicy: _p, ...rest } = props ?? {};
+  const { ServiceToken: _t, RemovalPolicy: _p, Connection: _c, ...rest } = props ?? {};
   return JSON.stringify(stable(rest));
 }
 
@@ -159,6 +163,9 @@ export async function release(rt: Runtime, rec: SubscriptionRecord | undefined, 
         unrestored.push(`${Object.keys(changes).join(', ')} (the restoring update failed: ${messageOf(e)})`);
       }
     }
+  }
+  if (a !== undefined && a.declared !== declarationOf(props)) {
+    log({ msg: 'the declaration changed since the adoption: the subscription is released as it is now (nothing restored)', subscriptionId: id });
   }
   if (unrestored.length > 0) {
     log({

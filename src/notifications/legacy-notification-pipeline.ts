@@ -35,10 +35,25 @@ export interface LegacyNotificationPipelineProps {
   readonly retired?: boolean;
 
   /**
-   * What happens to the legacy pipeline when the resource leaves the stack:
-   * `DESTROY` deletes it upstream, `RETAIN` leaves it as it is.
+   * What happens to the legacy pipeline when the resource leaves the stack
+   * (removed from the app, the stack deleted, the resource replaced). `RETAIN`
+   * and `DESTROY` are accepted.
    *
-   * @default RemovalPolicy.DESTROY
+   * - `RETAIN` (the default: the legacy pipeline existed before the stack)
+   *   keeps it as it is in the service and releases it: the resource is still
+   *   rendered with DeletionPolicy `Delete`, so CloudFormation shows it
+   *   deleted, while the handler only marks its lifecycle journal record
+   *   `released` and restores what the adoption changed where it can. Another
+   *   stack may then adopt it, and `dpi orphans` never lists it.
+   * - `DESTROY` is an explicit choice: the legacy pipeline is deleted upstream
+   *   and its subscription set `invalid` when the stack is deleted, when the
+   *   resource is replaced, and when the deploy that adopted it rolls back.
+   *   A retired pipeline (`retired: true`) was already deleted by its update.
+   *
+   * A Delete uses the properties of the last successful deploy: change the
+   * removal policy in a deploy before the one that removes the resource.
+   *
+   * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -47,7 +62,8 @@ export interface LegacyNotificationPipelineProps {
  * An existing legacy notification pipeline (product 86), adopted by its
  * subscription ID. It can never be created: the first deploy adopts it and
  * applies the queue ARN and types (PATCH); later updates PATCH it; removal
- * deletes it (unless retained). Use `retired: true` together with
+ * releases it (removal policy `RETAIN`, the default) or deletes it (`DESTROY`).
+ * Use `retired: true` together with
  * `NotificationPipeline.migrateFrom()` to move to a unified pipeline.
  *
  * @example
@@ -93,6 +109,13 @@ export class LegacyNotificationPipeline extends Construct {
       throw invalid(this, 'notificationTypes', [...new Set(duplicates)], 'contains duplicates', 'list each type once');
     }
 
+    // Always an adopted record: RETAIN by default.
+    const policy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    if (policy !== RemovalPolicy.RETAIN && policy !== RemovalPolicy.DESTROY) {
+      throw invalid(this, 'removalPolicy', policy, 'is not accepted',
+        'use RemovalPolicy.RETAIN (the legacy pipeline is kept and released) or RemovalPolicy.DESTROY (it is deleted)');
+    }
+
     this.retired = props.retired ?? false;
     this.remoteIdentityId = props.remoteIdentityId;
 
@@ -104,12 +127,14 @@ export class LegacyNotificationPipeline extends Construct {
       QueueArn: props.queueArn,
       NotificationTypes: names,
       Retired: this.retired ? 'true' : 'false',
+      RemovalPolicy: policy === RemovalPolicy.RETAIN ? 'retain' : 'destroy',
     };
     const resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,
       resourceType: ResourceTypes.LEGACY_NOTIFICATION_PIPELINE,
       properties: { ...properties },
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+      // Always Delete: CloudFormation sends every Delete and the handler applies `RemovalPolicy` (RETAIN releases).
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.subscriptionId = resource.ref;
   }

@@ -57,6 +57,9 @@ export interface NotificationPipelineFleetIdentity {
   /**
    * What happens to the pipeline when it leaves the app (or the stack is deleted).
    *
+   * `DESTROY` deletes it, `RETAIN` keeps it running and releases it (see `NotificationPipelineProps.removalPolicy`).
+   * Only these two are accepted.
+   *
    * @default - the fleet's `removalPolicy`
    */
   readonly removalPolicy?: RemovalPolicy;
@@ -115,7 +118,12 @@ export interface NotificationPipelineFleetProps {
   readonly partialFailure?: PartialFailure;
 
   /**
-   * Default removal policy of the pipelines.
+   * Default removal policy of the pipelines (`RETAIN` or `DESTROY`).
+   *
+   * `DESTROY` deletes a pipeline that leaves the app (or when the stack is deleted). `RETAIN` keeps it running and
+   * releases it: CloudFormation shows the resource deleted, the lifecycle journal marks the record `released`, another
+   * stack may adopt it and `dpi orphans` never lists it (see `NotificationPipelineProps.removalPolicy`). The fleet's
+   * pipelines are created by the fleet (it adopts none), so the default is `DESTROY`.
    *
    * @default RemovalPolicy.DESTROY
    */
@@ -191,9 +199,17 @@ export class NotificationPipelineFleet extends Construct {
       throw invalid(this, 'identities', '', 'is empty', 'list at least one remote identity');
     }
 
+    const accepted = (policy: RemovalPolicy | undefined): boolean =>
+      policy === undefined || policy === RemovalPolicy.RETAIN || policy === RemovalPolicy.DESTROY;
+    const fixPolicy = 'use RemovalPolicy.RETAIN (the pipeline is kept and released) or RemovalPolicy.DESTROY (it is deleted)';
+    if (!accepted(props.removalPolicy)) throw invalid(this, 'removalPolicy', props.removalPolicy, 'is not accepted', fixPolicy);
+
     // Validate the IDs before anything is created: positive integers, each once.
     const firstIndex = new Map<number, number>();
     props.identities.forEach((identity, i) => {
+      if (!accepted(identity?.removalPolicy)) {
+        throw invalid(this, `identities[${i}].removalPolicy`, identity.removalPolicy, 'is not accepted', fixPolicy);
+      }
       const rid = identity?.remoteIdentityId;
       if (typeof rid !== 'number' || Token.isUnresolved(rid) || !Number.isInteger(rid) || rid < 1) {
         throw invalid(this, `identities[${i}].remoteIdentityId`, rid, 'is not a positive integer ID',

@@ -106,12 +106,28 @@ export interface NotificationPipelineProps {
   readonly partialFailure?: PartialFailure;
 
   /**
-   * What happens to the pipeline when the resource leaves the stack.
-   * `RemovalPolicy.RETAIN` keeps the pipeline running when the stack is
-   * deleted; `DESTROY` deletes it (upstream subscriptions and the
-   * pipeline-specific delivery resources) and marks its subscription invalid.
+   * What happens to the pipeline when the resource leaves the stack (removed
+   * from the app, the stack deleted, the resource replaced). `RETAIN` and
+   * `DESTROY` are accepted.
    *
-   * @default RemovalPolicy.DESTROY
+   * - `DESTROY` deletes the pipeline (upstream subscriptions and the
+   *   pipeline-specific delivery resources) and marks its subscription invalid.
+   * - `RETAIN` keeps the pipeline running and releases it: the resource is
+   *   still rendered with DeletionPolicy `Delete`, so CloudFormation shows it
+   *   deleted, while the handler only marks its lifecycle journal record
+   *   `released` (for an adopted pipeline it restores what the adoption
+   *   changed where it can). Another stack may then adopt it
+   *   (`existingSubscriptionId`), and `dpi orphans` never lists it.
+   *
+   * `DESTROY` on an adopted pipeline (`existingSubscriptionId`) is an explicit
+   * choice: the pipeline that existed before the stack is then deleted when
+   * the stack is deleted, when the resource is replaced, and when the deploy
+   * that adopted it rolls back.
+   *
+   * A Delete uses the properties of the last successful deploy: change the
+   * removal policy in a deploy before the one that removes the resource.
+   *
+   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set, otherwise RemovalPolicy.DESTROY
    */
   readonly removalPolicy?: RemovalPolicy;
 
@@ -125,6 +141,8 @@ export interface NotificationPipelineProps {
    * pipeline to the declared selection with the unified update (the service
    * shows no read of a pipeline's types, roles or region, so the update is
    * always sent; its result is what later updates and the delete rely on).
+   * `removalPolicy` then defaults to `RETAIN`: a delete releases the pipeline
+   * and leaves it running.
    *
    * @default - a new pipeline is created
    */
@@ -246,6 +264,12 @@ export class NotificationPipeline extends Construct {
     }
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);
+    // An adopted pipeline existed before the stack: RETAIN by default.
+    const removalPolicy = props.removalPolicy ?? (props.existingSubscriptionId !== undefined ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
+    if (removalPolicy !== RemovalPolicy.RETAIN && removalPolicy !== RemovalPolicy.DESTROY) {
+      throw invalid(this, 'removalPolicy', removalPolicy, 'is not accepted',
+        'use RemovalPolicy.RETAIN (the pipeline is kept and released) or RemovalPolicy.DESTROY (it is deleted)');
+    }
     const needsEventBus = types.some((t) => t.delivery === NotificationDelivery.EVENT_BUS);
 
     // Every prop is valid: register the identity.
@@ -274,12 +298,14 @@ export class NotificationPipeline extends Construct {
       ...(props.name !== undefined ? { Name: props.name } : {}),
       PartialFailure: partialFailure,
       ...(props.existingSubscriptionId !== undefined ? { AdoptId: numStr(props.existingSubscriptionId) } : {}),
+      RemovalPolicy: removalPolicy === RemovalPolicy.RETAIN ? 'retain' : 'destroy',
     };
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,
       resourceType: ResourceTypes.NOTIFICATION_PIPELINE,
       properties: { ...properties },
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+      // Always Delete: CloudFormation sends every Delete and the handler applies `RemovalPolicy` (RETAIN releases).
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     // The roles (and their inline policies) must exist before the service assumes them.
     this.resource.node.addDependency(props.roles);

@@ -99,10 +99,27 @@ export interface SubscriptionProps {
   readonly onDelete?: SubscriptionStatus;
 
   /**
-   * What happens when the resource leaves the stack: `DESTROY` sets the
-   * `onDelete` status, `RETAIN` leaves the subscription as it is.
+   * What happens to the subscription when the resource leaves the stack (removed
+   * from the app, the stack deleted, the resource replaced). `RETAIN` and
+   * `DESTROY` are accepted.
    *
-   * @default RemovalPolicy.DESTROY
+   * - `DESTROY` ends the subscription: its status becomes `onDelete`.
+   * - `RETAIN` keeps the subscription as it is in the service and releases it:
+   *   the resource is still rendered with DeletionPolicy `Delete`, so
+   *   CloudFormation shows it deleted, while the handler only marks its
+   *   lifecycle journal record `released` (for an adopted subscription it
+   *   restores what the adoption changed where it can). Another stack may then
+   *   adopt it, and `dpi orphans` never lists it.
+   *
+   * `DESTROY` on an adopted subscription (`existingSubscriptionId`) is an
+   * explicit choice: the subscription that existed before the stack is then
+   * ended when the stack is deleted, when the resource is replaced, and when
+   * the deploy that adopted it rolls back.
+   *
+   * A Delete uses the properties of the last successful deploy: change the
+   * removal policy in a deploy before the one that removes the resource.
+   *
+   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set, otherwise RemovalPolicy.DESTROY
    */
   readonly removalPolicy?: RemovalPolicy;
 
@@ -114,8 +131,9 @@ export interface SubscriptionProps {
    * subscription another resource manages is refused, naming it) and
    * reconciles it to the declared properties as an update would. Product
    * parameters and stage IDs you do not declare keep the values the service
-   * stores. After that, update and delete work as for a created subscription
-   * (`removalPolicy` decides whether delete ends it). `dpi import` writes it.
+   * stores. After that, update and delete work as for a created subscription;
+   * `removalPolicy` then defaults to `RETAIN` (a delete releases the
+   * subscription and leaves it running). `dpi import` writes it.
    *
    * @default - a new subscription is created
    */
@@ -136,7 +154,8 @@ class ImportedSubscription extends Construct implements ISubscription {
  *
  * Create validates against the product record (required meta keys, remote
  * identity, stage IDs) and POSTs the subscription; update PATCHes only what
- * changed; delete sets the `onDelete` status (`invalid` by default).
+ * changed; delete sets the `onDelete` status (`invalid` by default), unless
+ * the removal policy is `RETAIN` (the default for an adopted subscription).
  *
  * @example
  * declare const connection: ServiceConnection;
@@ -175,6 +194,12 @@ export class Subscription extends Construct implements ISubscription {
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     requirePositiveInteger(this, 'remoteIdentityId', props.remoteIdentityId);
     requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);
+    // An adopted subscription existed before the stack: RETAIN by default.
+    const removalPolicy = props.removalPolicy ?? (props.existingSubscriptionId !== undefined ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
+    if (removalPolicy !== RemovalPolicy.RETAIN && removalPolicy !== RemovalPolicy.DESTROY) {
+      throw invalid(this, 'removalPolicy', removalPolicy, 'is not accepted',
+        'use RemovalPolicy.RETAIN (the subscription is kept and released) or RemovalPolicy.DESTROY (it is ended)');
+    }
 
     const status = props.status ?? SubscriptionStatus.ACTIVE;
     if (status !== SubscriptionStatus.ACTIVE && status !== SubscriptionStatus.PAUSED) {
@@ -233,14 +258,17 @@ export class Subscription extends Construct implements ISubscription {
       ...(props.dateStart !== undefined ? { DateStart: props.dateStart } : {}),
       OnDelete: onDelete,
       ...(props.existingSubscriptionId !== undefined ? { AdoptId: numStr(props.existingSubscriptionId) } : {}),
+      RemovalPolicy: removalPolicy === RemovalPolicy.RETAIN ? 'retain' : 'destroy',
     };
     const resource = new CustomResource(this, 'Resource', {
       serviceToken: binding.serviceToken,
       resourceType: ResourceTypes.SUBSCRIPTION,
       properties: { ...properties },
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+      // Always Delete: CloudFormation sends every Delete and the handler applies `RemovalPolicy` (RETAIN releases).
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.subscriptionId = resource.getAttString('SubscriptionId');
     this.status = resource.getAttString('Status');
   }
 }
+

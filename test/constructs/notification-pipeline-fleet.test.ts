@@ -89,10 +89,13 @@ describe('NotificationPipelineFleet', () => {
     const s = resourceOf(fleet.pipelineFor(362));
     expect(s.Properties).toMatchObject({ DeploymentRegion: 'us-west-2', StorageGroupId: '501', PartialFailure: 'ALLOW', AccountType: 'seller' });
     expect(s.Properties.Name).toBeUndefined();
-    expect(s.DeletionPolicy).toBe('Retain');
+    // The resource is always Delete: the handler keeps (releases) or ends the record by the RemovalPolicy property.
+    expect(s.DeletionPolicy).toBe('Delete');
+    expect(s.Properties.RemovalPolicy).toBe('retain');
     const v = resourceOf(fleet.pipelineFor(363));
     expect(v.Properties).toMatchObject({ DeploymentRegion: 'us-east-2', StorageGroupId: '502', PartialFailure: 'FAIL', AccountType: 'vendor', Name: 'Vendor' });
     expect(v.DeletionPolicy).toBe('Delete');
+    expect(v.Properties.RemovalPolicy).toBe('destroy');
   });
 
   test('accessors: pipelineFor, pipelines by ID, nestedStacks; an unknown identity is named', () => {

@@ -125,10 +125,12 @@ describe('NotificationPipeline', () => {
     });
   });
 
-  test('removalPolicy RETAIN keeps the pipeline on stack delete', () => {
+  test('removalPolicy RETAIN keeps the pipeline on stack delete: the handler releases it (the resource itself is always Delete)', () => {
     const f = fixture();
     sellerPipeline(f, roles(f.stack), 'Kept', { removalPolicy: RemovalPolicy.RETAIN });
-    Template.fromStack(f.stack).hasResource('Custom::DpiNotificationPipeline', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    Template.fromStack(f.stack).hasResource('Custom::DpiNotificationPipeline', {
+      DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete', Properties: Match.objectLike({ RemovalPolicy: 'retain' }),
+    });
   });
 
   test('attributes are GetAtt tokens of the contract names', () => {
@@ -208,6 +210,8 @@ describe('LegacyNotificationPipeline', () => {
         QueueArn: LEGACY_QUEUE_ARN,
         NotificationTypes: ['ORDER_CHANGE'],
         Retired: 'false',
+        // Adopted (it existed before the stack): retained by default.
+        RemovalPolicy: 'retain',
       },
     });
     expect(legacy.retired).toBe(false);

@@ -1,0 +1,209 @@
+/**
+ * `dpi orphans`, part 1: which journal records are judged, against what is deployed (CloudFormation or the
+ * `dpi local-deploy` state), and whose they are. A record that still holds something while its stack or resource is
+ * gone is either the library's to remove (an **orphan**: the resource made it) or the user's to keep (**retained**:
+ * its removal policy is RETAIN, or it existed before the stack and was adopted). See docs/cli.md ("dpi orphans").
+ */
+import { ResourceTypes } from '../../contract';
+import type { JournalClaim, JournalRecord } from '../../handler/journal';
+import type { LocalState, ResourceState } from '../../local/state';
+import { DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
+import { renderTable } from '../format';
+
+export type Doc = Record<string, unknown>;
+export type Rec = JournalRecord<Doc>;
+
+/**
+ * States in which a record holds nothing of the stack's: ended (`deleted`), never made (`abandoned`), or handed back
+ * to the user (`released`: a RETAIN removal, or the end of an adoption). Such records are never listed.
+ */
+export const DONE: ReadonlySet<string> = new Set(['deleted', 'abandoned', 'released']);
+
+export const SHORT_TYPE: Record<string, string> = {
+  [ResourceTypes.NOTIFICATION_PIPELINE]: 'NotificationPipeline',
+  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: 'LegacyNotificationPipeline',
+  [ResourceTypes.SUBSCRIPTION]: 'Subscription',
+  [ResourceTypes.HISTORY_REQUEST]: 'HistoryRequest',
+  [ResourceTypes.PRODUCT_ORDER_JOBS]: 'ProductOrderJobs',
+};
+
+export function shortType(t: string): string {
+  return SHORT_TYPE[t] ?? t;
+}
+
+export const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+
+/** The resource type of a record, from the local state when known, else from the shape of its document. */
+export function recordType(doc: Doc, known?: string): string {
+  if (known && SHORT_TYPE[known]) return known;
+  if (doc.selection !== undefined) return ResourceTypes.NOTIFICATION_PIPELINE;
+  if (typeof doc.request === 'string') return ResourceTypes.HISTORY_REQUEST;
+  if (doc.primaryJobId !== undefined) return ResourceTypes.PRODUCT_ORDER_JOBS;
+  if (doc.product !== undefined) return ResourceTypes.SUBSCRIPTION;
+  if (doc.identity !== undefined && doc.applied !== undefined) return ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+  return 'unknown';
+}
+
+/** What is deployed, as the orphan check sees it (CloudFormation or the local state). */
+export interface DeployedView {
+  readonly source: string;
+  /** 'gone': the stack does not exist; 'busy': an operation is in progress (its records are not judged). */
+  stack(name: string): 'live' | 'gone' | 'busy';
+  /** The current resource of a key, when it exists. */
+  resource(key: string): { physicalId?: string; type?: string; properties?: Record<string, unknown> } | undefined;
+  /** A physical resource the local state keeps for a clean-up (an old replacement, a failed removal). */
+  pendingCleanup(key: string, physicalId: string | undefined): ResourceState | undefined;
+}
+
+export function localView(state: LocalState, file: string): DeployedView {
+  // By journal key: a fleet's pipelines (in nested stacks) carry their key in the JournalKey property.
+  const byKey = new Map<string, ResourceState>();
+  for (const r of Object.values(state.resources)) byKey.set(journalKeyOf(r.stack, r.logicalId, r.properties), r);
+  return {
+    source: `local state ${file}`,
+    stack: (name) => (state.stacks.some((s) => s.stackName === name) ? 'live' : 'gone'),
+    resource: (key) => {
+      const r = byKey.get(key);
+      return r ? { physicalId: r.physicalId, type: r.type, properties: r.properties } : undefined;
+    },
+    pendingCleanup: (key, physicalId) => state.orphans.find((o) => o.physicalId === physicalId
+      && journalKeyOf(o.stack, o.logicalId, o.properties) === key),
+  };
+}
+
+export function cloudView(stacks: Map<string, DeployedStack | undefined>, region: string | undefined): DeployedView {
+  const byKey = resourcesByJournalKey(stacks);
+  return {
+    source: `CloudFormation${region ? ` (${region})` : ''}`,
+    stack: (name) => {
+      const s = stacks.get(name);
+      if (!s) return 'gone';
+      // A nested stack's operation runs within its parent's: either one in progress leaves the records unjudged.
+      const busy = [...stacks.values()].some((x) => x !== undefined && x.status.endsWith('_IN_PROGRESS') && (x === s || rootOf(stacks, x) === name));
+      return busy ? 'busy' : 'live';
+    },
+    resource: (key) => {
+      const r = byKey.get(key);
+      return r ? { physicalId: r.physicalId, type: r.type } : undefined;
+    },
+    pendingCleanup: () => undefined,
+  };
+}
+
+/** The top-level stack that holds a (nested) stack. */
+function rootOf(stacks: Map<string, DeployedStack | undefined>, s: DeployedStack): string {
+  let cur = s;
+  for (let i = 0; i < 20 && cur.parentStack !== undefined; i++) {
+    const p = stacks.get(cur.parentStack);
+    if (!p) return cur.parentStack;
+    cur = p;
+  }
+  return cur.stackName;
+}
+
+/**
+ * How a listed record is treated: `orphan` (the resource made it: `--fix` ends it with the handler's Delete),
+ * `retained` (the user's to keep: `--fix` releases it, no service call), `refused` (the connection's account cannot
+ * read it: nothing is done).
+ */
+export type Verdict = 'orphan' | 'retained' | 'refused';
+
+/** One journal record that holds something while its stack or resource is gone, and what it still holds. */
+export interface Orphan {
+  readonly key: string;
+  readonly type: string;
+  readonly record: string;
+  readonly state: string;
+  readonly physicalId?: string;
+  /** Why it is no longer the resource's (stack gone, resource gone, replaced, ...). */
+  readonly why: string;
+  verdict: Verdict;
+  /** Why it is the user's to keep (verdict `retained`). */
+  kept?: string;
+  /** The read the service refused (verdict `refused`). */
+  refused?: string;
+  /** Service IDs it refers to (e.g. `sub 1234`, `history 55`, `identity 362`). */
+  serviceIds: string[];
+  /** What it still holds, read from the service. */
+  holds: string;
+  /** Set when the library cannot remove it: the step that clears it. */
+  unresolved?: string;
+  /** The history request an unconfirmed attempt made (found by the lookup), removed by --fix. */
+  madeHistory?: string;
+  /** Holds nothing that a Delete could remove (order jobs of an ended subscription): not reported. */
+  moot?: boolean;
+  /** Properties of the resource as the local state recorded them (--local). */
+  readonly properties?: Record<string, unknown>;
+}
+
+/** A record found by `findOrphans`, before the service is read. */
+export type Candidate = Omit<Orphan, 'serviceIds' | 'holds' | 'verdict'>;
+
+/**
+ * Why a record is the user's to keep, or undefined when the resource made it (and `--fix` may end it). Kept: a record
+ * that existed before the stack (adopted: `adopted` in its document, an `AdoptId` property, or a legacy pipeline,
+ * which is always adopted) unless its removal policy is explicitly `destroy`; and a record with the removal policy
+ * `retain` that CloudFormation had (a physical ID). The document's policy (what the handler saw last) wins over the
+ * local state's properties. An attempt without a physical ID was never the stack's resource: it is cleaned up.
+ */
+export function keptBecause(rec: Rec, type: string, properties?: Record<string, unknown>): string | undefined {
+  const d = rec.doc;
+  const policy = (str(d.removalPolicy) || str(properties?.RemovalPolicy)).toLowerCase();
+  if (policy === 'destroy') return undefined;
+  const adopted = d.adopted === true || str(properties?.AdoptId) !== '' || type === ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+  if (adopted) return `adopted (it existed before the stack)${policy === 'retain' ? ', removal policy RETAIN' : ''}`;
+  if (policy === 'retain' && rec.physicalId !== undefined) return 'removal policy RETAIN';
+  return undefined;
+}
+
+/** Judges every holding record against what is deployed. */
+export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<string>): Candidate[] {
+  const out: Candidate[] = [];
+  for (const r of records) {
+    if (DONE.has(r.state)) continue;
+    const [stack] = r.key.split('/');
+    const s = view.stack(stack);
+    if (s === 'busy') {
+      skipped.add(stack);
+      continue;
+    }
+    const current = s === 'live' ? view.resource(r.key) : undefined;
+    const pending = view.pendingCleanup(r.key, r.physicalId);
+    let why: string | undefined;
+    if (s === 'gone') {why = 'stack gone';} else if (!current) {why = 'resource gone';} else if (pending) {why = `${pending.replaced ? 'replaced' : 'removal failed'}: the clean-up did not remove it (current ${current.physicalId ?? '-'})`;} else if (r.physicalId !== current.physicalId) {
+      why = r.physicalId === undefined ? `unfinished attempt (current ${current.physicalId ?? '-'})` : `replaced (current ${current.physicalId ?? '-'})`;
+    }
+    if (!why) continue;
+    const properties = pending?.properties ?? (r.physicalId === undefined || r.physicalId === current?.physicalId ? current?.properties : undefined);
+    const type = recordType(r.doc, pending?.type ?? current?.type);
+    const kept = keptBecause(r, type, properties);
+    out.push({
+      key: r.key,
+      type,
+      record: r.id,
+      state: r.state,
+      physicalId: r.physicalId,
+      why,
+      ...(kept ? { kept } : {}),
+      properties,
+    });
+  }
+  return out;
+}
+
+/** A claim whose owner has no record in the journal, and whether the service still shows it live. */
+export interface LooseClaim extends JournalClaim {
+  status?: string;
+  live: boolean;
+  /** The owner's records: none at all, or all closed (`deleted` / `abandoned`). */
+  ownerRecords: 'none' | 'closed';
+}
+
+/** The table of `dpi orphans` (orphans; retained records add the KEPT column, refused ones the REFUSED column). */
+export function renderOrphans(orphans: Orphan[], extra?: 'kept' | 'refused'): string {
+  const head = ['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'];
+  return renderTable(extra ? [...head, extra.toUpperCase()] : head, orphans.map((o) => {
+    const row = [o.key, shortType(o.type), o.serviceIds.join(', ') || '-', o.holds, o.state, o.why];
+    return extra ? [...row, (extra === 'kept' ? o.kept : o.refused) ?? '-'] : row;
+  }));
+}
