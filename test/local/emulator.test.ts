@@ -200,13 +200,14 @@ test('a fault on the second resource during an update restores the first (Update
   expect(after.resources[Object.keys(after.resources).find((k) => k.startsWith('Tiny/Pipeline'))!].attributes.SubscribedTypes).toBe('ORDER_CHANGE');
 });
 
-test('DeletionPolicy Retain: destroy reports DELETE_SKIPPED and leaves the pipeline in place', async () => {
+test('removalPolicy RETAIN: destroy sends the Delete, the handler releases the pipeline and leaves it in place', async () => {
   const r = await deploy({ retainPipeline: true });
   const id = physical(r, 'Custom::DpiNotificationPipeline');
   await admin('DELETE', '/_emulator/requests');
   const d = await destroy();
   expect(d.success).toBe(true);
-  expect(d.events.map((e) => `${e.status}:${e.type}`)).toContain('DELETE_SKIPPED:Custom::DpiNotificationPipeline');
+  expect(d.events.map((e) => `${e.status}:${e.type}`)).toContain('DELETE_COMPLETE:Custom::DpiNotificationPipeline');
+  expect(readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8')).toContain('released the notification pipeline');
   expect(active107()).toEqual([Number(id)]);
   const log = (await admin('GET', '/_emulator/requests')) as Array<{ method: string }>;
   expect(log.filter((x) => x.method !== 'GET')).toEqual([]);

@@ -25,7 +25,7 @@ export function orphansCommand(ctx: RunContext): Command {
     .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')
     .option('--prefix <key prefix>', 'only records whose key starts with this, e.g. MyStack/')
     .option('--json', 'print JSON for scripts')
-    .option('--fix', 'remove every orphan the way a Delete would (asks first; --yes skips the question)')
+    .option('--fix', 'remove every orphan the way a Delete would, and release retained records without a service call (asks first; --yes skips the question)')
     .option('--yes', 'with --fix: do not ask')
     .option('--handler-logs', 'with --fix: also print the handler\'s log lines on stderr');
   addConnectionOptions(cmd);
