@@ -58,7 +58,51 @@ export function safeOrigin(url: string): string {
   }
 }
 
-/** Resolves endpoints (flags, then environment; DPI_BASE_URL fills the rest). */
+/**
+ * Whether a URL host is this machine: an IPv4 address in 127.0.0.0/8, `localhost` or `[::1]` (as `URL.hostname`
+ * gives them: IPv4 in dotted decimal, IPv6 in brackets and compressed, names in lower case).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  if (h === 'localhost' || h === '[::1]' || h === '::1') return true;
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  return m !== null && m[1] === '127' && m.slice(2).every((x) => Number(x) <= 255);
+}
+
+/** A URL for messages: scheme, host, port and path, without credentials, query or fragment. */
+function shownUrl(u: URL): string {
+  return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+}
+
+/**
+ * Refuses an address that would carry the refresh token (or a token made from it) unencrypted: a plain `http://`
+ * URL is accepted only for a loopback host (`dpi emulator`, the embedded emulator, a tunnel on this machine);
+ * anything else must be `https://`. `what` names the flag / variable for the message; the message names the URL
+ * without credentials, query or fragment, and never the token.
+ */
+export function requireSecureTransport(what: string, url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`${what}: not a valid URL`, EXIT.FAILURE);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`${what}: must be an http(s) URL`, EXIT.FAILURE);
+  if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
+    throw new CliError(`${what}: ${shownUrl(u)} is plain http to a host that is not this machine, and the refresh token (and the `
+      + 'access tokens made from it) would cross the network unencrypted; use an https:// URL (plain http is accepted only for a '
+      + 'loopback address: 127.0.0.0/8, localhost, [::1], e.g. dpi emulator)', EXIT.FAILURE);
+  }
+  return u;
+}
+
+/** Whether the flags or the environment name any service address. */
+export function hasServiceAddress(flags: ConnectionFlags, env: CliIo['env']): boolean {
+  const given = (v: string | undefined): boolean => v !== undefined && v.trim() !== '';
+  return ADDRESSES.some((a) => given((flags as Record<string, string | undefined>)[a.option]) || given(env[a.env]));
+}
+
+/** Resolves endpoints (flags, then environment; DPI_BASE_URL fills the rest); refuses plain http to another host. */
 export function resolveEndpoints(flags: ConnectionFlags, env: CliIo['env']): ServiceEndpoints {
   const val = (flag: string | undefined, envName: string): string | undefined => {
     const v = flag ?? env[envName];
@@ -68,18 +112,13 @@ export function resolveEndpoints(flags: ConnectionFlags, env: CliIo['env']): Ser
   const out: Partial<ServiceEndpoints> = {};
   const missing: string[] = [];
   for (const a of ADDRESSES) {
-    const v = val((flags as Record<string, string | undefined>)[a.option], a.env) ?? base;
+    const own = val((flags as Record<string, string | undefined>)[a.option], a.env);
+    const v = own ?? base;
     if (v === undefined) {
       missing.push(`${a.flag} / ${a.env}`);
       continue;
     }
-    let u: URL;
-    try {
-      u = new URL(v);
-    } catch {
-      throw new CliError(`${a.flag} / ${a.env}: not a valid URL`, EXIT.FAILURE);
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`${a.flag} / ${a.env}: must be an http(s) URL`, EXIT.FAILURE);
+    requireSecureTransport(own !== undefined ? `${a.flag} / ${a.env}` : '--base-url / DPI_BASE_URL', v);
     out[a.key] = v.replace(/\/+$/, '');
   }
   if (missing.length === ADDRESSES.length) {

@@ -15,7 +15,7 @@ import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } fr
 import { orphansCommand } from './commands/orphans-command';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
-import { REFRESH_TOKEN_ENV } from './connection';
+import { REFRESH_TOKEN_ENV, requireSecureTransport } from './connection';
 import { RunContext } from './context';
 import { EXIT, redact, toCliError } from './errors';
 import { CliIo, CliIoInit, resolveIo } from './io';
@@ -73,7 +73,7 @@ function build(ctx: RunContext): Command {
     program.addCommand(cmd);
   };
   add(emulatorCommand(ctx));
-  add(localDeployCommand());
+  add(withSecureEmulatorUrl(localDeployCommand()));
   add(journalCommand(ctx));
   add(orphansCommand(ctx));
   add(txCommand(ctx));
@@ -86,6 +86,17 @@ function build(ctx: RunContext): Command {
   add(importCommand(ctx));
   plainDefaults(program);
   return program;
+}
+
+/**
+ * `dpi local-deploy --emulator URL` hands the refresh token to the handler, which sends it to that URL: plain http
+ * only to this machine (checked before the run starts; exit 2).
+ */
+function withSecureEmulatorUrl(cmd: Command): Command {
+  return cmd.hook('preAction', (c) => {
+    const url = (c.opts() as { emulator?: unknown }).emulator;
+    if (typeof url === 'string') requireSecureTransport('--emulator', url);
+  });
 }
 
 /** Help shows every default as the value itself (`(default: 0)`, `(default: ./cdk.out)`), not as a quoted string. */

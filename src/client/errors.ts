@@ -24,13 +24,16 @@ export class ServiceError extends Error {
   /** True when the failure is transient (a later call may succeed): 429, 502-504, connection errors, timeouts. */
   public readonly retryable: boolean;
   /**
-   * True when a creating POST may have been applied although no success was seen (response lost,
-   * timeout after sending, 502/504). The caller should look for what was made before retrying.
+   * True when a creating POST may have been applied although no success was seen: the response was lost, the
+   * attempt timed out after sending, the service answered a 5xx (500, 502, 503, 504, ...) or a 2xx whose body cannot
+   * be read. Such a POST is never sent again by the client; the caller should look for what was made before retrying.
+   * Only a 401 (re-authenticated once), a 429 and a connection that failed before anything was sent (refused,
+   * unresolvable or unreachable host) prove that it was not applied: those are retried.
    */
   public readonly ambiguous: boolean;
   /**
    * True when an earlier attempt of this (retried) call was sent and ended without an answer (connection lost,
-   * timeout) or with 500/502/504: the service may have applied it, so this error may describe the state that the
+   * timeout) or with 500/502/503/504: the service may have applied it, so this error may describe the state that the
    * earlier attempt made (e.g. a repeated DELETE that finds nothing left to delete).
    */
   public readonly afterUnclearAttempt: boolean;

@@ -49,7 +49,11 @@ export interface RequestSpec {
   path: string;
   query?: URLSearchParams;
   body?: unknown;
-  /** A POST that creates something: never blindly repeated after an ambiguous failure. */
+  /**
+   * A POST that creates something: sent again only after an answer that proves it was not applied (401 before the
+   * one re-authenticated retry, 429, or a connection that failed before anything was sent: `NOT_SENT_CODES`); after
+   * any 5xx, a lost connection or a timeout it fails with `ServiceError.ambiguous` instead.
+   */
   creating?: boolean;
   /** Send the bearer token (false only for the token exchange). @default true */
   auth?: boolean;
@@ -72,7 +76,10 @@ export interface HttpResult {
 const TOKEN_MARGIN_MS = 60_000;
 /** Used when a JWT carries no readable `exp`. */
 const TOKEN_FALLBACK_TTL_MS = 5 * 60_000;
-/** Connection errors that mean the request never reached the server (safe to retry even for a creating POST). */
+/**
+ * Connection errors raised before a connection was established, so before any byte of the request was sent (safe to
+ * retry even for a creating POST): refused, unresolvable or unreachable host, connect timeout.
+ */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const JWT_PATTERN = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
@@ -123,8 +130,8 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /**
  * @internal The rate-limit pause shared by a client and its `withDeadline` copies (in the handler: every concurrent
- * invocation of a warm container). A 429 (or 503) with `Retry-After` pauses every request of the client until it
- * has passed, instead of each request finding the limit on its own: requests sent meanwhile would only be refused
+ * invocation of a warm container). A 429 (or a 503 of a retried call) with `Retry-After` pauses every request of the
+ * client until it has passed, instead of each request finding the limit on its own: requests sent meanwhile would only be refused
  * (and count against the limit of a service that counts refusals). One wait runs at a time; later 429s of requests
  * that were already in flight join it.
  */
@@ -354,15 +361,24 @@ export class HttpCore {
           continue;
         }
         const st = outcome.status;
-        if (st === 429 || st === 503) {
+        if (spec.creating && st >= 500) {
+          // No 5xx proves that a creating POST was not applied: the service (or the gateway in front of it) may have
+          // made the record before it failed or gave up waiting (500, 502, 504; a 503 may come from a backend that
+          // is shedding load mid-request). Sending it again could make a second one: the caller looks first.
+          throw fail(`${described}; the request may have been applied: look for what it made before trying again`,
+            { retryable: false, ambiguous: true });
+        }
+        if (st === 429) {
+          // A rate-limit refusal: the request was turned away before it was processed (safe to send again).
           retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
           reason = String(st);
+        } else if (st === 503) {
+          // Waited out and retried for an idempotent call (GET, full-body PATCH, DELETE), which may have been applied.
+          retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
+          reason = String(st);
+          unclear = true;
         } else if ((st === 500 && !spec.final500) || st === 502 || st === 504) {
-          // An idempotent call (GET, full-body PATCH, DELETE) is retried; a creating POST may have been applied.
-          if (spec.creating) {
-            throw fail(`${described}; the request may have been applied: look for what it made before trying again`,
-              { retryable: false, ambiguous: true });
-          }
+          // An idempotent call (GET, full-body PATCH, DELETE) is retried; it may have been applied.
           reason = String(st);
           unclear = true;
         } else {

@@ -93,8 +93,8 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   }
   throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and ${candidates.length} subscriptions `
     + `of the product appeared since (${candidates.slice(0, 10).join(', ')}), made elsewhere meanwhile: which one it made cannot be told, so `
-    + 'none is taken or changed; once you know which is this resource\'s, end the others in the service or keep them, then run \'dpi journal '
-    + `resolve ${rec.key}' and deploy again (the record stays '${rec.state}')`);
+    + `none is taken or changed (the record stays '${rec.state}'); set the one this resource made invalid in the service (the others are not `
+    + `this stack's), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
 }
 
 /** An attempt recorded before the journal kept the list before the call: never guesses. */

@@ -5,8 +5,15 @@ import { ServiceConnection } from '../connection/service-connection';
 import { invalid, isCalendarDate, isDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
 import { HistoryRequestProperties, ResourceTypes } from '../contract';
 
-/** The longest a deploy may wait for a history request (the waiting provider's total timeout). */
-const MAX_TIMEOUT = Duration.hours(2);
+/**
+ * The longest a deploy may wait for a history request. CloudFormation waits at most one hour for a custom resource
+ * (its ServiceTimeout, whose default is also its maximum), whatever the waiting provider's own total timeout. Within
+ * that hour come: the onEvent invocation, which may wait for a free slot under the ceiling for up to its Lambda
+ * timeout (10 minutes); then, with `waitForCompletion`, `timeout` from the moment onEvent returned; then up to one
+ * query interval (30 s) before isComplete notices; plus the provider framework's own start-up. 45 minutes leaves
+ * room for all of it, so the handler's own timeout message, not CloudFormation's, is what a deploy reports.
+ */
+const MAX_TIMEOUT = Duration.minutes(45);
 
 /**
  * Properties of a `HistoryRequest`.
@@ -69,7 +76,16 @@ export interface HistoryRequestProps {
 
   /**
    * How long the deploy may wait (for a free slot under the service's
-   * active-request ceiling, and for completion when asked); at most 2 hours.
+   * active-request ceiling, and for completion when asked); between 1 minute
+   * and 45 minutes.
+   *
+   * The limit follows from CloudFormation, which waits at most one hour for a
+   * custom resource: the wait for a free slot (up to 10 minutes, in the first
+   * call), the wait for completion (`timeout`), the 30 s polling interval and
+   * the provider's own start-up must all fit in that hour for the deploy to
+   * report the handler's message instead of a CloudFormation timeout. A longer
+   * timeout is rejected at synth time; for a backfill that takes longer, set
+   * `waitForCompletion` false (the deploy then ends once the request is made).
    *
    * @default Duration.minutes(30)
    */
@@ -163,8 +179,14 @@ export class HistoryRequest extends Construct {
     const timeout = props.timeout ?? Duration.minutes(30);
     if (!timeout.isUnresolved()) {
       const seconds = timeout.toSeconds();
-      if (seconds > MAX_TIMEOUT.toSeconds() || seconds < 60) {
-        throw invalid(this, 'timeout', timeout.toHumanString(), 'is out of range', 'use between 1 minute and 2 hours');
+      if (seconds > MAX_TIMEOUT.toSeconds()) {
+        throw invalid(this, 'timeout', timeout.toHumanString(), `is out of range (${seconds} s; at most ${MAX_TIMEOUT.toSeconds()} s)`,
+          `use at most ${MAX_TIMEOUT.toHumanString()}: CloudFormation waits at most one hour for a custom resource, and the wait for a `
+          + 'free slot (up to 10 minutes), the 30 s polling interval and the provider\'s start-up share that hour; for a longer backfill, '
+          + 'set waitForCompletion false (the deploy then ends once the request is made)');
+      }
+      if (seconds < 60) {
+        throw invalid(this, 'timeout', timeout.toHumanString(), `is out of range (${seconds} s; at least 60 s)`, 'use at least 1 minute');
       }
     }
 

@@ -234,6 +234,25 @@ describe('retries', () => {
       expect(server.seen(method, path)).toHaveLength(2);
     });
 
+  test.each([['PATCH', '/v2/sub/9001'], ['DELETE', '/service/sp/notifications-unified/362/9001']])(
+    '503 on an idempotent %s is retried (it keeps its retries)', async (method, path) => {
+      server.on(method, path, { status: 503, headers: { 'retry-after': '0' } }, { status: method === 'DELETE' ? 204 : 200, body: method === 'DELETE' ? undefined : SUB('9001') });
+      const c = client();
+      if (method === 'PATCH') await c.subscriptions.update(9001, { status: 'paused' });
+      else await c.notifications.delete(362, 9001);
+      expect(server.seen(method, path)).toHaveLength(2);
+    });
+
+  test('a 503 may have been applied: the error of the retried call says so (afterUnclearAttempt); a 429 does not', async () => {
+    const path = '/service/sp/notifications-unified/362/9001';
+    server.on('DELETE', path, { status: 503 }, { status: 400, body: { message: 'no pipeline for the stored metadata' } });
+    const after503 = await caught(client().notifications.delete(362, 9001));
+    expect(after503).toMatchObject({ status: 400, afterUnclearAttempt: true, ambiguous: false });
+    server.on('DELETE', path, { status: 429, headers: { 'retry-after': '0' } }, { status: 400, body: { message: 'no pipeline for the stored metadata' } });
+    const after429 = await caught(client().notifications.delete(362, 9001));
+    expect(after429).toMatchObject({ status: 400, afterUnclearAttempt: false });
+  });
+
   test('with a deadline the retry budget is the deadline, not maxAttempts', async () => {
     let n = 0;
     server.on('GET', '/account', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 },
@@ -373,12 +392,78 @@ describe('creating POSTs', () => {
     expect(server.seen('POST', '/service/jobs/jobs/j-1')).toHaveLength(1);
   });
 
-  test.each([429, 503])('%i on a create is safe to retry (not applied)', async (status) => {
-    server.on('POST', '/service/sp/notifications-unified/362', { status, headers: { 'retry-after': '0' } },
+  test('429 on a create is waited out and sent again (a rate-limit refusal: not applied)', async () => {
+    server.on('POST', '/service/sp/notifications-unified/362', { status: 429, headers: { 'retry-after': '0' } },
       { status: 207, body: { type: 'SPAPINotifications', attributes: { subscriptions: { ORDER_CHANGE: 'up-1' }, failed: {}, meta: {} } } });
     const r = await client().notifications.create(362, { notification_types: ['ORDER_CHANGE'], role_arn: 'arn:r', aws_region: 'us-east-1' });
     expect(r.subscriptions).toEqual({ ORDER_CHANGE: 'up-1' });
     expect(server.seen('POST', '/service/sp/notifications-unified/362')).toHaveLength(2);
+  });
+
+  /** Every creating call of the client: the path it POSTs to and how to call it. */
+  const CREATES: Array<[string, string, (c: DpiClient) => Promise<unknown>]> = [
+    ['unified notification create', '/service/sp/notifications-unified/362',
+      (c) => c.notifications.create(362, { notification_types: ['ORDER_CHANGE'], role_arn: 'arn:r', aws_region: 'us-east-1' })],
+    ['subscription create (v2)', '/v2/sub', (c) => c.subscriptions.create(attrs)],
+    ['subscription create (unversioned)', '/sub', (c) => c.subscriptions.createUnversioned({ ...attrs, subscription_product_meta_attributes: [] })],
+    ['history create', '/service/history/production/history/9001', (c) => c.history.create(9001, { start_date: '2026-11-01', end_date: '2026-11-02' })],
+    ['job create', '/service/jobs/jobs/j-1', (c) => c.jobs.createSecondary('j-1', {
+      is_primary: false,
+      valid_date_start: '2026-11-22',
+      valid_date_end: '2026-11-22',
+      stage_id: 1000,
+      extra_context: '{"order_ids":[]}',
+      request_start: 1,
+      request_end: 0,
+      schedule: '0 0 22 11 *',
+    })],
+  ];
+  const FIVE_XX = [500, 502, 503, 504, 507];
+
+  test.each(CREATES.flatMap(([what, path, call]) => FIVE_XX.map((status) => [what, status, path, call] as const)))(
+    '%s answered %i -> ambiguous, sent exactly once, no wait', async (_what, status, path, call) => {
+      // A Retry-After on the 503 does not make it safe: the POST may have been applied before the service gave up.
+      server.on('POST', path, { status, headers: { 'retry-after': '1' }, body: { message: 'unavailable' } },
+        { status: 201, body: SUB('9002') });
+      const err = await caught(call(client()));
+      expect(err).toMatchObject({ status, ambiguous: true, retryable: false, attempts: 1, serviceMessage: 'unavailable' });
+      expect(err.message).toBe(`POST ${path} failed with ${status}: unavailable; the request may have been applied: look for what it made before trying again`);
+      expect(server.seen('POST', path)).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+    });
+
+  test('a creating POST whose connection is refused before anything was sent is sent again (not applied)', async () => {
+    server.on('POST', '/v2/sub', { status: 201, body: SUB('9003') });
+    let refused = 0;
+    const c = client({
+      fetch: async (input, init) => {
+        if (String(input).endsWith('/v2/sub') && refused === 0) {
+          refused++;
+          throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+        }
+        return fetch(input, init);
+      },
+    });
+    expect((await c.subscriptions.create(attrs)).id).toBe('9003');
+    expect(refused).toBe(1);
+    expect(server.seen('POST', '/v2/sub')).toHaveLength(1);
+    expect(logs.join('\n')).toMatch(/retry 2 POST \/v2\/sub after ECONNREFUSED/);
+  });
+
+  test('a creating POST reset after it was sent (ECONNRESET) is not sent again', async () => {
+    let calls = 0;
+    const c = client({
+      fetch: async (input, init) => {
+        if (String(input).endsWith('/v2/sub')) {
+          calls++;
+          throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+        }
+        return fetch(input, init);
+      },
+    });
+    const err = await caught(c.subscriptions.create(attrs));
+    expect(err).toMatchObject({ ambiguous: true, retryable: false, code: 'ECONNRESET', status: undefined });
+    expect(calls).toBe(1);
   });
 
   test('a 401 on a create is re-authenticated and sent again (not applied)', async () => {

@@ -30,6 +30,7 @@ describe('Subscription', () => {
         Name: 'orders-us',
         OnDelete: 'invalid',
         DateStart: Match.absent(),
+        RemovalPolicy: 'destroy',
       },
     });
     const id = Object.keys(t.findResources('Custom::DpiSubscription'))[0];
@@ -48,8 +49,10 @@ describe('Subscription', () => {
       dateStart: '2026-11-01T00:00:00Z',
     });
     Template.fromStack(f.stack).hasResource('Custom::DpiSubscription', {
-      DeletionPolicy: 'Retain',
-      Properties: Match.objectLike({ Status: 'paused', OnDelete: 'cancelled', DateStart: '2026-11-01T00:00:00Z', StageIds: Match.absent() }),
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({
+        Status: 'paused', OnDelete: 'cancelled', DateStart: '2026-11-01T00:00:00Z', StageIds: Match.absent(), RemovalPolicy: 'retain',
+      }),
     });
   });
 
@@ -76,7 +79,7 @@ describe('HistoryRequest', () => {
       productId: 3001,
       startTime: '2026-11-20 02:00:00',
       waitForCompletion: true,
-      timeout: Duration.hours(2),
+      timeout: Duration.minutes(45),
     });
     const t = Template.fromStack(f.stack);
     const subId = Object.keys(t.findResources('Custom::DpiSubscription'))[0];
@@ -90,7 +93,7 @@ describe('HistoryRequest', () => {
       ProductId: '3001',
       StartTime: '2026-11-20 02:00:00',
       WaitForCompletion: 'true',
-      TimeoutSeconds: '7200',
+      TimeoutSeconds: '2700',
     });
     expect(f.stack.resolve(h.historyTransactionId)['Fn::GetAtt'][1]).toBe('HistoryTransactionId');
     expect(f.stack.resolve(h.status)['Fn::GetAtt'][1]).toBe('Status');

@@ -4,7 +4,7 @@
  * type-checked, synthesized and deployed with `dpi local-deploy` against the same emulator (vendor reads, with the
  * stored parameter reads): the generated subscriptions carry their stored stage IDs and parameters, the deploy adopts
  * every declared record without a changing call, `dpi drift --local` right after reports every resource IN_SYNC, and
- * the destroy keeps them (RETAIN).
+ * the destroy keeps them (RETAIN: the handler releases them).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -202,11 +202,12 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
   ].join('\n'));
   execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', driver], { cwd: join(__dirname, '..', '..'), stdio: 'pipe' });
   const template = JSON.parse(readFileSync(join(dir, 'cdk.out', 'Imported.template.json'), 'utf8')) as
-    { Resources: Record<string, { Type: string; DeletionPolicy?: string }> };
+    { Resources: Record<string, { Type: string; DeletionPolicy?: string; Properties?: { RemovalPolicy?: string } }> };
   phase('synth');
   const subs = Object.values(template.Resources).filter((x) => x.Type === 'Custom::DpiSubscription');
   expect(subs).toHaveLength(18);
-  expect(subs.every((x) => x.DeletionPolicy === 'Retain')).toBe(true);
+  // RETAIN travels in the properties; CloudFormation sends the Delete and the handler releases the record.
+  expect(subs.every((x) => x.DeletionPolicy === 'Delete' && x.Properties?.RemovalPolicy === 'retain')).toBe(true);
 
   // Deploys against the same service with the request log cleared: no changing call.
   await admin('DELETE', '/requests');
@@ -254,7 +255,7 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
   expect(destroyed.success).toBe(true);
   const destroyLog = await requests();
   expect(changing(destroyLog)).toEqual([]);
-  expect(destroyed.events.filter((e) => e.status === 'DELETE_SKIPPED')).toHaveLength(18);
+  expect(destroyed.events.filter((e) => e.status === 'DELETE_COMPLETE' && e.type === 'Custom::DpiSubscription')).toHaveLength(18);
   expect(JSON.stringify(emu.state().subscriptions)).toBe(before);
   const count = (log: Logged[], m: string): number => log.filter((x) => x.method === m).length;
   // The counts for the round trip's record (printed on purpose).
@@ -263,6 +264,7 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
     + `${adopted.length} adopted; deploy: ${deployLog.length} requests (${count(deployLog, 'GET')} GET, `
     + `${count(deployLog, 'POST')} POST incl. token, `
     + `${changing(deployLog).length} changing); destroy: ${destroyLog.length} requests, ${changing(destroyLog).length} changing, `
-    + `${destroyed.events.filter((e) => e.status === 'DELETE_SKIPPED').length} DELETE_SKIPPED; drift right after the deploy: `
+    + `${destroyed.events.filter((e) => e.status === 'DELETE_COMPLETE' && e.type === 'Custom::DpiSubscription').length} subscriptions released; `
+    + 'drift right after the deploy: '
     + `${rows.filter((x) => x.status === 'IN_SYNC').length} of ${rows.length} IN_SYNC; ms: ${JSON.stringify(ms)}`);
 });

@@ -1,18 +1,26 @@
 /**
  * `dpi journal show|resolve <key>`: reads the handler's lifecycle journal (the DynamoDB table of the account and
  * region, or the `dpi local-deploy` journal with --local) and marks an attempt whose outcome only the service knows as
- * resolved, once the service has removed what it made (see docs/handler.md, "Residual cases").
+ * resolved, once the service has removed what it made (see docs/handler.md, "Residual cases"). Before it abandons a
+ * subscription create (`recording`) or a history request (`creating`), it asks the service whether the attempt made
+ * something that still exists, and refuses if so (see `checkAttempt`).
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
+import { DpiClient, ServiceError } from '../../client';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
+import { READ_MODES, ReadMode } from '../../emulator/core';
+import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { dynamoJournal, Journal, JournalRecord } from '../../handler/journal';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
-import { RunContext } from '../context';
-import { CliError } from '../errors';
+import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../connection';
+import { connectFor, RunContext } from '../context';
+import { CliError, toCliError } from '../errors';
+import { loadPart } from '../lazy';
 
 /** Where a command reads the lifecycle journal (the flags `dpi journal` and `dpi drift` share). */
 export interface JournalFlags {
@@ -25,10 +33,10 @@ export interface JournalFlags {
   json?: boolean;
 }
 
-/** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost). */
 /** Waits (the journal polls while it creates its table). */
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost). */
 const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
 
 /** An open journal: where it is (for messages), its DynamoDB-compatible endpoint when not DynamoDB itself, and how to close it. */
@@ -94,6 +102,155 @@ function withOptions(cmd: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
+/** The flags of `dpi journal resolve`: where the journal is, and the service that shows what an attempt made. */
+export interface ResolveFlags extends JournalFlags, ConnectionFlags {
+  /** Resolve even when what an attempt may have made exists: every such record is left as it is in the service. */
+  keepCandidates?: boolean;
+}
+
+/** A subscription create in flight, as the handler records it in a `recording` record (`attempt`). */
+interface CreateAttempt {
+  product: number;
+  /** The IDs of the product's subscriptions listed right before the POST. */
+  before: string[];
+}
+
+/** History request states that end it. */
+const ENDED_HISTORY = new Set(['cancelled', 'canceled', 'failed']);
+
+/** The attempt of a `recording` record; undefined when the handler that wrote it kept none (older handlers). */
+function attemptOf(doc: Record<string, unknown>): CreateAttempt | 'unreadable' | undefined {
+  const a = doc.attempt;
+  if (a === undefined || a === null) return undefined;
+  if (typeof a !== 'object') return 'unreadable';
+  const { product, before } = a as { product?: unknown; before?: unknown };
+  const n = Number(product);
+  if (!Number.isInteger(n) || n <= 0 || !Array.isArray(before)) return 'unreadable';
+  return { product: n, before: before.map(String) };
+}
+
+/** What a check needs: the service (a client), opened only when an attempt has to be checked. */
+interface Service {
+  readonly client: DpiClient;
+  readonly origins: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The service an attempt is checked against: the connection settings; or, with --local and no service address, the
+ * embedded emulator of `dpi local-deploy` on its state (`emulator-state.json` beside --state), loaded only then.
+ */
+async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string): Promise<Service> {
+  if (flags.local && !hasServiceAddress(flags, ctx.io.env)) {
+    const stateFile = join(dirname(flags.state), 'emulator-state.json');
+    if (!existsSync(stateFile)) {
+      throw new CliError(`${why}; checking it needs the service: set DPI_BASE_URL and DPI_REFRESH_TOKEN (the emulator dpi local-deploy `
+        + `used with --emulator), since ${stateFile} does not exist; nothing was changed`);
+    }
+    const reads = (ctx.io.env.DPI_EMULATOR_READS ?? 'minimal') as ReadMode;
+    if (!(READ_MODES as readonly string[]).includes(reads)) throw new CliError(`DPI_EMULATOR_READS: '${reads}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
+    const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
+    let emu: Awaited<ReturnType<typeof startEmulator>>;
+    try {
+      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile, reads });
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+    const u = emu.url;
+    ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
+    const client = new DpiClient({
+      endpoints: { baseUrl: u, subscriptionsUrl: u, accountUrl: u, userUrl: u, remoteIdentityUrl: u, authUrl: u },
+      refreshToken: DEFAULT_REFRESH_TOKEN,
+      maxAttempts: 3,
+      requestTimeoutMs: 30_000,
+    });
+    const running = emu;
+    return { client, origins: [u], close: () => running.stop() };
+  }
+  if (!hasServiceAddress(flags, ctx.io.env)) {
+    throw new CliError(`${why}; checking it needs the service: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url and `
+      + '--refresh-token-file); nothing was changed');
+  }
+  const c = connectFor(ctx, flags);
+  return { client: c.client, origins: c.origins, close: async () => undefined };
+}
+
+/** The outcome of a check: why a record cannot be abandoned (what its attempt may have made), or a note on what was checked. */
+type Check = { readonly refusal?: string; readonly note?: string };
+
+/**
+ * Checks, before it is abandoned, whether an unconfirmed attempt made something the service still shows:
+ *
+ * - `recording` (a subscription create, of a subscription or a pipeline resource) with `attempt`: an active
+ *   subscription of the attempt's product listed now, not in `attempt.before`, not of another identity where the read
+ *   shows one, and claimed in the journal by no other resource, is one the attempt may have made (the handler's own
+ *   test, src/handler/creates.ts). Without `attempt` (a handler that kept no list) nothing can be told apart:
+ *   abandoned as before (the handler itself asks for this step once the operator has checked).
+ * - `creating` (a history request) with `known` (its subscription's requests listed before the POST): a request of
+ *   the subscription listed now, not in `known`, not cancelled or failed, and claimed by no other resource. Without
+ *   `known` no POST was sent.
+ * - `posting` (a unified create): only the service can find and remove what it made; never checked here (the step
+ *   the residual case names is taken after the service removed it).
+ */
+async function checkAttempt(r: JournalRecord<Record<string, unknown>>, journal: Journal, service: () => Promise<Service>): Promise<Check> {
+  const doc = r.doc;
+  if (r.state === 'recording') {
+    const a = attemptOf(doc);
+    if (a === undefined) return { note: `${r.id}: recorded without the list of subscriptions before its create; not checked` };
+    if (a === 'unreadable') {
+      return { refusal: `attempt ${r.id} (recording) holds an unreadable create attempt (${JSON.stringify(doc.attempt)}); deploy again: the handler resolves it` };
+    }
+    const { client } = await service();
+    const before = new Set(a.before);
+    const identity = doc.identity === undefined || doc.identity === null ? undefined : String(doc.identity);
+    // Another identity, where the read shows one (the spec's reads show `id` and `status` only): not this attempt's.
+    const otherIdentity = (v: unknown): boolean => identity !== undefined && v !== undefined && v !== null && String(v) !== identity;
+    const appeared = (await client.subscriptions.list({ product: a.product }))
+      // A create makes an active subscription (as the handler, only active ones count: `invalid` is how one is removed).
+      .filter((x) => !before.has(String(x.id)) && x.status === 'active' && !otherIdentity(x.remote_identity));
+    const owners = await journal.owners('sub', appeared.map((x) => String(x.id)));
+    const candidates = appeared.filter((x) => !owners.has(String(x.id)) || owners.get(String(x.id)) === r.key);
+    if (candidates.length === 0) {
+      return { note: `${r.id}: no product-${a.product} subscription appeared since its create that no other resource claims` };
+    }
+    const named = candidates.slice(0, 10).map((x) => `${x.id} (${String(x.status)})`).join(', ') + (candidates.length > 10 ? ', ...' : '');
+    const one = candidates.length === 1;
+    return {
+      refusal: `attempt ${r.id} (recording: a product-${a.product} subscription create) may have made subscription${one ? '' : 's'} `
+        + `${named}: listed now, not among the ${a.before.length} listed before its POST, and claimed by no other resource; `
+        + (one
+          ? 'deploy again: the handler resolves it (if it is not wanted, set it invalid first; then resolve again)'
+          : 'it made one of them at most, and the others are not this stack\'s: set the one this resource made invalid in the service, '
+            + 'then resolve again with --keep-candidates'),
+    };
+  }
+  if (r.state === 'creating') {
+    const subscriptionId = doc.subscriptionId === undefined || doc.subscriptionId === null ? undefined : String(doc.subscriptionId);
+    if (!Array.isArray(doc.known) || subscriptionId === undefined) return { note: `${r.id}: its history request was never sent; not checked` };
+    const { client } = await service();
+    const known = new Set(doc.known.map(String));
+    let listed: Array<{ id: unknown; status?: unknown }>;
+    try {
+      listed = await client.history.statusBySubscription(subscriptionId);
+    } catch (e) {
+      // The subscription is gone: so are its requests.
+      if (!(e instanceof ServiceError && e.status === 404)) throw e;
+      listed = [];
+    }
+    const fresh = listed.filter((h) => !known.has(String(h.id)) && !ENDED_HISTORY.has(String(h.status)));
+    const owners = await journal.owners('history', fresh.map((h) => String(h.id)));
+    const candidates = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === r.key);
+    if (candidates.length === 0) return { note: `${r.id}: no history request of subscription ${subscriptionId} appeared since its POST that no other resource claims` };
+    const named = candidates.slice(0, 10).map((h) => `${String(h.id)} (${String(h.status)})`).join(', ') + (candidates.length > 10 ? ', ...' : '');
+    return {
+      refusal: `attempt ${r.id} (creating: a history request for subscription ${subscriptionId}) may have made history request${candidates.length > 1 ? 's' : ''} `
+        + `${named}: listed now, not among the ${known.size} listed before its POST, and claimed by no other resource; deploy again: the `
+        + 'handler resolves it (if it is not wanted, cancel it first; then resolve again)',
+    };
+  }
+  return {};
+}
+
 /** `dpi journal` */
 export function journalCommand(ctx: RunContext): Command {
   const io = ctx.io;
@@ -117,12 +274,17 @@ export function journalCommand(ctx: RunContext): Command {
         await j.close();
       }
     }));
-  journal.addCommand(withOptions(new Command('resolve')
+  journal.addCommand(addConnectionOptions(withOptions(new Command('resolve')
     .description('mark the attempts of a resource whose outcome the service never confirmed as resolved (after the service removed '
-      + 'what they made, or confirmed that they made nothing); the next deploy then starts anew')
-    .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it'))
-    .action(async (key: string, flags: JournalFlags) => {
+      + 'what they made, or confirmed that they made nothing); the next deploy then starts anew. A subscription create or history '
+      + 'request is first checked against the service (connection settings; with --local and none, the embedded emulator\'s state): '
+      + 'if what it may have made exists, nothing is resolved (exit 2) unless --keep-candidates')
+    .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it')
+    .option('--keep-candidates', 'resolve even when records the attempt may have made exist; they are left as they are in the service '
+      + '(end the one this resource made in the service first, if you know it)')))
+    .action(async (key: string, flags: ResolveFlags) => {
       const j = await openJournal(flags);
+      let opened: Service | undefined;
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
         const open_ = recs.filter((r) => UNCONFIRMED.has(r.state));
@@ -130,14 +292,41 @@ export function journalCommand(ctx: RunContext): Command {
           throw new CliError(`${key} has no attempt without a confirmed outcome in ${j.where} (${recs.length} record(s): `
             + `${recs.map((r) => r.state).join(', ') || 'none'}); nothing to resolve`);
         }
+        // Every attempt is checked before any is abandoned: a refusal changes nothing.
+        const service = async (r: JournalRecord<unknown>): Promise<Service> => {
+          opened ??= await serviceFor(ctx, flags, `${key}: attempt ${r.id} (${r.state}) may have made a service record`);
+          return opened;
+        };
+        const refusals: string[] = [];
+        for (const r of open_) {
+          let check: Check;
+          try {
+            check = await checkAttempt(r, j.journal, () => service(r));
+          } catch (e) {
+            if (e instanceof CliError) throw e;
+            const err = toCliError(e, { origins: opened?.origins });
+            throw new CliError(`${key}: attempt ${r.id} (${r.state}) could not be checked against the service (${err.message}); nothing was changed`);
+          }
+          if (check.refusal) refusals.push(check.refusal);
+          else if (check.note) io.stderr.write(`checked ${check.note}\n`);
+        }
+        if (refusals.length > 0 && flags.keepCandidates !== true) {
+          throw new CliError(`${key}: not resolved, nothing was changed: ${refusals.join('; ')}; or run it with --keep-candidates to leave them as they are`);
+        }
+        for (const r of refusals) io.stderr.write(`left as it is in the service (--keep-candidates): ${r}\n`);
         const done: string[] = [];
         for (const r of open_) {
           await j.journal.save(r, 'abandoned', { ...r.doc, resolvedAt: new Date().toISOString(), resolvedFrom: r.state });
+          const a = r.state === 'recording' ? attemptOf(r.doc) : undefined;
+          // The product's creates lock, if this attempt still holds it (src/handler/creates.ts: kind `sub#<product>`,
+          // member `<key>|<record ID>`): other creates of the product no longer wait for it to go stale.
+          if (a !== undefined && a !== 'unreadable') await j.journal.unlock(`sub#${a.product}`, `${r.key}|${r.id}`);
           done.push(r.id);
         }
         if (flags.json) io.stdout.write(`${JSON.stringify({ key, resolved: done }, undefined, 2)}\n`);
         else io.stdout.write(`resolved ${done.length} attempt(s) of ${key} in ${j.where}: ${done.join(', ')}; the next deploy creates the resource anew\n`);
       } finally {
+        await opened?.close();
         await j.close();
       }
     }));
