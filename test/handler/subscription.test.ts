@@ -249,8 +249,15 @@ describe('Custom::DpiSubscription', () => {
       data: {
         type: 'Subscription',
         attributes: {
-          account: 1001, user: 2001, product: 3001, status: 'active', date_start: '2026-01-01T00:00:00Z', remote_identity: 362, storage_group: 501,
-          name: 'Orders', product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
+          account: 1001,
+          user: 2001,
+          product: 3001,
+          status: 'active',
+          date_start: '2026-01-01T00:00:00Z',
+          remote_identity: 362,
+          storage_group: 501,
+          name: 'Orders',
+          product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
         },
       },
     });
