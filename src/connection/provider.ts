@@ -169,7 +169,8 @@ export class DpiProvider extends Construct {
         onEventHandler: this.onEventFunction,
         isCompleteHandler: isComplete,
         queryInterval: Duration.seconds(30),
-        totalTimeout: Duration.hours(2),
+        // CloudFormation waits at most one hour for a custom resource: a longer waiter would outlive it.
+        totalTimeout: Duration.hours(1),
         logGroup: this.frameworkLogGroup,
         frameworkOnEventRole: this.frameworkRole,
         // A separate role: sharing the onEvent role would make a dependency cycle
