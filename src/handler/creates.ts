@@ -19,6 +19,11 @@ import { Runtime } from './runtime';
 
 /** Creating POSTs one create sends at most while each lost answer is proven to have made nothing. */
 export const MAX_CREATE_POSTS = 3;
+/**
+ * An attempt older than this (the longest a Lambda invocation runs) is resolved only when nothing appeared since its
+ * call: over a longer window a new subscription may as well be another's, so it is named, never taken.
+ */
+export const FRESH_ATTEMPT_MS = 15 * 60_000;
 /** A creates lock older than this (the longest a Lambda invocation runs) belongs to an invocation that ended. */
 export const STALE_LOCK_MS = 15 * 60_000;
 
@@ -87,6 +92,13 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
+  const age = Date.now() - Date.parse(a.startedAt);
+  if (candidates.length === 1 && age > FRESH_ATTEMPT_MS) {
+    throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome ${Math.round(age / 60_000)} minutes ago `
+      + `and subscription ${candidates[0]} of the product appeared since: over so long a window it may as well be another's, so it is not `
+      + `taken or changed (the record stays '${rec.state}'); if it is this resource's, set it invalid in the service (or keep it as your `
+      + `own), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
+  }
   if (candidates.length === 1) {
     log({ msg: 'found the subscription the create made: the one that appeared since the call', subscriptionId: candidates[0] });
     return { id: candidates[0] };
@@ -140,8 +152,11 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
         throw new HandlerError(`creating the product-${product} subscription had no clear outcome ${posts} times (${lost ?? 'no answer'}) and the `
           + 'service shows that nothing was made: deploy again');
       }
-      const before = (await rt.client.subscriptions.list({ product })).map((s) => String(s.id));
-      r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt: { product, before, startedAt: nowIso() } });
+      // A resend after a lost answer keeps the first list: should the first POST show up late, it is still a candidate
+      // (then named with the second, never taken on a guess) instead of hiding among what existed before.
+      const attempt = lost !== undefined && r.doc.attempt ? r.doc.attempt
+        : { product, before: (await rt.client.subscriptions.list({ product })).map((s) => String(s.id)), startedAt: nowIso() };
+      r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt });
       posts++;
       try {
         id = String((await rt.client.subscriptions.create(attrs)).id);

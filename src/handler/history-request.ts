@@ -1,5 +1,5 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
-import { claimForAdoption, refused } from './common';
+import { claimForAdoption, refused, removalPolicyOf, RemovalPolicyValue } from './common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -187,7 +187,7 @@ async function adoptExisting(event: CfnEvent, rt: Runtime, d: HistoryDesired, id
   const done = recs.find((x) => x.state === 'active' && x.physicalId === id);
   if (!done) {
     await claimForAdoption(rt, 'history', id, key, 'history transaction');
-    await rt.journal.create<HistoryDoc>(key, 'active', { request: rk, subscriptionId: d.subscriptionId }, id);
+    await rt.journal.create<HistoryDoc>(key, 'active', { request: rk, subscriptionId: d.subscriptionId, adopted: true }, id);
     log({ msg: 'adopted an existing history request', id, status: h.status });
   }
   // isComplete waits only for a request made (or adopted) by this event: StartedAt as a Create's.
@@ -198,6 +198,9 @@ async function adoptExisting(event: CfnEvent, rt: Runtime, d: HistoryDesired, id
 interface HistoryDoc {
   request: string;
   subscriptionId?: string;
+  /** Adopted (`existingHistoryTransactionId`): it existed before the resource; a Delete releases it unless `destroy`. */
+  adopted?: boolean;
+  removalPolicy?: RemovalPolicyValue;
   /** IDs the subscription's status list showed before a POST whose outcome is not confirmed yet. */
   known?: string[];
 }
@@ -254,6 +257,14 @@ async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
   if (id === '' || id === event.RequestId || /[:/]/.test(id)) return { PhysicalResourceId: id };
+  const rec = (await rt.journal.records<HistoryDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state === 'active');
+  const adopted = rec?.doc.adopted === true || typeof event.ResourceProperties?.AdoptId === 'string';
+  if (removalPolicyOf(event.ResourceProperties, { adopted, removalPolicy: rec?.doc.removalPolicy }) === 'retain') {
+    // An adopted request existed before the stack (or the removal policy is retain): kept in the service, released.
+    log({ msg: 'released the history request: it is kept in the service and no longer managed by this resource', id });
+    if (rec) await rt.journal.save(rec, 'released', rec.doc);
+    return { PhysicalResourceId: id };
+  }
   let h: HistoryTransaction;
   try {
     h = await rt.client.history.get(id);

@@ -386,6 +386,8 @@ export function dynamoJournal(opts: JournalOptions): Journal {
           keys = got.UnprocessedKeys?.[table]?.Keys;
           if (keys && keys.length > 0) await opts.sleep(100 * (round + 1));
         }
+        // An unread claim must never read as "unclaimed".
+        if (keys && keys.length > 0) throw new HandlerError(`${keys.length} claims could not be read (DynamoDB left them unprocessed); deploy again`);
       }
       return out;
     }),

@@ -1,5 +1,5 @@
 import { Subscription } from '../client';
-import { contradicts, declaredRemovalPolicy, RELEASED_OR_DONE, removalPolicyOf, RemovalPolicyValue, statusOrGone } from './common';
+import { claimForAdoption, contradicts, declaredRemovalPolicy, RELEASED_OR_DONE, removalPolicyOf, RemovalPolicyValue, statusOrGone } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -131,10 +131,11 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
     // Adoption changes nothing on the service: the declared queue and types are taken as what it has.
     const was = old && old.subscriptionId === d.subscriptionId ? old : d;
     const applied = { queueArn: was.queueArn, types: was.types };
+    // Refused, naming the owner, while another resource manages it (a second adopter could retire or re-point it).
+    await claimForAdoption(rt, 'sub', d.subscriptionId, key, 'legacy subscription');
     rec = await rt.journal.create<LegacyDoc>(key, 'active', {
       identity: d.remoteIdentityId, applied, adopted: true, removalPolicy: d.removalPolicy ?? 'retain',
     }, d.subscriptionId);
-    await rt.journal.claim('sub', d.subscriptionId, key);
   }
   if (d.retired) {
     await retire(rt, d.subscriptionId, status, d.remoteIdentityId);

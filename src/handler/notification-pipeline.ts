@@ -264,10 +264,11 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     // unified PATCH (full body) converges it and returns the result the journal then keeps.
     log({ msg: 'no journal record for this pipeline: recording it from the previous properties', subscriptionId: id });
     const prev = pipelineDesired(event.OldResourceProperties);
+    const owner = await rt.journal.claim('sub', id, key);
+    if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
     rec = await rt.journal.create<PipelineDoc>(key, 'updating', {
       identity: d.remoteIdentityId, selection: selectionOf(prev), applied: selectionOf(prev), subscriptionId: id,
     }, id);
-    await rt.journal.claim('sub', id, key);
   }
   return converge(rt, rec, d, event);
 }

@@ -99,6 +99,8 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   if (!rec) {
     // Deployed before the journal existed: what the service has is taken from the previous properties.
     log({ msg: 'no journal record for this subscription: recording it from the previous properties', subscriptionId: id });
+    const owner = await rt.journal.claim('sub', id, key);
+    if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
     rec = await rt.journal.create<SubscriptionDoc>(key, 'active', {
       product: d.productId,
       identity: d.remoteIdentityId,
@@ -106,7 +108,6 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
       applied: appliedOf(desiredOf(event.OldResourceProperties)),
       removalPolicy: d.removalPolicy,
     }, id);
-    await rt.journal.claim('sub', id, key);
   }
   return converge(rt, rec, d, status);
 }
@@ -136,8 +137,9 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
 async function end(rt: Runtime, id: string, onDelete: 'invalid' | 'cancelled'): Promise<void> {
   const status = await statusOrGone(rt, id);
   if (status !== undefined && status !== 'invalid' && status !== onDelete) {
-    await cancelPendingHistory(rt, id);
     await rt.client.subscriptions.update(id, { status: onDelete });
+    // After the subscription ended (a failed PATCH cancels nothing): its open requests are moot and count against the ceiling.
+    await cancelPendingHistory(rt, id);
   } else {
     log({ msg: 'nothing to delete', physicalResourceId: id, status });
   }
@@ -158,7 +160,11 @@ async function removeAttempt(rt: Runtime, r: SubscriptionRecord, event: CfnEvent
     return;
   }
   if (made !== undefined) {
-    await rt.journal.claim('sub', made, r.key);
+    const owner = await rt.journal.claim('sub', made, r.key);
+    if (owner !== r.key) {
+      log({ level: 'WARNING', msg: 'the subscription an attempt made is claimed by another resource: nothing is changed', subscriptionId: made, owner });
+      return;
+    }
     await end(rt, made, onDelete);
   }
   await rt.journal.save(r, made !== undefined ? 'deleted' : 'abandoned', { ...r.doc, attempt: undefined, ...(made ? { subscriptionId: made } : {}) }, made);

@@ -132,6 +132,17 @@ describe('resolve checks subscription creates and history requests against the s
     expect(r.stdout + r.stderr).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 
+  test('a notification pipeline whose unified create was answered is never abandoned, even with --keep-candidates', async () => {
+    emu = await startEmulator();
+    await withJournal((j) => j.create(SUB_KEY, 'recording', {
+      identity: '362', selection: { types: ['ORDER_CHANGE'] }, result: { subscriptions: { ORDER_CHANGE: 'u-1' }, failed: {}, meta: {} },
+    }));
+    const r = await dpi(args('journal', 'resolve', SUB_KEY, ...local, '--keep-candidates'), { env: service() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('belongs to a notification pipeline that exists');
+    expect(await states(SUB_KEY)).toEqual(['recording']);
+  });
+
   test('several candidates: refused, naming them all; --keep-candidates resolves and leaves every one of them as it is', async () => {
     emu = await startEmulator({ fixtures: { subscriptions: [sub(9001), sub(9002), sub(9003)] } });
     await recording(['9001']);

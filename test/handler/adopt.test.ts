@@ -265,7 +265,7 @@ describe('HistoryRequest adoption', () => {
     subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
   });
 
-  test('adopts without a request, records and claims it; Delete cancels it while pending', async () => {
+  test('adopts without a request, records and claims it; Delete releases it (retain by default), or cancels it under destroy', async () => {
     const id = await handMadeHistory();
     await h.clearRequests();
     const r = await h.onEvent(h.event(HIST, 'Create', histProps({ AdoptId: id })));
@@ -274,9 +274,15 @@ describe('HistoryRequest adoption', () => {
     expect(await h.changingRequests()).toEqual([]);
     expect((await h.journalRecords()).map((x) => [x.state, x.physicalId])).toEqual([['active', id]]);
     expect(await h.journalOwner('history', id)).toBe('HandlerTest/Resource');
+    await h.clearRequests();
     await h.onEvent(h.event(HIST, 'Delete', histProps({ AdoptId: id }), { PhysicalResourceId: id }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect(h.state().history.find((x: any) => String(x.id) === id).status).toBe('pending');
+    expect((await h.journalRecords())[0].state).toBe('released');
+    await h.onEvent(h.event(HIST, 'Create', histProps({ AdoptId: id, RemovalPolicy: 'destroy' }), { LogicalResourceId: 'Again' }));
+    await h.onEvent(h.event(HIST, 'Delete', histProps({ AdoptId: id, RemovalPolicy: 'destroy' }), { LogicalResourceId: 'Again', PhysicalResourceId: id }));
     expect(h.state().history.find((x: any) => String(x.id) === id).status).toBe('cancelled');
-    expect((await h.journalRecords())[0].state).toBe('deleted');
+    expect((await h.journalRecords('Again'))[0].state).toBe('deleted');
   });
 
   test('owned by another resource: refused naming it; missing or cancelled: fails clearly', async () => {

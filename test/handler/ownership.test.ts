@@ -6,6 +6,7 @@
 import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
+import { dynamoJournal } from '../../src/handler/journal';
 
 const SUB = ResourceTypes.SUBSCRIPTION;
 const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
@@ -118,5 +119,47 @@ describe('a resumed attempt uses today\'s declaration', () => {
     expect(h.state().pipelines).toHaveLength(1);
     expect([...h.state().pipelines[0].notificationTypes].sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
     expect(r.Data!.SubscribedTypes!.split(',').sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+  });
+});
+
+describe('what appeared long after an attempt is never taken', () => {
+  test('a `recording` attempt an hour old and one subscription made since by hand: named, not taken, not changed', async () => {
+    // The journal as a killed invocation left it an hour ago: the list before its POST, no outcome.
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const journal = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+    const before = h.state().subscriptions.filter((s: any) => s.product === 3001).map((s: any) => String(s.id));
+    const hourAgo = new Date(Date.now() - 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await journal.create('HandlerTest/Resource', 'recording', { product: 3001, identity: '362', attempt: { product: 3001, before, startedAt: hourAgo } });
+    const byHand = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+    const was = JSON.stringify(subOf(byHand));
+    await h.clearRequests();
+    const reason = await h.fails(h.event(SUB, 'Create', ORDERS));
+    expect(reason).toContain(`subscription ${byHand} of the product appeared since`);
+    expect(reason).toContain('--keep-candidates');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(JSON.stringify(subOf(byHand))).toBe(was);
+    expect(await h.journalOwner('sub', byHand)).toBeUndefined();
+    // The rollback Delete of that failed Create finishes and changes nothing either.
+    await h.onEvent(h.event(SUB, 'Delete', ORDERS, { PhysicalResourceId: 'HandlerTest-Resource-1A2B' }));
+    expect(await h.changingRequests()).toEqual([]);
+    expect((await h.journalRecords()).map((x) => x.state)).toEqual(['recording']);
+  });
+});
+
+describe('one adopter per record', () => {
+  test('a legacy pipeline another resource manages is refused before any change', async () => {
+    const base = {
+      SubscriptionId: '8601',
+      RemoteIdentityId: '364',
+      QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
+      NotificationTypes: ['ORDER_CHANGE'],
+      Retired: 'false',
+    };
+    await h.onEvent(h.event(LEGACY, 'Create', base, { LogicalResourceId: 'First' }));
+    await h.clearRequests();
+    expect(await h.fails(h.event(LEGACY, 'Create', { ...base, Retired: 'true' }, { LogicalResourceId: 'Second' })))
+      .toContain('is managed by HandlerTest/First');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(subOf('8601').status).toBe('active');
   });
 });

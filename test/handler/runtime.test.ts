@@ -67,7 +67,7 @@ describe('runtime', () => {
     expect(lines[0]).toMatchObject({ msg: 'onEvent', RequestType: 'Delete', ResourceType: ResourceTypes.SUBSCRIPTION, PhysicalResourceId: '8601' });
     expect(lines[0].properties.Connection).toEqual({ BaseUrl: h.emu.url, RefreshTokenSecret: 'set' });
     expect(lines.filter((l) => l.msg === 'service call').map((l) => `${l.method} ${l.path} ${l.status}`))
-      .toEqual(['POST /auth/api/ref 200', 'GET /sub/8601 200', 'GET /service/history/production/history/status/8601 200', 'PATCH /v2/sub/8601 200']);
+      .toEqual(['POST /auth/api/ref 200', 'GET /sub/8601 200', 'PATCH /v2/sub/8601 200', 'GET /service/history/production/history/status/8601 200']);
     expect(h.logs.join('\n')).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 

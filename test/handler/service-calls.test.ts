@@ -164,5 +164,5 @@ const EXPECTED_CALLS: Record<string, string> = {
   'ProductOrderJobs Create (250 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id} x3',
   'ProductOrderJobs Update (+10 IDs)': 'GET /service/jobs/jobs, POST /service/jobs/jobs/{id}',
   'ProductOrderJobs Delete': '',
-  'Subscription Delete': 'GET /sub/{id}, GET /service/history/production/history/status/{id}, PATCH /v2/sub/{id}',
+  'Subscription Delete': 'GET /sub/{id}, PATCH /v2/sub/{id}, GET /service/history/production/history/status/{id}',
 };

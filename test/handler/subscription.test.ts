@@ -150,9 +150,9 @@ describe('Custom::DpiSubscription', () => {
     const a = await h.onEvent(h.event(T, 'Create', BASE));
     await h.clearRequests();
     await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: a.PhysicalResourceId }));
-    // One read of the status, one read of its open history requests (cancelled before it ends), one PATCH.
+    // One read of the status, one PATCH, then one read of its open history requests (cancelled once it ended).
     expect((await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path}`))
-      .toEqual([`GET /sub/${a.PhysicalResourceId}`, `GET /service/history/production/history/status/${a.PhysicalResourceId}`, `PATCH /v2/sub/${a.PhysicalResourceId}`]);
+      .toEqual([`GET /sub/${a.PhysicalResourceId}`, `PATCH /v2/sub/${a.PhysicalResourceId}`, `GET /service/history/production/history/status/${a.PhysicalResourceId}`]);
     expect(subOf(a.PhysicalResourceId).status).toBe('invalid');
     const b = await h.onEvent(h.event(T, 'Create', { ...BASE, OnDelete: 'cancelled' }, { LogicalResourceId: 'Other' }));
     await h.onEvent(h.event(T, 'Delete', { ...BASE, OnDelete: 'cancelled' }, { LogicalResourceId: 'Other', PhysicalResourceId: b.PhysicalResourceId }));

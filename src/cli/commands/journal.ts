@@ -194,6 +194,15 @@ type Check = { readonly refusal?: string; readonly note?: string };
  */
 async function checkAttempt(r: JournalRecord<Record<string, unknown>>, journal: Journal, service: () => Promise<Service>): Promise<Check> {
   const doc = r.doc;
+  if (r.state === 'recording' && doc.result !== undefined && doc.result !== null) {
+    // A notification pipeline whose unified create was answered: the pipeline exists; abandoning the record would
+    // leak it and hand its identity to a second pipeline.
+    return {
+      refusal: `attempt ${r.id} (recording) belongs to a notification pipeline that exists (its unified create was answered; only its `
+        + 'product-107 subscription is unconfirmed): deploy again to record and keep it, or delete the stack (or run dpi orphans --fix) '
+        + 'to remove it; it is never abandoned',
+    };
+  }
   if (r.state === 'recording') {
     const a = attemptOf(doc);
     if (a === undefined) return { note: `${r.id}: recorded without the list of subscriptions before its create; not checked` };
@@ -310,6 +319,8 @@ export function journalCommand(ctx: RunContext): Command {
           if (check.refusal) refusals.push(check.refusal);
           else if (check.note) io.stderr.write(`checked ${check.note}\n`);
         }
+        const pipelines = refusals.filter((x) => x.includes('belongs to a notification pipeline that exists'));
+        if (pipelines.length > 0) throw new CliError(`${key}: not resolved, nothing was changed: ${pipelines.join('; ')}`);
         if (refusals.length > 0 && flags.keepCandidates !== true) {
           throw new CliError(`${key}: not resolved, nothing was changed: ${refusals.join('; ')}; or run it with --keep-candidates to leave them as they are`);
         }

@@ -85,6 +85,9 @@ function deleteProperties(o: Orphan, rec: Rec): Record<string, unknown> {
   }
 }
 
+/** Attempt states the handler's Delete leaves as they are when it cannot tell what the attempt made. */
+const UNRESOLVED: ReadonlySet<string> = new Set(['recording', 'posting', 'adopting']);
+
 export interface FixOutcome {
   key: string;
   record: string;
@@ -194,6 +197,16 @@ export async function fix(ctx: RunContext, opts: FixOptions): Promise<FixOutcome
     const now = await opts.journal.records<Doc>(o.key);
     for (const x of orphans) {
       const cur = now.find((r) => r.id === x.record);
+      if (cur && UNRESOLVED.has(cur.state)) {
+        // The handler could not tell what the attempt made (it ends nothing on a guess): the record stays as it is.
+        outcomes.push({
+          key: x.key,
+          record: x.record,
+          result: 'skipped',
+          detail: `unresolved (${cur.state}): what the attempt made cannot be told; nothing done (see dpi journal resolve ${x.key})`,
+        });
+        continue;
+      }
       if (cur && !DONE.has(cur.state)) {
         await opts.journal.save(cur, 'deleted', { ...cur.doc, removedBy: 'dpi orphans --fix', removedAt: new Date().toISOString() });
       }
