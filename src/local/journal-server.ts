@@ -22,6 +22,8 @@ export interface JournalServerOptions {
   readonly stateFile?: string;
   /** Values that must never be written into the state file (secrets): a flush that would is refused. */
   readonly forbidden?: readonly string[];
+  /** How long a new table stays CREATING (tests of concurrent first use); default 0. */
+  readonly createTableMs?: number;
 }
 
 /** A running journal server. */
@@ -180,7 +182,7 @@ const WRITE_OPS = new Set(['CreateTable', 'DeleteTable', 'PutItem', 'UpdateItem'
 export async function startJournalServer(options: JournalServerOptions = {}): Promise<JournalServer> {
   const stateFile = options.stateFile;
   const saved = stateFile && existsSync(stateFile) ? readJournalState(stateFile) : undefined;
-  const server = dynalite()({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = dynalite()({ createTableMs: options.createTableMs ?? 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
