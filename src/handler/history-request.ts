@@ -1,5 +1,6 @@
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../client';
 import { claimForAdoption, refused, removalPolicyOf, RemovalPolicyValue } from './common';
+import { FRESH_ATTEMPT_MS } from './creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
@@ -96,7 +97,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     ?? await rt.journal.create<HistoryDoc>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
   if (rec.doc.known) {
     // An earlier attempt's POST had no clear outcome: the request it may have made is looked for before sending one.
-    const found = await madeByAttempt(rt, d.subscriptionId, rec.doc.known, key);
+    const found = await madeByAttempt(rt, d.subscriptionId, rec.doc.known, key, rec.doc.knownAt);
     if (found) return adopt(rt, rec, found, key);
   }
 
@@ -108,7 +109,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   for (;;) {
     // What exists before the POST, so that a POST without a clear outcome can be told apart from what was there.
     const known = (await rt.client.history.statusBySubscription(d.subscriptionId)).map((h) => String(h.id));
-    rec = await rt.journal.save(rec, 'creating', { ...rec.doc, known });
+    rec = await rt.journal.save(rec, 'creating', { ...rec.doc, known, knownAt: new Date().toISOString() });
     try {
       const h = await rt.client.history.create(d.subscriptionId, d.request);
       rec = await rt.journal.save(rec, 'active', { request: rk, subscriptionId: d.subscriptionId }, String(h.id));
@@ -118,7 +119,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
       if (!isDefiniteFailure(e)) {
         // Not repeated blindly: a request the POST made shows up as a new, unclaimed record of the subscription.
         log({ level: 'WARNING', msg: 'the history request had no clear outcome: looking for it among the subscription\'s requests', error: messageOf(e) });
-        const found = await madeByAttempt(rt, d.subscriptionId, known, key);
+        const found = await madeByAttempt(rt, d.subscriptionId, known, key, rec.doc.knownAt);
         if (found) return adopt(rt, rec, found, key);
         if (++unclear >= 2) {
           throw new HandlerError(`the history request for subscription ${d.subscriptionId} had no clear outcome twice (${messageOf(e)}) and made no `
@@ -203,6 +204,8 @@ interface HistoryDoc {
   removalPolicy?: RemovalPolicyValue;
   /** IDs the subscription's status list showed before a POST whose outcome is not confirmed yet. */
   known?: string[];
+  /** When `known` was listed (ISO): a request that appeared long after it may as well be another's. */
+  knownAt?: string;
 }
 
 const FINAL = new Set(['cancelled', 'canceled', 'failed']);
@@ -212,22 +215,29 @@ const FINAL = new Set(['cancelled', 'canceled', 'failed']);
  * POST, is not cancelled or failed, and that no resource claims. Undefined when there is none; an error when several
  * could be it.
  */
-async function madeByAttempt(rt: Runtime, subscriptionId: string, known: string[], key: string): Promise<HistoryTransaction | undefined> {
+async function madeByAttempt(rt: Runtime, subscriptionId: string, known: string[], key: string,
+  knownAt: string | undefined): Promise<HistoryTransaction | undefined> {
   const before = new Set(known);
   const fresh = (await rt.client.history.statusBySubscription(subscriptionId))
     .filter((h) => !before.has(String(h.id)) && !FINAL.has(String(h.status)));
   const owners = await rt.journal.owners('history', fresh.map((h) => String(h.id)));
   const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === key);
-  if (mine.length > 1) {
-    throw new HandlerError(`an earlier history request for subscription ${subscriptionId} had no clear outcome and ${mine.length} new requests `
-      + `could be it (${mine.map((h) => h.id).join(', ')}); cancel the ones that are not this resource's, then deploy again`);
+  const age = knownAt !== undefined ? Date.now() - Date.parse(knownAt) : Infinity;
+  const claimedHere = mine.find((h) => owners.get(String(h.id)) === key);
+  if (claimedHere) return claimedHere;
+  if (mine.length > 1 || (mine.length === 1 && !(age <= FRESH_ATTEMPT_MS))) {
+    throw new HandlerError(`an earlier history request of ${key} for subscription ${subscriptionId} had no clear outcome and ${mine.length} `
+      + `request${mine.length > 1 ? 's' : ''} appeared since (${mine.map((h) => h.id).join(', ')})${mine.length === 1 ? ' over a long window' : ''}: `
+      + 'which one it made cannot be told, so none is taken or cancelled; cancel the one this resource made if you know it (the others are not '
+      + `this stack's), then run 'dpi journal resolve ${key} --keep-candidates' and deploy again`);
   }
   return mine[0];
 }
 
 async function adopt(rt: Runtime, rec: JournalRecord<HistoryDoc>, h: HistoryTransaction, key: string): Promise<OnEventResult> {
   log({ msg: 'the history request of an attempt without a clear outcome was found', id: h.id });
-  await rt.journal.claim('history', String(h.id), key);
+  const owner = await rt.journal.claim('history', String(h.id), key);
+  if (owner !== key) throw new HandlerError(`history request ${h.id} is claimed by ${owner} in the lifecycle journal; deploy again`);
   await rt.journal.save(rec, 'active', { request: rec.doc.request, subscriptionId: rec.doc.subscriptionId }, String(h.id));
   return result(h);
 }

@@ -345,7 +345,7 @@ test('a history request whose create had no confirmed outcome (creating): found 
   try {
     const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
     const known = (await client.history.statusBySubscription(sub)).map((h) => String(h.id));
-    await j.create(key, 'creating', { request: JSON.stringify([sub, '2026-11-15', '2026-11-17', null, null, null, null]), subscriptionId: sub, known });
+    await j.create(key, 'creating', { request: JSON.stringify([sub, '2026-11-15', '2026-11-17', null, null, null, null]), subscriptionId: sub, known, knownAt: new Date().toISOString() });
   } finally {
     await server.stop();
   }

@@ -82,7 +82,12 @@ async function historyMadeBy(client: DpiClient, journal: Journal, rec: Rec): Pro
   const fresh = listed.filter((h) => !before.has(String(h.id)) && !HISTORY_FINAL.has(str(h.status)));
   const owners = await journal.owners('history', fresh.map((h) => String(h.id)));
   const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === rec.key).map((h) => String(h.id));
-  return { found: mine.length === 1 ? mine[0] : undefined, candidates: mine };
+  const claimed = mine.find((id) => owners.get(id) === rec.key);
+  // As the handler: one request that appeared is the attempt's only within minutes of its POST (`knownAt`); over a longer
+  // window (or with no time recorded) it may as well be another's, so it is named, never cancelled.
+  const knownAt = Date.parse(str(rec.doc.knownAt));
+  const fresh15 = Number.isFinite(knownAt) && Date.now() - knownAt <= 15 * 60_000;
+  return { found: claimed ?? (mine.length === 1 && fresh15 ? mine[0] : undefined), candidates: mine };
 }
 
 /**
@@ -154,9 +159,11 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
           out.serviceIds.push(`history ${found}`);
           out.madeHistory = found;
           out.holds = `open history request ${found} (made by an attempt without a confirmed outcome)`;
-        } else if (candidates.length > 1) {
-          out.holds = `an attempt without a confirmed outcome; ${candidates.length} open requests could be it (${candidates.join(', ')})`;
-          out.unresolved = `cancel the requests that are not ${out.key}'s, then run dpi orphans --fix again`;
+        } else if (candidates.length > 0) {
+          out.holds = `an attempt without a confirmed outcome; ${candidates.length} open request${candidates.length > 1 ? 's' : ''} could be it `
+            + `(${candidates.join(', ')}), and ${candidates.length > 1 ? 'which one' : 'whether it'} cannot be told`;
+          out.unresolved = `cancel the one ${out.key} made if you know it (the others are not this stack's), then run `
+            + `dpi journal resolve ${out.key} --keep-candidates`;
         } else {
           out.holds = 'nothing (the attempt made no request the service lists)';
         }
