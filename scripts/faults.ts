@@ -1,8 +1,8 @@
 /**
  * `npm run faults`: the fault matrix over every service call of the example app's lifecycle (see
  * test/faults/matrix.ts), then the kill test at every call of create, update and destroy. Prints the table of outcomes
- * and every scenario that did not survive or fail clearly; exit code 1 when any scenario is inconsistent, stuck or
- * leaked.
+ * and every scenario that did not survive or fail clearly; exit code 1 when any scenario harmed a bystander (a record
+ * the app did not make; see test/faults/bystanders.ts), is inconsistent, stuck or leaked.
  *
  *   npm run faults                      every point, every fault kind, every kill
  *   npm run faults -- --sample 40       a fixed-seed sample of 40 scenarios (and 4 kills)
@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     write(`Example app lifecycle: ${lab.points.length} service calls (create ${lab.points.filter((p) => p.phase === 'create').length}, `
       + `update ${lab.points.filter((p) => p.phase === 'update').length}, destroy ${lab.points.filter((p) => p.phase === 'destroy').length}); `
       + `${scenarios.length} fault scenarios.`);
+    write(`Bystanders in every scenario: ${lab.bystanders.records.map((b) => `${b.name} (${b.kind})`).join(', ')}.`);
     const results: ScenarioResult[] = [];
     for (const [i, s] of scenarios.entries()) {
       const r = await lab.run(s.point, s.kind);
@@ -78,8 +79,12 @@ async function main(): Promise<void> {
       for (const l of renderTable(kills)) write(l);
     }
     const bad = [...results, ...kills].filter((r) => !ACCEPTED.has(r.outcome));
+    const avg = (f: (x: (typeof lab.setupMs)[number]) => number): string =>
+      (lab.setupMs.reduce((a, x) => a + f(x), 0) / lab.setupMs.length).toFixed(0);
     write();
-    write(`${bad.length === 0 ? 'OK' : 'FAILED'}: ${results.length} fault scenarios, ${kills.length} kills, ${bad.length} inconsistent, stuck or leaked `
+    write(`Bystanders made ${lab.setupMs.length} times, per scenario on average: ${avg((x) => x.ui)} ms for the UI's records, `
+      + `${avg((x) => x.secondJournal)} ms for the second journal's app.`);
+    write(`${bad.length === 0 ? 'OK' : 'FAILED'}: ${results.length} fault scenarios, ${kills.length} kills, ${bad.length} harmed, inconsistent, stuck or leaked `
       + `(${((Date.now() - t0) / 1000).toFixed(0)} s).`);
     if (bad.length > 0) process.exitCode = 1;
   } finally {

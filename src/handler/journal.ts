@@ -54,7 +54,8 @@ export interface Journal {
   /**
    * Takes the creates lock of kind `kind` (e.g. `sub#3001`: product-3001 subscription creates) for `member`: at most
    * one creating call of a kind is in flight per journal. Returns undefined when `member` holds it now (also when it
-   * held it already), else the holder; a holder older than `staleBefore` (ISO) is replaced.
+   * held it already, or an earlier invocation of the same resource key did), else the holder; a holder older than
+   * `staleBefore` (ISO) is replaced.
    */
   lock(kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined>;
   /** Releases the creates lock if `member` holds it (no error otherwise). */
@@ -347,9 +348,11 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         await c.send(new m.PutItemCommand({
           TableName: table,
           Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
-          ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale',
+          // Also taken over from an earlier invocation of the same resource (its events never run at once): a killed
+          // invocation's lock must not hold up the next deploy of that resource.
+          ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR begins_with(#m, :resource)',
           ExpressionAttributeNames: { '#m': 'member' },
-          ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore) },
+          ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore), ':resource': S(`${member.split('|')[0]}|`) },
         }));
         return undefined;
       } catch (e) {

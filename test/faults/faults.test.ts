@@ -2,7 +2,10 @@
  * The fault matrix in CI: a fixed set of scenarios at the calls where recovery is hardest (every creating POST whose
  * answer is lost, the unified DELETE, a 500 and a dropped connection on idempotent calls, 429, a slow answer), a
  * fixed-seed sample of the rest, and the kill test at two calls. `npm run faults` runs every call with every fault kind.
+ * Every scenario runs with bystanders present (records the app did not make, see bystanders.ts): a changed one is
+ * `harmed`.
  */
+import { harmedBystanders } from './bystanders';
 import { ACCEPTED, CallPoint, FAULT_KINDS, FaultLab, label, ScenarioResult } from './matrix';
 import { sample } from './sample';
 
@@ -32,6 +35,33 @@ test('the clean lifecycle makes the calls the matrix injects into', () => {
   const phases = new Set(lab.points.map((p) => p.phase));
   expect([...phases]).toEqual(['create', 'update', 'destroy']);
   expect(lab.points.filter((p) => p.method === 'POST' && p.path.startsWith('/service/sp/notifications-unified/'))).toHaveLength(2);
+});
+
+test('every scenario has the bystanders; they are left out of the comparison with the clean run, and a change is seen', () => {
+  const b = lab.bystanders;
+  expect(b.records.map((x) => `${x.name} ${x.kind}`)).toEqual([
+    'ui-3001 subscription', 'ui-107-364 subscription', 'ui-pipeline-364 pipeline', 'ui-pipeline-364 subscription', 'other-journal-3001 subscription',
+  ]);
+  // The clean run ended with them as they were made (FaultLab.start fails otherwise), and none is in its summary.
+  const state = lab.emulator.state();
+  expect(harmedBystanders(state, b)).toEqual([]);
+  expect(lab.live().filter((l) => /name=(ui-|other-journal-)|identity=364/.test(l))).toEqual([]);
+  // A change the app could make is named with the bystander.
+  const ui = state.subscriptions.find((x) => x.name === 'ui-3001')!;
+  ui.status = 'invalid';
+  ui.product_parameters.stage_ids = '[1001]';
+  state.upstreamSubscriptions.find((u) => u.remoteIdentityId === 364 && u.notificationType === 'ORDER_CHANGE')!.enabled = false;
+  expect(harmedBystanders(state, b)).toEqual([
+    `ui-3001 (subscription ${ui.id}): status "active" -> "invalid", product_parameters.stage_ids (none) -> "[1001]"`,
+    expect.stringMatching(/^ui-pipeline-364 \(pipeline pl-\d+\): upstream \[.*\] -> \[.*ORDER_CHANGE=upstream-\d+@eb-dest-\d+ \(disabled\).*\]$/),
+  ]);
+});
+
+test('every occurrence of a call is a point of its own (the fault reaches it with skip)', () => {
+  const keys = lab.points.map((p) => `${p.phase} ${p.method} ${p.path} ${p.skip}`);
+  expect(new Set(keys).size).toBe(keys.length);
+  const subs = lab.points.filter((p) => p.phase === 'create' && p.method === 'POST' && p.path === '/v2/sub');
+  expect(subs.map((p) => p.skip)).toEqual([0, 1, 2]);
 });
 
 test('lost answers of every creating call: nothing made twice, nothing left', async () => {
@@ -67,6 +97,17 @@ test('a fixed-seed sample of every call and fault kind', async () => {
   const all = lab.points.flatMap((point) => FAULT_KINDS.filter((k) => k.name !== 'delay3s').map((k) => ({ point, kind: k })));
   const results: ScenarioResult[] = [];
   for (const s of sample(all, 6, 2026)) results.push(await lab.run(s.point, s.kind));
+  expectAccepted(results);
+});
+
+test('bystanders survive lost creates: every POST /v2/sub of create with 500 and with the answer lost, every unified POST with 500', async () => {
+  const subs = lab.points.filter((p) => p.phase === 'create' && p.method === 'POST' && p.path === '/v2/sub');
+  const unified = lab.points.filter((p) => p.phase === 'create' && p.method === 'POST' && p.path.startsWith('/service/sp/notifications-unified/'));
+  expect([subs.length, unified.length]).toEqual([3, 2]);
+  const results: ScenarioResult[] = [];
+  for (const p of subs) for (const k of ['500', 'dropResponse']) results.push(await lab.run(p, kind(k)));
+  for (const p of unified) results.push(await lab.run(p, kind('500')));
+  // Not harmed, leaked, inconsistent or stuck.
   expectAccepted(results);
 });
 

@@ -9,20 +9,26 @@
  *                   the retry refuses the same way, and after the service removed what was made (simulated here with
  *                   the pipeline's identifiers, which only the emulator's admin view shows) and
  *                   `dpi journal resolve <key> --local`, the retry converged
+ * - harmed:         a bystander (a record the app did not make, see bystanders.ts) changed during the scenario
  * - inconsistent:   a successful phase left the service in another state than the clean run's
  * - stuck:          the retry of a failed phase failed too
  * - leaked:         after destroy, something remains that the clean run does not leave, or a secret was written
  *
+ * Every scenario, the clean run too, runs with the bystanders present (made right after each reset); they are
+ * excluded by ID from the comparison with the clean run and compared with their own state after every phase.
+ *
  * Used by test/faults/faults.test.ts (a fixed sample in CI) and scripts/faults.ts (`npm run faults`: every point).
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BystanderSet, DeclaredSubscription, declaredSubscriptions, harmedBystanders, makeBystanders, synthSecondJournalApp } from './bystanders';
 import { serviceRemovesUnrecordedPipelines } from './operator';
+import { diff, liveSummary, secretsIn } from './summary';
 import { buildExampleApp } from '../../examples/app';
 import { runDpi } from '../../src/cli/program';
-import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../../src/emulator';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { findPackageRoot, LocalDeployResult, runLocalDeploy } from '../../src/local';
 
 export type Phase = 'create' | 'update' | 'destroy';
@@ -53,9 +59,10 @@ export interface CallPoint {
   readonly skip: number;
 }
 
-export type Outcome = 'survived' | 'failed clearly' | 'residual' | 'inconsistent' | 'stuck' | 'leaked';
+export type Outcome = 'survived' | 'failed clearly' | 'residual' | 'harmed' | 'inconsistent' | 'stuck' | 'leaked';
+export const OUTCOMES: readonly Outcome[] = ['survived', 'failed clearly', 'residual', 'harmed', 'inconsistent', 'stuck', 'leaked'];
 
-/** Outcomes that keep the promise: nothing leaked, nothing inconsistent, nothing stuck. */
+/** Outcomes that keep the promise: no bystander harmed, nothing leaked, nothing inconsistent, nothing stuck. */
 export const ACCEPTED: ReadonlySet<Outcome> = new Set<Outcome>(['survived', 'failed clearly', 'residual']);
 
 export interface ScenarioResult {
@@ -68,6 +75,15 @@ export interface ScenarioResult {
 
 interface LogEntry { method: string; path: string; status: number }
 
+export { liveSummary } from './summary';
+export type { Excluded } from './summary';
+
+/**
+ * DPI_FAULTS_HANDLER=<bundle> runs the in-process phases against another handler bundle (e.g. an earlier commit's);
+ * the kill test always runs the bundled `dpi` with assets/handler.
+ */
+const HANDLER = process.env.DPI_FAULTS_HANDLER || undefined;
+
 /** The emulator's secrets (the refresh token), which must appear in no output, log or state file. */
 const SECRETS = [DEFAULT_REFRESH_TOKEN];
 
@@ -76,48 +92,6 @@ export const APP_VERSIONS = {
   v1: {} as Record<string, string>,
   v2: { sellerTypes: 'ORDER_CHANGE,REPORT_PROCESSING_FINISHED', orderCount: '300', historyEnd: '2026-11-18' } as Record<string, string>,
 };
-
-/** Everything that is live in the service, without generated IDs (what a deploy or destroy must converge to). */
-export function liveSummary(s: EmulatorStateSnapshot, fixtureSubscriptions: ReadonlySet<number>): string[] {
-  const out: string[] = [];
-  for (const x of s.subscriptions) {
-    if (x.status === 'invalid' || fixtureSubscriptions.has(x.id)) continue;
-    const params = x.product === 107
-      ? Object.keys(x.product_parameters).sort().join('+')
-      : Object.entries(x.product_parameters).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join('&');
-    out.push(`subscription product=${x.product} name=${x.name} status=${x.status} identity=${x.remote_identity} storage=${x.storage_group} ${params}`);
-  }
-  for (const p of s.pipelines) out.push(`pipeline identity=${p.remoteIdentityId} region=${p.region} types=${[...p.notificationTypes].sort().join(',')}`);
-  for (const l of s.legacyPipelines) out.push(`legacy-pipeline identity=${l.remoteIdentityId} queue=${l.queueArn}`);
-  for (const u of s.upstreamSubscriptions) {
-    if (u.enabled) out.push(`upstream identity=${u.remoteIdentityId} type=${u.notificationType} ${u.pipelineId ? 'unified' : `legacy=${u.legacySubscriptionId ?? '-'}`}`);
-  }
-  for (const d of s.destinations) if (!d.shared) out.push(`destination ${d.kind} ${d.pipelineId ? 'pipeline' : `legacy=${d.legacySubscriptionId ?? '-'}`}`);
-  for (const c of s.cloud) if (!c.shared) out.push(`cloud ${c.kind} ${c.region}`);
-  const subName = (id: number): string => s.subscriptions.find((x) => x.id === id)?.name ?? String(id);
-  for (const h of s.history) {
-    if (h.status === 'cancelled' || h.status === 'canceled') continue;
-    out.push(`history ${subName(h.subscription_id)} ${h.start_date}..${h.end_date} stage=${h.stage_id} ${h.status === 'error' ? 'error' : 'live'}`);
-  }
-  // Order-level jobs cannot be removed: what matters is that every order ID went out exactly once under each live
-  // subscription (the jobs of a subscription that a rollback ended are moot).
-  const orderIds = new Map<string, number>();
-  const live = new Set(s.subscriptions.filter((x) => x.status !== 'invalid').map((x) => x.id));
-  for (const j of s.jobs) {
-    if (j.is_primary || !j.extra_context || !live.has(j.subscription_id)) continue;
-    const ids = (JSON.parse(j.extra_context) as { order_ids?: string[] }).order_ids ?? [];
-    for (const id of ids) orderIds.set(`${subName(j.subscription_id)}/${id}`, (orderIds.get(`${subName(j.subscription_id)}/${id}`) ?? 0) + 1);
-  }
-  const counts = [...orderIds.values()];
-  out.push(`order-ids distinct=${orderIds.size} submitted=${counts.reduce((a, b) => a + b, 0)}`);
-  return out.sort();
-}
-
-function diff(expected: string[], actual: string[]): string {
-  const missing = expected.filter((x) => !actual.includes(x));
-  const extra = actual.filter((x) => !expected.includes(x));
-  return [...missing.map((m) => `missing: ${m}`), ...extra.map((e) => `extra: ${e}`)].join('; ');
-}
 
 async function admin<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${url}${path}`, {
@@ -136,23 +110,29 @@ export class FaultLab {
     const apps = {
       v1: join(work, 'cdk.out.v1'),
       v2: join(work, 'cdk.out.v2'),
+      other: join(work, 'cdk.out.other-journal'),
     };
     buildExampleApp({ outdir: apps.v1, context: APP_VERSIONS.v1 }).synth();
     buildExampleApp({ outdir: apps.v2, context: APP_VERSIONS.v2 }).synth();
+    synthSecondJournalApp(apps.other);
     const emulator = await startEmulator({ port: 0 });
-    const lab = new FaultLab(work, apps, emulator);
+    const lab = new FaultLab(work, apps, declaredSubscriptions(apps.v1), emulator);
     await lab.cleanRun();
     return lab;
   }
 
-  /** Call points of the clean run, per phase. */
+  /** Call points of the clean run, per phase: every request of the phase, each with the `skip` that reaches it. */
   readonly points: CallPoint[] = [];
+  /** Milliseconds each reset spent making the bystanders (`ui`: the UI's records; `secondJournal`: the second app). */
+  readonly setupMs: Array<{ ui: number; secondJournal: number }> = [];
   /** The clean run's live summary after each phase. */
   private readonly expected = new Map<Phase, string[]>();
   private fixtureSubs = new Set<number>();
+  private current?: BystanderSet;
   private scenario = 0;
 
-  private constructor(readonly work: string, readonly apps: { v1: string; v2: string }, readonly emulator: RunningEmulator) {}
+  private constructor(readonly work: string, readonly apps: { v1: string; v2: string; other: string },
+    private readonly declared: readonly DeclaredSubscription[], readonly emulator: RunningEmulator) {}
 
   async stop(): Promise<void> {
     await this.emulator.stop();
@@ -165,11 +145,21 @@ export class FaultLab {
     return this.emulator.url;
   }
 
+  /** The bystanders of the current scenario (made by its reset). */
+  get bystanders(): BystanderSet {
+    if (!this.current) throw new Error('no scenario has started');
+    return this.current;
+  }
+
+  /** Resets the emulator and makes the bystanders; returns the scenario's directory. */
   private async reset(): Promise<string> {
     await admin(this.url, 'POST', '/_emulator/reset');
     this.fixtureSubs = new Set(this.emulator.state().subscriptions.map((s) => s.id));
     const dir = join(this.work, `s${++this.scenario}`);
     mkdirSync(dir, { recursive: true });
+    this.current = await makeBystanders(this.url, () => this.emulator.state(), this.declared,
+      { app: this.apps.other, stateFile: join(dir, 'other-journal', 'local-state.json'), handlerPath: HANDLER });
+    this.setupMs.push(this.current.ms);
     return dir;
   }
 
@@ -181,6 +171,7 @@ export class FaultLab {
       emulatorUrl: this.url,
       stateFile: join(dir, 'local-state.json'),
       refreshToken: DEFAULT_REFRESH_TOKEN,
+      handlerPath: HANDLER,
       pollIntervalMs: 20,
       // The fault points are counted in call order: one resource at a time keeps that order deterministic.
       concurrency: 1,
@@ -190,7 +181,25 @@ export class FaultLab {
   }
 
   live(): string[] {
-    return liveSummary(this.emulator.state(), this.fixtureSubs);
+    return liveSummary(this.emulator.state(), this.fixtureSubs, this.current);
+  }
+
+  /** What changed in the bystanders since the reset made them (empty: nothing). */
+  harmed(): string[] {
+    return harmedBystanders(this.emulator.state(), this.bystanders);
+  }
+
+  /** Follows the bystanders through a scenario: `check` after every step keeps the first change seen. */
+  private watch(): { check: (after: string) => void; first: () => string | undefined } {
+    let first: string | undefined;
+    return {
+      check: (after) => {
+        if (first !== undefined) return;
+        const h = this.harmed();
+        if (h.length > 0) first = `after ${after}: ${h.join('; ')}`;
+      },
+      first: () => first,
+    };
   }
 
   private async cleanRun(): Promise<void> {
@@ -199,8 +208,12 @@ export class FaultLab {
       await admin(this.url, 'DELETE', '/_emulator/requests');
       const r = await this.phase(dir, p);
       if (!r.success) throw new Error(`the clean run's ${p} failed: ${r.error ?? failures(r).join('; ')}`);
+      const harmed = this.harmed();
+      if (harmed.length > 0) throw new Error(`the clean run's ${p} changed a bystander: ${harmed.join('; ')}`);
       const log = await admin<LogEntry[]>(this.url, 'GET', '/_emulator/requests');
       const seen: Array<{ method: string; path: string }> = [];
+      // Every occurrence of a call is a point of its own: `skip` counts the earlier requests of the phase that the
+      // emulator's fault (method, path prefix) would match first.
       log.forEach((e, index) => {
         const skip = seen.filter((x) => x.method === e.method && x.path.startsWith(e.path)).length;
         seen.push({ method: e.method, path: e.path });
@@ -218,33 +231,38 @@ export class FaultLab {
     });
   }
 
-  /** Secrets found in the scenario's files (state, journal, handler log) or in the runs' messages. */
-  private secretsIn(dir: string, results: LocalDeployResult[]): string[] {
-    const found: string[] = [];
-    const texts: Array<[string, string]> = results.map((r, i) => [`run ${i + 1} output`, JSON.stringify(r)]);
-    for (const f of existsSync(dir) ? readdirSync(dir) : []) texts.push([f, readFileSync(join(dir, f), 'utf8')]);
-    for (const [where, text] of texts) if (SECRETS.some((s) => text.includes(s))) found.push(where);
-    return found;
-  }
-
   /** Runs one scenario: clean phases up to `point.phase`, the fault, one retry, the rest, destroy. */
   async run(point: CallPoint, kind: FaultKind): Promise<ScenarioResult> {
     const dir = await this.reset();
     const results: LocalDeployResult[] = [];
-    const result = (outcome: Outcome, detail?: string): ScenarioResult => {
-      const leaked = this.secretsIn(dir, results);
-      if (leaked.length > 0) return { point, kind: kind.name, outcome: 'leaked', detail: `the refresh token appears in ${leaked.join(', ')}` };
+    const watch = this.watch();
+    let destroyed = false;
+    const step = async (p: Phase, what: string): Promise<LocalDeployResult> => {
+      const r = await this.phase(dir, p);
+      results.push(r);
+      watch.check(what);
+      destroyed = p === 'destroy' && r.success;
+      return r;
+    };
+    const result = async (outcome: Outcome, detail?: string): Promise<ScenarioResult> => {
+      // A scenario that stopped early still ends with a destroy: what it does to the bystanders counts too.
+      if (!destroyed) await step('destroy', 'the closing destroy');
+      const leaked = secretsIn(dir, results, SECRETS);
+      const secret = leaked.length > 0 ? `the refresh token appears in ${leaked.join(', ')}` : undefined;
+      const harm = watch.first();
+      if (harm) {
+        return { point, kind: kind.name, outcome: 'harmed', detail: `${harm} (then: ${outcome}${detail ? `: ${detail}` : ''}${secret ? `; ${secret}` : ''})` };
+      }
+      if (secret) return { point, kind: kind.name, outcome: 'leaked', detail: secret };
       return { point, kind: kind.name, outcome, detail };
     };
     const at = PHASES.indexOf(point.phase);
     for (const p of PHASES.slice(0, at)) {
-      const r = await this.phase(dir, p);
-      results.push(r);
+      const r = await step(p, p);
       if (!r.success) return result('stuck', `the clean ${p} before the fault failed: ${firstFailure(r)}`);
     }
     await admin(this.url, 'POST', '/_emulator/faults', { ...kind.fault, method: point.method, pathPrefix: point.path, skip: point.skip, count: 1 });
-    const first = await this.phase(dir, point.phase);
-    results.push(first);
+    const first = await step(point.phase, `${point.phase} with the fault`);
     const fired = (await admin<{ faults: unknown[] }>(this.url, 'GET', '/_emulator/faults')).faults.length === 0;
     await admin(this.url, 'DELETE', '/_emulator/faults');
     let outcome: Outcome = 'survived';
@@ -253,8 +271,7 @@ export class FaultLab {
       outcome = 'failed clearly';
       detail = firstFailure(first);
       if (!detail) return result('stuck', 'the phase failed without any message');
-      let retry = await this.phase(dir, point.phase);
-      results.push(retry);
+      let retry = await step(point.phase, `the retry of ${point.phase}`);
       const key = RESIDUAL.exec(detail)?.[1];
       if (key) {
         outcome = 'residual';
@@ -262,23 +279,19 @@ export class FaultLab {
           return result('inconsistent', `a retry of the residual case did not refuse the same way: ${retry.success ? 'it succeeded' : firstFailure(retry)}`);
         }
         const code = await this.resolveResidual(dir, key);
+        watch.check(`dpi journal resolve ${key}`);
         if (code !== 0) return result('stuck', `dpi journal resolve ${key} exited ${code}`);
-        retry = await this.phase(dir, point.phase);
-        results.push(retry);
+        retry = await step(point.phase, `the retry of ${point.phase} after the resolve`);
       }
       if (!retry.success) return result('stuck', `retry failed: ${firstFailure(retry)} (first failure: ${detail})`);
     }
-    const after = this.live();
-    const want = this.expected.get(point.phase)!;
-    const d = diff(want, after);
+    const d = diff(this.expected.get(point.phase)!, this.live());
     if (d) return result('inconsistent', `after ${point.phase}: ${d}${detail ? ` (first failure: ${detail})` : ''}`);
     for (const p of PHASES.slice(at + 1)) {
-      const r = await this.phase(dir, p);
-      results.push(r);
+      const r = await step(p, p);
       if (!r.success) return result('stuck', `the clean ${p} after the fault failed: ${firstFailure(r)}`);
     }
-    const end = this.live();
-    const left = diff(this.expected.get('destroy')!, end);
+    const left = diff(this.expected.get('destroy')!, this.live());
     if (left) return result('leaked', `after destroy: ${left}`);
     if (!fired) detail = `${detail ? `${detail}; ` : ''}(the fault did not fire)`;
     return result(outcome, detail);
@@ -292,10 +305,24 @@ export class FaultLab {
   async kill(point: CallPoint, applied: boolean): Promise<ScenarioResult> {
     const kind = applied ? 'kill (call applied)' : 'kill (call not applied)';
     const dir = await this.reset();
+    const watch = this.watch();
+    let destroyed = false;
+    const result = async (outcome: Outcome, detail?: string): Promise<ScenarioResult> => {
+      if (!destroyed) await step('destroy', 'the closing destroy');
+      const harm = watch.first();
+      if (harm) return { point, kind, outcome: 'harmed', detail: `${harm} (then: ${outcome}${detail ? `: ${detail}` : ''})` };
+      return { point, kind, outcome, detail };
+    };
+    const step = async (p: Phase, what: string): Promise<LocalDeployResult> => {
+      const r = await this.phase(dir, p);
+      watch.check(what);
+      destroyed = p === 'destroy' && r.success;
+      return r;
+    };
     const at = PHASES.indexOf(point.phase);
     for (const p of PHASES.slice(0, at)) {
-      const r = await this.phase(dir, p);
-      if (!r.success) return { point, kind, outcome: 'stuck', detail: `the clean ${p} before the kill failed: ${firstFailure(r)}` };
+      const r = await step(p, p);
+      if (!r.success) return result('stuck', `the clean ${p} before the kill failed: ${firstFailure(r)}`);
     }
     const holdMs = 1500;
     await admin(this.url, 'POST', '/_emulator/faults', {
@@ -316,28 +343,30 @@ export class FaultLab {
     child.kill('SIGKILL');
     await exited;
     await admin(this.url, 'DELETE', '/_emulator/faults');
-    if (!held) return { point, kind, outcome: 'stuck', detail: 'the runner never reached the call' };
+    if (!held) return result('stuck', 'the runner never reached the call');
     if (process.env.DPI_FAULTS_KEEP === '1') cpSync(dir, `${dir}-killed`, { recursive: true });
     await new Promise((r) => setTimeout(r, holdMs + 300));
-    let retry = await this.phase(dir, point.phase);
+    watch.check(`the killed ${point.phase}`);
+    let retry = await step(point.phase, `the ${point.phase} after the kill`);
     let outcome: Outcome = 'survived';
     const key = retry.success ? undefined : RESIDUAL.exec(firstFailure(retry))?.[1];
     if (key) {
       outcome = 'residual';
       const code = await this.resolveResidual(dir, key);
-      if (code !== 0) return { point, kind, outcome: 'stuck', detail: `dpi journal resolve ${key} exited ${code}` };
-      retry = await this.phase(dir, point.phase);
+      watch.check(`dpi journal resolve ${key}`);
+      if (code !== 0) return result('stuck', `dpi journal resolve ${key} exited ${code}`);
+      retry = await step(point.phase, `the ${point.phase} after the resolve`);
     }
-    if (!retry.success) return { point, kind, outcome: 'stuck', detail: `the run after the kill failed: ${firstFailure(retry)}` };
+    if (!retry.success) return result('stuck', `the run after the kill failed: ${firstFailure(retry)}`);
     const d = diff(this.expected.get(point.phase)!, this.live());
-    if (d) return { point, kind, outcome: 'inconsistent', detail: `after ${point.phase}: ${d}` };
+    if (d) return result('inconsistent', `after ${point.phase}: ${d}`);
     for (const p of PHASES.slice(at + 1)) {
-      const r = await this.phase(dir, p);
-      if (!r.success) return { point, kind, outcome: 'stuck', detail: `the clean ${p} after the kill failed: ${firstFailure(r)}` };
+      const r = await step(p, p);
+      if (!r.success) return result('stuck', `the clean ${p} after the kill failed: ${firstFailure(r)}`);
     }
     const left = diff(this.expected.get('destroy')!, this.live());
-    if (left) return { point, kind, outcome: 'leaked', detail: `after destroy: ${left}` };
-    return { point, kind, outcome };
+    if (left) return result('leaked', `after destroy: ${left}`);
+    return result(outcome);
   }
 }
 
@@ -359,7 +388,7 @@ export function label(p: CallPoint): string {
 
 /** Table of outcomes per phase and fault kind (rows) with the totals. */
 export function renderTable(results: readonly ScenarioResult[]): string[] {
-  const outcomes: Outcome[] = ['survived', 'failed clearly', 'residual', 'inconsistent', 'stuck', 'leaked'];
+  const outcomes = OUTCOMES;
   const rows = new Map<string, ScenarioResult[]>();
   for (const r of results) {
     const key = `${r.point.phase} / ${r.kind}`;
