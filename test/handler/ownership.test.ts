@@ -3,7 +3,7 @@
  * rollbacks that cannot undo a stored parameter, the legacy update's checks before its PATCH, and an earlier attempt
  * resumed with today's declaration.
  */
-import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
 import { dynamoJournal } from '../../src/handler/journal';
@@ -13,6 +13,15 @@ const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
 const LEGACY = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
 const ORDERS = {
   ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
+};
+
+/** The legacy pipeline of identity 364 the emulator's fixtures hold (subscription 8601). */
+const LEGACY_8601 = {
+  SubscriptionId: '8601',
+  RemoteIdentityId: '364',
+  QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
+  NotificationTypes: ['ORDER_CHANGE'],
+  Retired: 'false',
 };
 
 let h: HandlerHarness;
@@ -77,13 +86,7 @@ describe('check before you destroy', () => {
   test('the legacy update maps product 86\'s stored keys before its PATCH: an unfillable key fails with no call made', async () => {
     const p86 = DEFAULT_FIXTURES.products!.find((p) => p.id === 86)!;
     await h.admin('POST', '/fixtures', { products: [{ ...p86, required_meta_fields: ['remote_identity_id', 'pipeline_owner'] }] });
-    const base = {
-      SubscriptionId: '8601',
-      RemoteIdentityId: '364',
-      QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
-      NotificationTypes: ['ORDER_CHANGE'],
-      Retired: 'false',
-    };
+    const base = LEGACY_8601;
     await h.onEvent(h.event(LEGACY, 'Create', base));
     const queueBefore = JSON.stringify(h.state().legacyPipelines);
     await h.clearRequests();
@@ -96,17 +99,7 @@ describe('check before you destroy', () => {
 });
 
 describe('a resumed attempt uses today\'s declaration', () => {
-  const PIPELINE = {
-    RemoteIdentityId: '362',
-    AccountType: 'seller',
-    NotificationTypes: ['ORDER_CHANGE'],
-    RoleArn: ROLE,
-    EbToFhRoleArn: EB_ROLE,
-    DeploymentRegion: 'us-east-1',
-    StorageGroupId: '511',
-    Name: 'Seller',
-    PartialFailure: 'FAIL',
-  };
+  const PIPELINE = { ...SELLER_PIPELINE, StorageGroupId: '511', Name: 'Seller' };
 
   test('a refused storage group, fixed in the app: the next Create records the pipeline with the new storage group and types', async () => {
     const reason = await h.fails(h.event(PIPE, 'Create', PIPELINE));
@@ -148,13 +141,7 @@ describe('what appeared long after an attempt is never taken', () => {
 
 describe('one adopter per record', () => {
   test('a legacy pipeline another resource manages is refused before any change', async () => {
-    const base = {
-      SubscriptionId: '8601',
-      RemoteIdentityId: '364',
-      QueueArn: 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications',
-      NotificationTypes: ['ORDER_CHANGE'],
-      Retired: 'false',
-    };
+    const base = LEGACY_8601;
     await h.onEvent(h.event(LEGACY, 'Create', base, { LogicalResourceId: 'First' }));
     await h.clearRequests();
     expect(await h.fails(h.event(LEGACY, 'Create', { ...base, Retired: 'true' }, { LogicalResourceId: 'Second' })))
