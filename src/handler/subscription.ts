@@ -55,10 +55,10 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
  * is reported; an earlier attempt's subscription that cannot reach today's state (it stores a parameter the
  * declaration no longer has) is ended and a new one is made.
  */
-async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDesired, fresh = false): Promise<OnEventResult> {
+async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: SubscriptionDesired): Promise<OnEventResult> {
   const id = rec.physicalId!;
   const stale = Object.keys(rec.doc.applied?.params ?? {}).filter((k) => wantedParams(d)[k] === undefined && k !== 'remote_identity_id');
-  if (stale.length > 0 && !fresh) {
+  if (stale.length > 0) {
     log({ msg: 'an earlier attempt made the subscription with parameters the declaration no longer has: ending it and creating anew', subscriptionId: id, stale });
     await rt.client.subscriptions.update(id, { status: 'invalid' });
     await rt.journal.save(rec, 'deleted', rec.doc);

@@ -232,7 +232,7 @@ export class HandlerHarness {
   }
 
   /** Creates an active subscription of account 1001 / user 2001 directly (test setup only); returns its ID. */
-  async subscribe(product: number, remoteIdentity: number, params: Record<string, string>): Promise<string> {
+  async subscribe(product: number, remoteIdentity: number, params: Record<string, string>, extra: Record<string, unknown> = {}): Promise<string> {
     const r = await this.api('POST', '/v2/sub', {
       data: {
         type: 'Subscription',
@@ -244,6 +244,7 @@ export class HandlerHarness {
           date_start: '2026-01-01T00:00:00Z',
           remote_identity: remoteIdentity,
           product_parameters: params,
+          ...extra,
         },
       },
     });

@@ -245,23 +245,7 @@ describe('Custom::DpiSubscription', () => {
     const attempt = h.fails(h.event(T, 'Create', BASE));
     for (let i = 0; i < 200 && (await h.admin('GET', '/faults')).faults.length > 0; i++) await new Promise((res) => setTimeout(res, 10));
     // The same declaration (name, storage group): no read field tells the two apart.
-    const made2 = await h.api('POST', '/v2/sub', {
-      data: {
-        type: 'Subscription',
-        attributes: {
-          account: 1001,
-          user: 2001,
-          product: 3001,
-          status: 'active',
-          date_start: '2026-01-01T00:00:00Z',
-          remote_identity: 362,
-          storage_group: 501,
-          name: 'Orders',
-          product_parameters: { marketplace_id: 'ATVPDKIKX0DER' },
-        },
-      },
-    });
-    const outsider = String(made2.body.data.id);
+    const outsider = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' }, { storage_group: 501, name: 'Orders' });
     const reason = await attempt;
     expect(reason).toContain('cannot be told');
     expect(reason).toContain(outsider);

@@ -7,6 +7,7 @@
 import { Candidate, DONE, LooseClaim, Orphan, Rec, str } from './orphans-judge';
 import { DpiClient } from '../../client';
 import { ResourceTypes } from '../../contract';
+import { FRESH_ATTEMPT_MS } from '../../handler/creates';
 import type { Journal, JournalClaim } from '../../handler/journal';
 
 const HISTORY_FINAL = new Set(['cancelled', 'canceled', 'failed', 'completed']);
@@ -86,7 +87,7 @@ async function historyMadeBy(client: DpiClient, journal: Journal, rec: Rec): Pro
   // As the handler: one request that appeared is the attempt's only within minutes of its POST (`knownAt`); over a longer
   // window (or with no time recorded) it may as well be another's, so it is named, never cancelled.
   const knownAt = Date.parse(str(rec.doc.knownAt));
-  const fresh15 = Number.isFinite(knownAt) && Date.now() - knownAt <= 15 * 60_000;
+  const fresh15 = Number.isFinite(knownAt) && Date.now() - knownAt <= FRESH_ATTEMPT_MS;
   return { found: claimed ?? (mine.length === 1 && fresh15 ? mine[0] : undefined), candidates: mine };
 }
 
