@@ -223,6 +223,12 @@ export function nextPageOf(body: unknown, page: number): number | undefined {
 
 /** Pages of one list a client follows at most. */
 export const MAX_LIST_PAGES = 1000;
+/**
+ * `page_size` asked of every paginated list: the largest page the vendor's own client asks for (its `MAX_PAGE_SIZE`,
+ * 100). The spec shows no pagination (a service that does not paginate ignores it); a service that serves smaller
+ * pages still answers with `links.next`, which is followed. ASSUMPTION (vendor docs), listed in docs/client.md.
+ */
+export const LIST_PAGE_SIZE = 100;
 
 function attrsOf(body: unknown): Record<string, unknown> {
   let d = unwrap(body);
@@ -269,8 +275,10 @@ function notificationTypes(body: unknown): string[] {
  * 60 s before its `exp` and shared by concurrent calls (one exchange in flight); a 401 triggers one new exchange
  * and one retry of the call.
  *
- * Retries: 429 (honouring `Retry-After`), 500/502/503/504, connection errors and timeouts, with exponential
- * backoff and full jitter; with a `deadline` the budget is the deadline, else `maxAttempts`. Creating POSTs are
+ * Retries: a 429 is waited out as the vendor documents (`Retry-After`, then doubling up to 5 minutes, +-15% jitter;
+ * see `RATE_LIMIT`), for as long as the next wait fits before the `deadline`, else within `maxRateLimitWaitMs`, and
+ * reported to `onWait`; 500/502/503/504, connection errors and timeouts with exponential backoff and full jitter;
+ * with a `deadline` the budget is the deadline, else `maxAttempts`. Creating POSTs are
  * not repeated after an ambiguous failure (`ServiceError.ambiguous`). Every list follows the vendor pagination.
  * Reads are typed with `id` (and `status`) as the only guaranteed fields: the spec shows no more.
  */
@@ -331,6 +339,7 @@ export class DpiClient {
       let page = 1;
       for (let i = 0; i < MAX_LIST_PAGES; i++) {
         const query = new URLSearchParams(spec.query);
+        if (!query.has('page_size')) query.set('page_size', String(LIST_PAGE_SIZE));
         if (page > 1) query.set('page', String(page));
         const body = await req({ ...spec, query });
         out.push(...list(body));

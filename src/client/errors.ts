@@ -7,8 +7,12 @@
  *
  * Message forms:
  * - `POST /service/sp/notifications-unified/362 failed with 400: <service message>`
- * - `GET /service/transactions/tx failed with 503 after 5 attempts (attempts exhausted): <service message>`
- * - `GET /x failed: deadline reached after 2 attempts; last status 429: <service message>`
+ * - `GET /service/transactions/tx failed after 5 attempt(s) (attempts exhausted); last status 503: <service message>`
+ * - `GET /x failed: deadline reached after 2 attempt(s) (next wait of 800 ms would pass it); last status 503: <service message>`
+ * - `GET /x failed: deadline reached after 3 attempt(s) while waiting out the service's rate limit (refused with 429
+ *    3 time(s); the next wait of 240 s would pass it); last status 429: <service message>`
+ * - `GET /x failed: still rate limited after 8 refusal(s) and 1620 s of waiting; the next wait of 300 s would pass
+ *    this call's rate-limit budget of 1800 s (maxRateLimitWaitMs); last status 429: <service message>`
  * - `POST /v2/sub failed: connection reset (ECONNRESET) after the request was sent; the request may have
  *    been applied: look for what it made before trying again`
  */

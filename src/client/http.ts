@@ -1,5 +1,8 @@
 import { ServiceEndpoints } from './endpoints';
 import { ServiceError } from './errors';
+import { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, parseRetryAfter, rateLimitWaitMs, RATE_LIMIT, TokenCache } from './rate-limit';
+
+export { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, jwtExpiry, parseRetryAfter, RateGate, rateLimitWaitMs, RATE_LIMIT, TokenCache } from './rate-limit';
 
 /** Options of `DpiClient`. */
 export interface DpiClientOptions {
@@ -8,15 +11,23 @@ export interface DpiClientOptions {
   /** The refresh token, or a function that returns it; resolved lazily on first use, once. */
   refreshToken: string | (() => Promise<string>);
   /**
-   * Attempts per call (first try included) for retryable failures when no `deadline` is set. With a deadline the
-   * budget is the deadline (at most `MAX_ATTEMPTS_WITH_DEADLINE` attempts). @default 5
+   * Attempts per call (first try included) for retryable failures other than the rate limit (5xx of idempotent
+   * calls, connection errors, timeouts) when no `deadline` is set. With a deadline the budget is the deadline (at most
+   * `MAX_ATTEMPTS_WITH_DEADLINE` attempts). A 429 does not count: see `maxRateLimitWaitMs`. @default 5
    */
   maxAttempts?: number;
   /**
    * Epoch milliseconds; no attempt, retry or wait goes past it (a Lambda passes
-   * `Date.now() + getRemainingTimeInMillis() - margin`). @default no deadline
+   * `Date.now() + getRemainingTimeInMillis() - margin`). With a deadline, 429s are waited out for as long as the next
+   * wait ends before it (`maxRateLimitWaitMs` is not used). @default no deadline
    */
   deadline?: number;
+  /**
+   * Without a `deadline`: the total time one call may spend waiting out the service's rate limit (429s), in ms. The
+   * call is sent again after each wait for as long as the next wait fits in what is left of it (no attempt count).
+   * @default 1800000 (30 minutes, `DEFAULT_MAX_RATE_LIMIT_WAIT_MS`)
+   */
+  maxRateLimitWaitMs?: number;
   /** Timeout of one attempt, in ms (also capped by the deadline). @default 30000 */
   requestTimeoutMs?: number;
   /**
@@ -32,10 +43,32 @@ export interface DpiClientOptions {
   fetch?: typeof fetch;
   /** Receives one line per retry (method, path, reason, wait); never contains a token. */
   logger?: (line: string) => void;
+  /**
+   * Called once before each wait caused by the service's rate limit (429) that the client starts, so a caller can say
+   * what it waits for. Requests of the same client (or its `withDeadline` copies) refused while that pause is in
+   * progress join it without another call, so N concurrent requests make one call, not N. Never called for a 429
+   * that is not waited out (budget exhausted: the call fails instead). Exceptions it throws are ignored.
+   * @default no callback
+   */
+  onWait?: (wait: RateLimitWait) => void;
   /** Sleep function used for backoff waits (tests inject one). @default setTimeout based */
   sleep?: (ms: number) => Promise<void>;
   /** Random number in [0, 1) used for jitter. @default Math.random */
   random?: () => number;
+}
+
+/** One wait for the service's rate limit (see `DpiClientOptions.onWait`). */
+export interface RateLimitWait {
+  /** The refused call's method. */
+  readonly method: string;
+  /** The refused call's path (no query, no secret). */
+  readonly path: string;
+  /** How long the client waits before sending it again, in ms. */
+  readonly waitMs: number;
+  /** How many 429s this call has met so far (1 for the first). */
+  readonly refusals: number;
+  /** The `Retry-After` the service sent, in ms, when it sent one. */
+  readonly retryAfterMs?: number;
 }
 
 /** Which base address a request goes to. */
@@ -73,41 +106,12 @@ export interface HttpResult {
   body: unknown;
 }
 
-const TOKEN_MARGIN_MS = 60_000;
-/** Used when a JWT carries no readable `exp`. */
-const TOKEN_FALLBACK_TTL_MS = 5 * 60_000;
 /**
  * Connection errors raised before a connection was established, so before any byte of the request was sent (safe to
  * retry even for a creating POST): refused, unresolvable or unreachable host, connect timeout.
  */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const JWT_PATTERN = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
-
-/** Decodes the `exp` claim (seconds) of a JWT without verifying it; undefined when absent/unreadable. */
-export function jwtExpiry(token: string): number | undefined {
-  const parts = token.split('.');
-  if (parts.length < 2) return undefined;
-  try {
-    const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { exp?: unknown };
-    return typeof payload.exp === 'number' && Number.isFinite(payload.exp) ? payload.exp : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Parses a `Retry-After` header (delta seconds or HTTP date) into milliseconds from `now`;
- * undefined when absent or unreadable.
- */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  const v = value.trim();
-  if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) return undefined;
-  return Math.max(0, t - now);
-}
 
 /** Extracts the service's own message from an error body: errors[0].detail, errors[0].title, error, message. */
 export function serviceMessageOf(body: unknown, text: string): string | undefined {
@@ -128,119 +132,19 @@ export function serviceMessageOf(body: unknown, text: string): string | undefine
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * @internal The rate-limit pause shared by a client and its `withDeadline` copies (in the handler: every concurrent
- * invocation of a warm container). A 429 (or a 503 of a retried call) with `Retry-After` pauses every request of the
- * client until it has passed, instead of each request finding the limit on its own: requests sent meanwhile would only be refused
- * (and count against the limit of a service that counts refusals). One wait runs at a time; later 429s of requests
- * that were already in flight join it.
- */
-export class RateGate {
-  private pause: Promise<void> | undefined;
-  /** Requests that waited for a pause (for tests and logs). */
-  public waits = 0;
-
-  /** Waits while a pause is active (returns at once otherwise). */
-  public async wait(): Promise<void> {
-    while (this.pause) {
-      this.waits++;
-      await this.pause;
-    }
-  }
-
-  /** Pauses every request for `ms` (or joins the pause in progress). */
-  public hold(ms: number, sleep: (ms: number) => Promise<void>): Promise<void> {
-    if (!this.pause) {
-      const p = sleep(ms).catch(() => undefined).finally(() => {
-        if (this.pause === p) this.pause = undefined;
-      });
-      this.pause = p;
-    }
-    return this.pause;
-  }
-}
-
-/**
- * @internal Token cache shared by a client and its `withDeadline` copies.
- * One exchange in flight at a time; cached until 60 s before the JWT's `exp`.
- */
-export class TokenCache {
-  /** Secrets known to this cache (for scrubbing). */
-  public readonly secrets = new Set<string>();
-  /** The rate-limit pause shared with the same copies (see RateGate). */
-  public readonly gate = new RateGate();
-  private refreshTokenPromise: Promise<string> | undefined;
-  private token: string | undefined;
-  private validUntil = 0;
-  private inFlight: Promise<string> | undefined;
-
-  constructor(private readonly source: string | (() => Promise<string>)) {
-    if (typeof source === 'string' && source) this.secrets.add(source);
-  }
-
-  /** Resolves the refresh token lazily, once (a failed resolution is tried again next time). */
-  public refreshToken(): Promise<string> {
-    if (!this.refreshTokenPromise) {
-      const src = this.source;
-      const p = typeof src === 'string' ? Promise.resolve(src) : Promise.resolve().then(src);
-      this.refreshTokenPromise = p.then((t) => {
-        if (typeof t !== 'string' || t === '') throw new Error('the refresh token is empty');
-        this.secrets.add(t);
-        return t;
-      });
-      this.refreshTokenPromise.catch(() => { this.refreshTokenPromise = undefined; });
-    }
-    return this.refreshTokenPromise;
-  }
-
-  /** A valid access token: the cached one, the one being exchanged, or a new exchange. */
-  public get(exchange: () => Promise<string>, now: number): Promise<string> {
-    if (this.token && now < this.validUntil) return Promise.resolve(this.token);
-    return this.refresh(exchange);
-  }
-
-  /**
-   * Drops `token` if it is still the cached one (after a 401), and the resolved refresh token when it comes from a
-   * function: the next exchange reads it again (the secret may have been rotated).
-   */
-  public invalidate(token: string): void {
-    if (this.token === token) {
-      this.token = undefined;
-      this.validUntil = 0;
-      if (typeof this.source !== 'string') this.refreshTokenPromise = undefined;
-    }
-  }
-
-  /** Returns the cached token if it differs from `used` and is still valid (another caller refreshed it). */
-  public newerThan(used: string, now: number): string | undefined {
-    return this.token && this.token !== used && now < this.validUntil ? this.token : undefined;
-  }
-
-  private refresh(exchange: () => Promise<string>): Promise<string> {
-    if (!this.inFlight) {
-      this.inFlight = exchange().then((token) => {
-        this.secrets.add(token);
-        const exp = jwtExpiry(token);
-        this.token = token;
-        this.validUntil = exp !== undefined ? exp * 1000 - TOKEN_MARGIN_MS : Date.now() + TOKEN_FALLBACK_TTL_MS;
-        return token;
-      }).finally(() => { this.inFlight = undefined; });
-    }
-    return this.inFlight;
-  }
-}
-
 /** @internal Settings resolved from the options. */
 export interface HttpSettings {
   endpoints: ServiceEndpoints;
   maxAttempts: number;
   deadline: number | undefined;
+  maxRateLimitWaitMs: number;
   requestTimeoutMs: number;
   provisioningTimeoutMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
   fetch: typeof fetch;
   logger: ((line: string) => void) | undefined;
+  onWait: ((wait: RateLimitWait) => void) | undefined;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
 }
@@ -250,6 +154,10 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
   if (!opts || !opts.endpoints) throw new Error('DpiClient: endpoints are required');
   const maxAttempts = opts.maxAttempts ?? 5;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new Error('DpiClient: maxAttempts must be an integer >= 1');
+  const maxRateLimitWaitMs = opts.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
+  if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
+    throw new Error(`DpiClient: maxRateLimitWaitMs must be a finite number >= 0 (got ${opts.maxRateLimitWaitMs})`);
+  }
   const trim = (u: string): string => String(u).replace(/\/+$/, '');
   const e = opts.endpoints;
   return {
@@ -263,12 +171,14 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
     },
     maxAttempts,
     deadline: opts.deadline,
+    maxRateLimitWaitMs,
     requestTimeoutMs: opts.requestTimeoutMs ?? 30_000,
     provisioningTimeoutMs: opts.provisioningTimeoutMs ?? 600_000,
     baseDelayMs: opts.baseDelayMs ?? 200,
     maxDelayMs: opts.maxDelayMs ?? 20_000,
     fetch: opts.fetch ?? ((input, init) => fetch(input, init)),
     logger: opts.logger,
+    onWait: opts.onWait,
     sleep: opts.sleep ?? defaultSleep,
     random: opts.random ?? Math.random,
   };
@@ -292,6 +202,14 @@ export class HttpCore {
     const useAuth = spec.auth ?? true;
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     let attempt = 0;
+    /** Retryable failures other than 429 (bounded by `maxAttempts` without a deadline). */
+    let failures = 0;
+    /** 429s met by this call, the first wait, and the time spent waiting (429s only / every wait). */
+    let refusals = 0;
+    let firstRateWaitMs: number | undefined;
+    let rateWaitedMs = 0;
+    let waitedMs = 0;
+    const started = Date.now();
     let reauthed = false;
     let unclear = false;
     let last: { status?: number; serviceMessage?: string; code?: string } = {};
@@ -315,7 +233,16 @@ export class HttpCore {
     };
 
     for (;;) {
-      // A rate-limit pause of another request of this client (or its copies) holds this one too.
+      // A rate-limit pause of another request of this client (or its copies) holds this one too, unless it would
+      // hold it past this copy's deadline (a handler invocation that started during another one's pause).
+      if (s.deadline !== undefined && this.tokens.gate.active) {
+        const left = this.tokens.gate.remainingMs();
+        if (Date.now() + left >= s.deadline) {
+          throw fail(`${spec.method} ${errPath} failed: deadline reached ${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`}: `
+            + `the client waits out the service's rate limit (429) for another ${seconds(left)} s`
+            + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+        }
+      }
       await this.tokens.gate.wait();
       const now = Date.now();
       if (s.deadline !== undefined && now >= s.deadline) {
@@ -369,9 +296,44 @@ export class HttpCore {
             { retryable: false, ambiguous: true });
         }
         if (st === 429) {
-          // A rate-limit refusal: the request was turned away before it was processed (safe to send again).
-          retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
-          reason = String(st);
+          // A rate-limit refusal: the request was turned away before it was processed (safe to send again, a
+          // creating POST too). Waited out as the vendor documents, bounded by the caller's budget, not maxAttempts.
+          refusals++;
+          const serviceRetryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
+          firstRateWaitMs ??= serviceRetryAfterMs ?? RATE_LIMIT.DEFAULT_RETRY_AFTER_MS;
+          const own = rateLimitWaitMs(refusals, firstRateWaitMs, serviceRetryAfterMs, s.random());
+          // A pause already in progress (another request of this client was refused): join it, do not start another.
+          const joins = this.tokens.gate.active;
+          const wait = joins ? this.tokens.gate.remainingMs() : own;
+          if (s.deadline !== undefined) {
+            // Waits of an injected sleep take no time: the clock is at least the start plus every wait so far.
+            const clock = Math.max(Date.now(), started + waitedMs);
+            if (clock + wait >= s.deadline) {
+              throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) while waiting out the `
+                + `service's rate limit (refused with 429 ${refusals} time(s); the next wait of ${seconds(wait)} s would pass it); `
+                + `${lastText()}`, { retryable: true });
+            }
+            if (attempt >= MAX_ATTEMPTS_WITH_DEADLINE) {
+              throw fail(`${spec.method} ${errPath} failed after ${attempt} attempt(s) (attempts exhausted); ${lastText()}`, { retryable: true });
+            }
+          } else if (rateWaitedMs + wait > s.maxRateLimitWaitMs) {
+            throw fail(`${spec.method} ${errPath} failed: still rate limited after ${refusals} refusal(s) and `
+              + `${seconds(rateWaitedMs)} s of waiting; the next wait of ${seconds(wait)} s would pass this call's rate-limit `
+              + `budget of ${seconds(s.maxRateLimitWaitMs)} s (maxRateLimitWaitMs); ${lastText()}`, { retryable: true });
+          }
+          this.log(`retry ${attempt + 1} ${spec.method} ${errPath} after 429 in ${wait} ms`
+            + (joins ? ' (joins the rate-limit pause in progress)' : ` (refusal ${refusals})`));
+          if (!joins && s.onWait) {
+            try {
+              s.onWait({ method: spec.method, path: errPath, waitMs: wait, refusals, retryAfterMs: serviceRetryAfterMs });
+            } catch {
+              // A reporter never fails the call.
+            }
+          }
+          rateWaitedMs += wait;
+          waitedMs += wait;
+          await this.tokens.gate.hold(wait, s.sleep);
+          continue;
         } else if (st === 503) {
           // Waited out and retried for an idempotent call (GET, full-body PATCH, DELETE), which may have been applied.
           retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
@@ -395,18 +357,22 @@ export class HttpCore {
         if (!outcome.notSent) unclear = true;
       }
 
-      // Retryable failure.
-      if (attempt >= (s.deadline === undefined ? s.maxAttempts : MAX_ATTEMPTS_WITH_DEADLINE)) {
+      // Retryable failure (not a 429).
+      failures++;
+      if (s.deadline === undefined ? failures >= s.maxAttempts : attempt >= MAX_ATTEMPTS_WITH_DEADLINE) {
         throw fail(`${spec.method} ${errPath} failed after ${attempt} attempt(s) (attempts exhausted); ${lastText()}`, { retryable: true });
       }
-      const cap = Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (attempt - 1));
+      const cap = Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (failures - 1));
       let delay = Math.floor(s.random() * cap);
       if (retryAfterMs !== undefined) delay = Math.max(delay, retryAfterMs);
+      // A hold joins the pause in progress (a 429 of another request): its end is this call's wait too.
+      if (retryAfterMs !== undefined && this.tokens.gate.active) delay = Math.max(delay, this.tokens.gate.remainingMs());
       if (s.deadline !== undefined && Date.now() + delay >= s.deadline) {
         throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) `
           + `(next wait of ${delay} ms would pass it); ${lastText()}`, { retryable: true });
       }
       this.log(`retry ${attempt + 1} ${spec.method} ${errPath} after ${reason} in ${delay} ms`);
+      waitedMs += delay;
       if (retryAfterMs !== undefined) await this.tokens.gate.hold(delay, s.sleep);
       else await s.sleep(delay);
     }
@@ -477,6 +443,12 @@ export class HttpCore {
       clearTimeout(timer);
     }
   }
+}
+
+/** Milliseconds as seconds for messages (one decimal below 10 s). */
+function seconds(ms: number): string {
+  const sec = ms / 1000;
+  return sec < 10 ? String(Math.round(sec * 10) / 10) : String(Math.round(sec));
 }
 
 /** The low-level code of a fetch failure (undici puts it on `cause`). */

@@ -6,8 +6,8 @@ export * from './types';
 export type { ServiceEndpoints } from './endpoints';
 export { endpointsFromBase } from './endpoints';
 export { ServiceError, TxQueryError } from './errors';
-export type { DpiClientOptions } from './http';
-export { jwtExpiry, parseRetryAfter } from './http';
+export type { DpiClientOptions, RateLimitWait } from './http';
+export { jwtExpiry, parseRetryAfter, RATE_LIMIT, DEFAULT_MAX_RATE_LIMIT_WAIT_MS } from './http';
 export type {
   AccountType, TxApi, MarketplaceApi, NotificationsApi, LegacyNotificationsApi, CatalogApi,
   SubscriptionsApi, SubscriptionParametersApi, HistoryApi, JobsApi,

@@ -26,7 +26,7 @@ describe('lookups', () => {
       id: '4001', active: 1, name: 'Object Storage Destination', is_storage_product: 1, required_meta_fields: [], remote_identity_type: null,
     })]);
     const qs = (await requests(emu, '/v2/product')).map((x) => x.query);
-    expect(qs).toEqual([{ is_storage_product: '0' }, { is_storage_product: '1' }]);
+    expect(qs).toEqual([{ is_storage_product: '0', page_size: '100' }, { is_storage_product: '1', page_size: '100' }]);
   });
 
   test('dpi stages: named stages >= 1000 from the payloads, with history limits from the card', async () => {
