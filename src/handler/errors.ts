@@ -75,7 +75,10 @@ export function reasonOf(err: unknown): string {
   } else if (err instanceof ServiceError) {
     const msg = err.serviceMessage ?? err.message;
     const where = `${err.method} ${err.path}`;
-    if (err.status === undefined || err.retryable) {
+    if (err.status === 429) {
+      text = `${err.message}; the service's rate limit did not clear before the function's remaining time ran out: `
+        + 'deploy again in a few minutes (what this deploy made is in the journal and is found again)';
+    } else if (err.status === undefined || err.retryable) {
       text = `${err.message}; the service did not answer in time: deploy again later`;
     } else if (err.status === 401) {
       text = `the service rejected the credentials (${where}: ${msg}); check the refresh token stored in the connection's secret`;

@@ -23,7 +23,11 @@ export interface LocalRuntime {
   roleCreatedAt?: (roleArn: string) => Promise<number | undefined>;
 }
 
-/** Margin kept before the Lambda's own timeout. */
+/**
+ * Margin kept before the Lambda's own timeout: the client's deadline is the remaining time minus this, so every
+ * retry and rate-limit wait ends (or fails at once, when the next one would not fit) with this much time left to
+ * write the journal and return the outcome to CloudFormation.
+ */
 export const DEADLINE_MARGIN_MS = 15_000;
 
 let local: LocalRuntime = {};
@@ -204,6 +208,9 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
       refreshToken: () => readRefreshToken(arn),
       fetch: loggingFetch,
       logger: (line) => log({ msg: 'retry', detail: line }),
+      // One entry per rate-limit wait the client starts (not per request that joins it); the local runner
+      // (`dpi local-deploy`) turns it into a stderr line, so these field names are a contract.
+      onWait: (w) => log({ msg: 'rate limited', method: w.method, path: w.path, waitMs: w.waitMs, refusals: w.refusals }),
       sleep: (ms) => sleep(ms),
     });
     clients.set(key, base);

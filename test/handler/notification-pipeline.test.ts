@@ -190,8 +190,10 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(r.PhysicalResourceId).toMatch(/^\d+$/);
     const posts = (await h.requests()).filter((x) => x.method === 'POST' && x.path === '/service/sp/notifications-unified/362');
     expect(posts.map((p) => p.status)).toEqual([429, 207]);
-    expect(h.slept).toContain(2000);
+    // The Retry-After (2 s) with up to +15% jitter (never below it).
+    expect(h.slept.filter((ms) => ms >= 2000 && ms <= 2300)).toHaveLength(1);
     expect(h.logs.some((l) => l.includes('"msg":"retry"') && l.includes('429'))).toBe(true);
+    expect(h.logs.filter((l) => l.includes('"msg":"rate limited"') && l.includes('"path":"/service/sp/notifications-unified/362"'))).toHaveLength(1);
   });
 
   test('403 role assumption: actionable reason, nothing made', async () => {
