@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { DpiClient, ServiceEndpoints } from '../client';
 import { CliError, EXIT } from './errors';
 import { CliIo } from './io';
+import { Progress, waitReporter } from './waits';
 
 /** The flags and environment variables of every service address. */
 const ADDRESSES: ReadonlyArray<{ key: keyof ServiceEndpoints; flag: string; option: string; env: string; what: string }> = [
@@ -41,12 +42,43 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** A resolved connection: a client, the secrets to redact, and the origins for messages. */
+/**
+ * Total time one service call of a `dpi` command may spend waiting out the service's rate limit (429s): 30 minutes.
+ * The service counts 1,000 requests per rolling 5 minutes, so this is six full windows; every wait is printed on
+ * stderr. The same budget holds for the few changes the CLI's own clients make (`dpi drift --fix` re-applies a drifted
+ * record through the handler's converge code, idempotent PATCHes only); `dpi orphans --fix` and `dpi local-deploy` go
+ * through the handler, whose budget is its Lambda-like deadline.
+ */
+export const CLI_MAX_RATE_LIMIT_WAIT_MS = 30 * 60_000;
+
+/** Attempts per call of the CLI's clients for failures other than the rate limit (5xx, connection errors). */
+export const CLI_MAX_ATTEMPTS = 3;
+
+/** How a command's client reports and bounds its waits. */
+export interface ConnectOptions {
+  /**
+   * What the command has done so far, appended to each wait line on stderr (e.g. `() => `${n} of ${total} read``).
+   * It can also be set (or replaced) later with `Connection.setProgress`, once the command knows its totals.
+   */
+  readonly progress?: Progress;
+  /** Total 429 waiting per call, in ms. @default CLI_MAX_RATE_LIMIT_WAIT_MS */
+  readonly maxRateLimitWaitMs?: number;
+}
+
+/**
+ * A resolved connection: a client, the secrets to redact, and the origins for messages. The client waits out the
+ * service's rate limit patiently (no attempt count for 429s, `CLI_MAX_RATE_LIMIT_WAIT_MS` per call) and prints one
+ * line per wait on stderr (`waitReporter`). A command that knows how far it has got says so with
+ * `setProgress(() => '12 of 40 subscriptions read')` (or `connect(flags, io, { progress })`): the function is read
+ * at each wait, so it can report a counter the command updates as it goes.
+ */
 export interface Connection {
   readonly client: DpiClient;
   readonly endpoints: ServiceEndpoints;
   readonly secrets: string[];
   readonly origins: string[];
+  /** Sets the progress text of the wait lines (undefined: none). */
+  setProgress(progress: Progress | undefined): void;
 }
 
 /** The origin of a URL without credentials (for messages). */
@@ -157,10 +189,28 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
   return token;
 }
 
-/** Builds the client of a service command. */
-export function connect(flags: ConnectionFlags, io: CliIo): Connection {
+/**
+ * Builds the client of a service command: rate-limit waits are reported on stderr (with `opts.progress` or what
+ * `setProgress` sets later) and bounded by `opts.maxRateLimitWaitMs` per call; other retryable failures by
+ * `CLI_MAX_ATTEMPTS` attempts.
+ */
+export function connect(flags: ConnectionFlags, io: CliIo, opts: ConnectOptions = {}): Connection {
   const endpoints = resolveEndpoints(flags, io.env);
   const refreshToken = resolveRefreshToken(flags, io.env);
-  const client = new DpiClient({ endpoints, refreshToken, maxAttempts: 3, requestTimeoutMs: 30_000 });
-  return { client, endpoints, secrets: [refreshToken], origins: Object.values(endpoints).map(safeOrigin) };
+  let progress: Progress | undefined = opts.progress;
+  const client = new DpiClient({
+    endpoints,
+    refreshToken,
+    maxAttempts: CLI_MAX_ATTEMPTS,
+    requestTimeoutMs: 30_000,
+    maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? CLI_MAX_RATE_LIMIT_WAIT_MS,
+    onWait: waitReporter(io, () => progress?.()),
+  });
+  return {
+    client,
+    endpoints,
+    secrets: [refreshToken],
+    origins: Object.values(endpoints).map(safeOrigin),
+    setProgress: (p) => { progress = p; },
+  };
 }

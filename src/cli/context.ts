@@ -1,7 +1,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { Connection, ConnectionFlags, connect } from './connection';
+import { Connection, ConnectionFlags, ConnectOptions, connect } from './connection';
 import { CliIo } from './io';
 
 /** State shared by the commands of one `dpi` run. */
@@ -18,9 +18,12 @@ export function useColour(ctx: RunContext): boolean {
   return ctx.colour ?? (ctx.io.isTTY.stdout && !ctx.io.env.NO_COLOR);
 }
 
-/** Connects with a command's flags and remembers the secret for redaction. */
-export function connectFor(ctx: RunContext, flags: ConnectionFlags): Connection {
-  const c = connect(flags, ctx.io);
+/**
+ * Connects with a command's flags and remembers the secret for redaction. Rate-limit waits are printed on stderr;
+ * pass `{ progress }` (or call `setProgress` on the result) to add how far the command has got (see `connect`).
+ */
+export function connectFor(ctx: RunContext, flags: ConnectionFlags, opts: ConnectOptions = {}): Connection {
+  const c = connect(flags, ctx.io, opts);
   for (const s of c.secrets) ctx.secrets.add(s);
   return c;
 }
