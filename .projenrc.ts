@@ -115,6 +115,17 @@ project.bundler.addBundle('./src/cli/dpi.ts', {
 });
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 
+// Entry points: the construct library (jsii) and `data-pipeline-integration-cdk/testing` (TypeScript/JavaScript only,
+// not part of the jsii API: src/testing.ts, not exported from src/index.ts), which exports the emulator and the local
+// runner for tests (docs/local-deploy.md). typesVersions gives the testing types to TypeScript projects whose module
+// resolution ignores `exports` (`node10`, the default of `module: commonjs`).
+project.package.addField('exports', {
+  '.': { types: './lib/index.d.ts', default: './lib/index.js' },
+  './testing': { types: './lib/testing.d.ts', default: './lib/testing.js' },
+  './package.json': './package.json',
+});
+project.package.addField('typesVersions', { '*': { testing: ['lib/testing.d.ts'] } });
+
 // The heavy parts of the command line, each its own bundle, loaded only by the commands that run them
 // (src/cli/lazy.ts): dpi tx, status and the lookups start without parsing them; cli/ops holds dpi drift and dpi orphans.
 for (const part of ['./src/local/runner.ts', './src/emulator/server.ts', './src/cli/ops.ts']) {
@@ -198,6 +209,12 @@ demo.spawn(project.bundler.bundleTask);
 demo.exec('ts-node --transpile-only scripts/demo.ts');
 // The demo is part of the test suite: if it breaks, CI breaks.
 project.testTask.spawn(demo);
+
+const fleetOps = project.addTask('bench:fleet-ops', {
+  description: 'Fleet operations scenario: a 300-seller app deployed, drift-checked twice, drift-fixed and destroyed through dpi at the service\'s default rate limit (several minutes; FLEET=N, RATE_LIMIT=N/SECONDS or off)',
+});
+fleetOps.spawn(project.bundler.bundleTask);
+fleetOps.exec('ts-node --transpile-only bench/fleet-ops.ts');
 
 project.addTask('bench', {
   description: 'Benchmarks against the embedded emulator; prints ratios measured side by side in one run',

@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
 import { localDeployCommand } from '../local/command';
+import { insecureTransportReason } from '../local/transport';
 import { driftCommand } from './commands/drift-command';
 import { emulatorCommand } from './commands/emulator';
 import { importCommand } from './commands/import';
@@ -15,9 +16,9 @@ import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } fr
 import { orphansCommand } from './commands/orphans-command';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
-import { REFRESH_TOKEN_ENV, requireSecureTransport } from './connection';
+import { REFRESH_TOKEN_ENV } from './connection';
 import { RunContext } from './context';
-import { EXIT, redact, toCliError } from './errors';
+import { CliError, EXIT, redact, toCliError } from './errors';
 import { CliIo, CliIoInit, resolveIo } from './io';
 
 /** Version of the package `dpi` belongs to. */
@@ -95,7 +96,9 @@ function build(ctx: RunContext): Command {
 function withSecureEmulatorUrl(cmd: Command): Command {
   return cmd.hook('preAction', (c) => {
     const url = (c.opts() as { emulator?: unknown }).emulator;
-    if (typeof url === 'string') requireSecureTransport('--emulator', url);
+    // The rule runLocalDeploy({ emulatorUrl }) applies too (src/local/transport.ts).
+    const reason = typeof url === 'string' ? insecureTransportReason('--emulator', url) : undefined;
+    if (reason) throw new CliError(reason, EXIT.FAILURE);
   });
 }
 

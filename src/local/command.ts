@@ -19,6 +19,7 @@ interface LocalDeployFlags {
   json?: boolean;
   reads?: string;
   concurrency?: string;
+  fixtures?: string;
 }
 
 /**
@@ -36,6 +37,8 @@ export function localDeployCommand(): Command {
     .option('--handler-logs', 'also print the handler\'s log lines on stderr (always written to handler.log beside the state file)')
     .option('--concurrency <n>', 'resource operations of a stack in flight at once (independent resources concurrently, dependencies '
       + 'first, like CloudFormation); 1 runs one resource at a time', String(DEFAULT_CONCURRENCY))
+    .option('--fixtures <file>', 'JSON file of fixtures seeding the embedded emulator, as for dpi emulator --fixtures (e.g. the app\'s '
+      + 'identities); applied when the embedded emulator\'s state is new, refused when it was seeded with other fixtures or with --emulator')
     .option('--json', 'print the result as JSON on stdout instead of the summary table')
     .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
@@ -51,6 +54,7 @@ export function localDeployCommand(): Command {
         showHandlerLogs: flags.handlerLogs,
         reads: flags.reads as ReadMode | undefined,
         concurrency: parseConcurrency(flags.concurrency),
+        fixtures: flags.fixtures,
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);

@@ -137,6 +137,8 @@ export interface HandlerLogSink {
   readonly echo?: boolean;
   /** Values replaced by `***` in every captured line (secrets). */
   readonly redact: readonly string[];
+  /** Receives every captured line (redacted, without the timestamp and request ID), e.g. to report waits. */
+  readonly onLine?: (line: string) => void;
 }
 
 /** Replaces every occurrence of the secrets in `text`. */
@@ -162,6 +164,7 @@ function writeLine(level: ConsoleMethod, args: unknown[]): void {
   const stamped = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t${line}\n`;
   if (active.sink.file) appendFileSync(active.sink.file, stamped);
   if (active.sink.echo) process.stderr.write(stamped);
+  active.sink.onLine?.(line);
 }
 
 /**

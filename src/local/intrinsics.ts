@@ -4,13 +4,25 @@
  * Supports `Ref`, `Fn::GetAtt`, `Fn::Join`, `Fn::Select`, `Fn::Split`, `Fn::Sub`,
  * `Fn::FindInMap`, `Fn::Base64`, `Fn::GetAZs`, `Fn::If` (with `Fn::Equals`,
  * `Fn::And`, `Fn::Or`, `Fn::Not`, `Condition`), `Fn::ImportValue` (exports of stacks
- * deployed earlier in the same run) and the pseudo parameters. References to
- * resources that the runner does not deploy are resolved to deterministic names and
- * ARNs for the kinds custom resources need (IAM roles, secrets, Lambda functions,
- * state machines, log groups); anything else fails, naming the logical ID.
+ * deployed earlier in the same run) and the pseudo parameters.
+ *
+ * References to resources that the runner does not deploy resolve to deterministic
+ * stand-ins, the way CloudFormation hands them on: IAM roles, secrets, Lambda
+ * functions, state machines and log groups as before; the common types of
+ * `RESOURCE_IDS` (resource-ids.ts: an SNS topic's `Ref` is its ARN, an SQS queue's its
+ * URL, an S3 bucket's or a KMS key's its name or ID, `Arn` an ARN in the type's service
+ * namespace); any other type through the general fallback (a generated name, an ARN in
+ * the service namespace of `AWS::<Service>::<Kind>`, a placeholder for other
+ * attributes). A nested stack (`AWS::CloudFormation::Stack`) resolves `Ref` to its
+ * stack ID and `Outputs.<Name>` to the nested template's output (`nestedStack`).
+ * Names and IDs derive from the account, region, stack name and logical ID (or the
+ * name the template gives): the same app resolves the same on every run.
  */
-import { createHash } from 'node:crypto';
+import { generatedName, partitionOf, stringifyScalars } from './names';
+import { fakeHash as hash, FakeResourceEnv, identityOf, placeholderAttribute } from './resource-ids';
 import { isDpiType, isPlainObject, Template, TemplateResource } from './template';
+
+export { generatedName, partitionOf, referencedResources, stringifyScalars } from './names';
 
 /** Thrown when a value cannot be resolved; the message names the resource and the reference. */
 export class ResolveError extends Error {
@@ -48,6 +60,19 @@ export interface ResolveContext {
    * placeholder instead of failing (used to check a template before any change).
    */
   readonly placeholders?: boolean;
+  /**
+   * A nested stack of this stack (an `AWS::CloudFormation::Stack` resource whose template the assembly holds): its
+   * stack ID and the value of one of its outputs (resolved in the nested stack's context). Undefined for a nested
+   * stack from elsewhere: its `Ref` and outputs resolve to stand-ins.
+   */
+  readonly nestedStack?: (logicalId: string) => NestedStackView | undefined;
+}
+
+/** What the resolver reads of a nested stack. */
+export interface NestedStackView {
+  readonly stackId: string;
+  /** The value of the output `name` (throws ResolveError when it has none or it cannot be resolved). */
+  output(name: string): unknown;
 }
 
 /** Marker for `Ref: AWS::NoValue` (the property is removed). */
@@ -55,51 +80,6 @@ const NO_VALUE = Symbol('AWS::NoValue');
 
 /** Placeholder produced in validation mode. */
 export const PLACEHOLDER_PREFIX = '<<deploy-time:';
-
-/** Partition of a region. */
-export function partitionOf(region: string): string {
-  if (region.startsWith('cn-')) return 'aws-cn';
-  if (region.startsWith('us-gov-')) return 'aws-us-gov';
-  return 'aws';
-}
-
-function hash(text: string, length: number, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'): string {
-  const digest = createHash('sha256').update(text).digest();
-  let out = '';
-  for (let i = 0; i < length; i++) out += alphabet[digest[i % digest.length] % alphabet.length];
-  return out;
-}
-
-/**
- * A deterministic stand-in for a name CloudFormation would generate:
- * `<stack>-<logicalId>` when it fits, else truncated parts and a hash (as CloudFormation does).
- */
-export function generatedName(stackName: string, logicalId: string, maxLength: number): string {
-  const plain = `${stackName}-${logicalId}`;
-  if (plain.length <= maxLength) return plain;
-  const suffix = hash(plain, 12);
-  const room = maxLength - suffix.length - 2;
-  const stackPart = stackName.slice(0, Math.min(stackName.length, Math.floor(room / 3)));
-  const idPart = logicalId.slice(0, room - stackPart.length);
-  return `${stackPart}-${idPart}-${suffix}`;
-}
-
-/** CloudFormation delivers every scalar property as a string; arrays and objects recursively. `null` values are dropped. */
-export function stringifyScalars(value: unknown): unknown {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (Array.isArray(value)) return value.filter((v) => v !== null && v !== undefined).map((v) => stringifyScalars(v));
-  if (isPlainObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const s = stringifyScalars(v);
-      if (s !== undefined) out[k] = s;
-    }
-    return out;
-  }
-  return String(value);
-}
 
 function asString(value: unknown, where: string, what: string): string {
   if (typeof value === 'string') return value;
@@ -377,103 +357,64 @@ class Resolver {
     if (this.resolving.has(key)) this.fail(`${what}: circular reference through ${id}`);
     this.resolving.add(key);
     try {
-      return this.otherResource(id, res, attr, what);
+      return this.otherResource(id, res, attr);
     } finally {
       this.resolving.delete(key);
     }
   }
 
-  /** A name property of another resource (resolved), or a deterministic generated name. */
-  private nameOf(id: string, res: TemplateResource, prop: string, maxLength: number): string {
-    const given = res.Properties?.[prop];
-    if (given !== undefined) return this.resolveString(given, `${id}.${prop}`);
-    return generatedName(this.env.stackName, id, maxLength);
-  }
-
-  private otherResource(id: string, res: TemplateResource, attr: string | undefined, what: string): unknown {
-    const { partition, region, account } = this.env;
-    const unsupported = (): never => this.fail(
-      `${what}: cannot resolve ${attr === undefined ? 'a Ref' : `attribute ${attr}`} of ${id} (${res.Type}) locally; ` +
-      'local-deploy resolves IAM roles, secrets, Lambda functions, state machines and log groups, and the Custom::Dpi* resources it deploys',
-    );
+  /** A resource the runner does not deploy: a nested stack, or the stand-in of its type. */
+  private otherResource(id: string, res: TemplateResource, attr: string | undefined): unknown {
     switch (res.Type) {
-      case 'AWS::IAM::Role': {
-        const name = this.nameOf(id, res, 'RoleName', 64);
-        const path = res.Properties?.Path !== undefined ? this.resolveString(res.Properties.Path, `${id}.Path`) : '/';
-        if (attr === undefined) return name;
-        if (attr === 'Arn') return `arn:${partition}:iam::${account}:role${path}${name}`;
-        if (attr === 'RoleId') return `AROA${hash(`${this.env.stackName}/${id}`, 17)}`;
-        return unsupported();
-      }
-      case 'AWS::SecretsManager::Secret': {
-        const name = this.nameOf(id, res, 'Name', 256);
-        const arn = `arn:${partition}:secretsmanager:${region}:${account}:secret:${name}-${hash(`${this.env.stackName}/${id}`, 6, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')}`;
-        if (attr === undefined || attr === 'Id') return arn;
-        return unsupported();
-      }
-      case 'AWS::Lambda::Function': {
-        const name = this.nameOf(id, res, 'FunctionName', 64);
-        if (attr === undefined) return name;
-        if (attr === 'Arn') return `arn:${partition}:lambda:${region}:${account}:function:${name}`;
-        return unsupported();
-      }
-      case 'AWS::StepFunctions::StateMachine': {
-        const name = this.nameOf(id, res, 'StateMachineName', 80);
-        const arn = `arn:${partition}:states:${region}:${account}:stateMachine:${name}`;
-        if (attr === undefined || attr === 'Arn') return arn;
-        if (attr === 'Name') return name;
-        return unsupported();
-      }
-      case 'AWS::Logs::LogGroup': {
-        const name = this.nameOf(id, res, 'LogGroupName', 512);
-        if (attr === undefined) return name;
-        if (attr === 'Arn') return `arn:${partition}:logs:${region}:${account}:log-group:${name}:*`;
-        return unsupported();
-      }
+      case 'AWS::CloudFormation::Stack':
+        return this.nestedStack(id, attr);
       default:
-        return unsupported();
+        return this.standIn(id, res, attr);
     }
   }
-}
 
-/**
- * Logical IDs of template resources referenced by `value` (through `Ref`,
- * `Fn::GetAtt` and `Fn::Sub`); pseudo parameters and template parameters excluded.
- */
-export function referencedResources(value: unknown, template: Template): Set<string> {
-  const out = new Set<string>();
-  const resources = template.Resources ?? {};
-  const add = (id: string): void => {
-    if (Object.prototype.hasOwnProperty.call(resources, id)) out.add(id);
-  };
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      v.forEach(walk);
-      return;
+  /** A nested stack: its stack ID, or one of its outputs (`Outputs.<Name>`). */
+  private nestedStack(id: string, attr: string | undefined): unknown {
+    const { partition, region, account } = this.env;
+    const view = this.ctx.nestedStack?.(id);
+    const name = generatedName(this.env.stackName, id, 128);
+    const stackId = view?.stackId ?? `arn:${partition}:cloudformation:${region}:${account}:stack/${name}/${hash(`${this.env.stackName}/${id}`, 8).toLowerCase()}`;
+    if (attr === undefined) return stackId;
+    if (attr.startsWith('Outputs.')) {
+      const output = attr.slice('Outputs.'.length);
+      if (view) return view.output(output);
+      return placeholderAttribute(this.fakeEnv(id, 'AWS::CloudFormation::Stack'), attr);
     }
-    if (!isPlainObject(v)) return;
-    for (const [k, inner] of Object.entries(v)) {
-      if (k === 'Ref' && typeof inner === 'string') {
-        add(inner);
-      } else if (k === 'Fn::GetAtt') {
-        if (typeof inner === 'string') add(inner.split('.')[0]);
-        else if (Array.isArray(inner) && typeof inner[0] === 'string') add(inner[0]);
-        walk(inner);
-      } else if (k === 'Fn::Sub') {
-        const text = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner[0] : undefined;
-        const vars = Array.isArray(inner) && isPlainObject(inner[1]) ? inner[1] : {};
-        if (typeof text === 'string') {
-          for (const m of text.matchAll(/\$\{([^}!][^}]*)\}/g)) {
-            const name = m[1].trim();
-            if (!Object.prototype.hasOwnProperty.call(vars, name)) add(name.split('.')[0]);
-          }
-        }
-        walk(vars);
-      } else {
-        walk(inner);
-      }
-    }
-  };
-  walk(value);
-  return out;
+    return placeholderAttribute(this.fakeEnv(id, 'AWS::CloudFormation::Stack'), attr);
+  }
+
+  private fakeEnv(id: string, type: string): FakeResourceEnv {
+    const { partition, region, account, urlSuffix, stackName } = this.env;
+    return { partition, region, account, urlSuffix, stackName, logicalId: id, type };
+  }
+
+  /**
+   * A resource the runner does not deploy: the stand-in of its type (RESOURCE_IDS, else the fallback), named by its
+   * name property when the template gives one, else by a generated ID or name.
+   */
+  private standIn(id: string, res: TemplateResource, attr: string | undefined): unknown {
+    const identity = identityOf(res.Type);
+    const env = this.fakeEnv(id, res.Type);
+    const prop = (p: string): string | undefined => {
+      const v = res.Properties?.[p];
+      return v === undefined ? undefined : this.resolveString(v, `${id}.${p}`);
+    };
+    const name = (identity.nameProperty ? prop(identity.nameProperty) : undefined)
+      ?? identity.generatedId?.(env)
+      ?? this.generated(id, identity.maxLength ?? 128, identity.lowerCase === true);
+    if (attr === undefined) return identity.ref(name, env, prop);
+    const fn = identity.attributes?.[attr];
+    return fn ? fn(name, env, prop) : placeholderAttribute(env, attr);
+  }
+
+  private generated(id: string, maxLength: number, lowerCase: boolean): string {
+    const name = generatedName(this.env.stackName, id, maxLength);
+    return lowerCase ? name.toLowerCase() : name;
+  }
+
 }

@@ -39,6 +39,8 @@ const ctx: ResolveContext = {
 describe('resolveValue', () => {
   const cases: Array<[string, unknown, unknown]> = [
     ['a literal', 'x', 'x'],
+    ['Arn of a queue (a stand-in)', { 'Fn::GetAtt': ['Queue', 'Arn'] }, 'arn:aws:sqs:us-east-1:123456789012:Shop-Queue'],
+    ['Ref of a custom resource of another provider (a stand-in)', { Ref: 'Foreign' }, 'Shop-Foreign'],
     ['AWS::AccountId', { Ref: 'AWS::AccountId' }, '123456789012'],
     ['AWS::Region', { Ref: 'AWS::Region' }, 'us-east-1'],
     ['AWS::Partition', { Ref: 'AWS::Partition' }, 'aws'],
@@ -78,8 +80,6 @@ describe('resolveValue', () => {
   const failures: Array<[string, unknown, RegExp]> = [
     ['an unknown logical ID', { Ref: 'Nope' }, /^Shop\/Res: Ref Nope: no resource or parameter named 'Nope'/],
     ['an unknown attribute target', { 'Fn::GetAtt': ['Nope', 'Arn'] }, /^Shop\/Res: Fn::GetAtt Nope\.Arn: no resource/],
-    ['a resource kind that is not modelled', { 'Fn::GetAtt': ['Queue', 'Arn'] }, /cannot resolve attribute Arn of Queue \(AWS::SQS::Queue\) locally/],
-    ['a custom resource of another provider', { Ref: 'Foreign' }, /cannot resolve a Ref of Foreign \(Custom::SomethingElse\)/],
     ['a custom resource not deployed yet', { 'Fn::GetAtt': ['Pending', 'SubscriptionId'] }, /Pending \(Custom::DpiSubscription\) has not been deployed/],
     ['a missing attribute in Data', { 'Fn::GetAtt': ['Pipeline', 'Nope'] }, /Vendor response doesn't contain Nope attribute/],
     ['a parameter without default', { Ref: 'NoDefault' }, /parameter has no default value/],

@@ -1,0 +1,73 @@
+/**
+ * The options and the result of `runLocalDeploy` (a light module: it imports no server, so the testing entry point's
+ * types, `data-pipeline-integration-cdk/testing`, stay free of the bundled parts' dependencies).
+ */
+import type { ProgressEvent, SummaryRow } from './output';
+import type { EmulatorFixtures } from '../emulator/fixtures';
+
+/** Fixtures of the embedded emulator: a JSON file's path (as `dpi emulator --fixtures`) or the object. */
+export type FixturesSource = string | EmulatorFixtures;
+
+/** Options of a local deployment run. */
+export interface LocalDeployOptions {
+  /** Cloud assembly directory. @default './cdk.out' */
+  readonly app?: string;
+  /**
+   * URL of a running emulator. Plain `http://` only to this machine (a loopback address); another host needs
+   * `https://` (the refresh token goes there). @default an embedded emulator started for the run
+   */
+  readonly emulatorUrl?: string;
+  /**
+   * Fixtures of the embedded emulator (the format of `dpi emulator --fixtures`, docs/emulator.md): a JSON file's path
+   * or the object. They seed a new emulator state only (see docs/local-deploy.md, "Fixtures"); refused together with
+   * `emulatorUrl` (give a running emulator its fixtures when starting it). @default none (the emulator's defaults)
+   */
+  readonly fixtures?: FixturesSource;
+  /** State file. @default '.dpi/local-state.json' */
+  readonly stateFile?: string;
+  /** Delete every resource in the state (reverse dependency order) and clear the state. */
+  readonly destroy?: boolean;
+  /** Environment variable holding the refresh token. @default 'DPI_REFRESH_TOKEN' */
+  readonly refreshTokenEnv?: string;
+  /** The refresh token itself (programmatic use; takes precedence over the environment). */
+  readonly refreshToken?: string;
+  /** Handler bundle. @default '<package root>/assets/handler/index/index.js' */
+  readonly handlerPath?: string;
+  /** Also echo the handler's log lines to stderr (they always go to `<state dir>/handler.log`). */
+  readonly showHandlerLogs?: boolean;
+  /** isComplete polling interval. @default 1000 */
+  readonly pollIntervalMs?: number;
+  /** Time budget of one handler invocation (the Lambda timeout). @default 600000 */
+  readonly invocationBudgetMs?: number;
+  /**
+   * How the embedded emulator answers reads: `minimal` (only what the spec shows) or `vendor` (the service vendor's
+   * documented shapes). @default the DPI_EMULATOR_READS environment variable, else 'minimal'
+   */
+  readonly reads?: 'minimal' | 'vendor';
+  /**
+   * Resource operations of a stack in flight at once (independent resources run concurrently, dependencies first,
+   * like CloudFormation; stacks one after another in dependency order). 1 runs one resource at a time in plan order.
+   * @default 10
+   */
+  readonly concurrency?: number;
+  /** Progress lines. @default written to stderr */
+  readonly progress?: (line: string) => void;
+  /** Summary table lines. @default written to stdout */
+  readonly output?: (line: string) => void;
+}
+
+/** Result of a local deployment run. */
+export interface LocalDeployResult {
+  /** False when anything failed (a resource, a rollback, a cleanup delete, or the run itself). */
+  readonly success: boolean;
+  /** The emulator the run talked to. */
+  readonly emulatorUrl?: string;
+  readonly stateFile: string;
+  /** Every progress event, in order. */
+  readonly events: ProgressEvent[];
+  /** What exists after the run. */
+  readonly resources: SummaryRow[];
+  readonly elapsedMs: number;
+  /** Why the run failed before or outside resource events (e.g. an unresolvable reference). */
+  readonly error?: string;
+}

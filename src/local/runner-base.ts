@@ -1,0 +1,329 @@
+/**
+ * The local runner's plumbing: options, the emulator and journal connection, handler invocations the way the CDK
+ * provider framework makes them, progress events and state saves (runner.ts runs it).
+ */
+import { randomUUID } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { HandlerExports } from '../contract';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../emulator';
+import { AssemblyStack } from './assembly';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
+import { planFixtures, startEmbeddedEmulator } from './embedded';
+import {
+  CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, LambdaLikeContext, loadHandler,
+  OnEventResponse, redact,
+} from './handler';
+import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './intrinsics';
+import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
+import type { LocalDeployOptions } from './options';
+import { formatEvent, ProgressEvent } from './output';
+import {
+  DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, SAVE_INTERVAL_MS, CREATE_FAILED_MARKER, withEmulatorUrl, roleTrustsService, WaiterError,
+  readsOf, networkCode,
+} from './runner-helpers';
+import { parseConcurrency } from './scheduler';
+import { emptyState, LocalState, ResourceState, StackState, writeState } from './state';
+import { requireSecureEmulatorUrl } from './transport';
+import { WaitReporter } from './waits';
+
+/** The runner's state and plumbing (the deploy and destroy parts extend it). */
+export abstract class RunnerBase {
+  protected readonly started = Date.now();
+  protected readonly stateFile: string;
+  protected readonly events: ProgressEvent[] = [];
+  protected readonly progress: (line: string) => void;
+  protected readonly output: (line: string) => void;
+  protected readonly sink: HandlerLogSink;
+  protected readonly waits: WaitReporter;
+  protected stacks: AssemblyStack[] = [];
+  protected readonly resolvingOutputs = new Set<string>();
+  protected readonly secrets: string[] = [];
+  protected state: LocalState = emptyState();
+  protected emulator?: RunningEmulator;
+  protected journal?: JournalServer;
+  protected url?: string;
+  protected handler?: HandlerModule;
+  protected failed = false;
+  protected tokenValue?: string;
+  protected exports = new Map<string, string>();
+  protected configuredAccount?: string;
+  protected readonly tokenFromEnv: boolean;
+  protected readonly concurrency: number;
+  protected lastSave = 0;
+  protected saveTimer?: NodeJS.Timeout;
+
+  constructor(protected readonly options: LocalDeployOptions) {
+    this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
+    this.concurrency = parseConcurrency(options.concurrency);
+    this.progress = options.progress ?? ((l) => process.stderr.write(`${l}\n`));
+    this.output = options.output ?? ((l) => process.stdout.write(`${l}\n`));
+    const envToken = options.refreshToken ?? process.env[options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV];
+    this.tokenFromEnv = options.refreshToken === undefined && !!envToken;
+    if (envToken) {
+      this.tokenValue = envToken;
+      this.secrets.push(envToken);
+    }
+    this.waits = new WaitReporter((l) => this.progress(l));
+    this.sink = {
+      file: join(dirname(this.stateFile), 'handler.log'),
+      echo: options.showHandlerLogs,
+      redact: this.secrets,
+      onLine: (l) => this.waits.observe(l),
+    };
+  }
+
+  /** Options that cannot work together, or an emulator URL that must not receive the token: refused before anything. */
+  protected checkOptions(): void {
+    if (!this.options.emulatorUrl) {
+      if (this.options.fixtures !== undefined) planFixtures(dirname(this.stateFile), this.options.fixtures);
+      return;
+    }
+    requireSecureEmulatorUrl('emulatorUrl', this.options.emulatorUrl);
+    if (this.options.fixtures !== undefined) {
+      throw new Error('fixtures seed the embedded emulator: give them to the running emulator instead (dpi emulator --fixtures FILE, '
+        + 'or POST /_emulator/fixtures), or omit the emulator URL');
+    }
+  }
+
+  protected get token(): string {
+    if (this.tokenValue === undefined) {
+      const env = this.options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV;
+      throw new Error(`no refresh token: set the environment variable ${env} to the refresh token of the emulator account`);
+    }
+    return this.tokenValue;
+  }
+
+  protected async connect(): Promise<void> {
+    if (this.url) return;
+    if (this.options.emulatorUrl) {
+      const url = this.options.emulatorUrl.replace(/\/+$/, '');
+      requireSecureEmulatorUrl('emulatorUrl', url);
+      // Reach it before anything else, so an unreachable URL is named instead of a bare "fetch failed" later.
+      try {
+        const res = await fetch(`${url}/_emulator/clock`, { signal: AbortSignal.timeout(10_000) });
+        if (res.status !== 200) throw new Error(`GET /_emulator/clock answered ${res.status}`);
+      } catch (e) {
+        const cause = networkCode(e) ?? (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+        throw new Error(`cannot reach the emulator at ${url} (${cause}); start it with 'dpi emulator' and pass the URL it prints, `
+          + 'or omit --emulator to use an embedded one');
+      }
+      this.url = url;
+    } else {
+      const embedded = await startEmbeddedEmulator({
+        stateDir: dirname(this.stateFile),
+        reads: readsOf(this.options.reads),
+        fixtures: this.options.fixtures,
+      });
+      this.emulator = embedded.emulator;
+      this.url = this.emulator.url;
+      if (this.tokenFromEnv && this.tokenValue !== DEFAULT_REFRESH_TOKEN) {
+        // A token exported for the real service (e.g. for dpi status) means nothing to the embedded emulator.
+        this.progress(`${this.options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV} is set, but the embedded emulator knows only its own `
+          + 'token: using that one (the variable is used with --emulator <url>)');
+        this.tokenValue = DEFAULT_REFRESH_TOKEN;
+      }
+      if (this.tokenValue === undefined) this.tokenValue = DEFAULT_REFRESH_TOKEN;
+      this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
+      if (embedded.seededWith) this.progress(`Embedded emulator seeded with ${embedded.seededWith}`);
+    }
+    // Fail early (before any change) when no token is available.
+    void this.token;
+    this.handler = loadHandler(this.options.handlerPath ?? defaultHandlerPath());
+    if (typeof this.handler.configureLocalRuntime !== 'function') {
+      throw new Error('the handler bundle does not export configureLocalRuntime: rebuild it with \'npx projen bundle\'');
+    }
+    // The handler's lifecycle journal (DynamoDB in the cloud): a local DynamoDB-compatible server whose
+    // tables and items live in journal.json beside the state file (kept by --destroy).
+    const journalFile = join(dirname(this.stateFile), JOURNAL_STATE_FILE_NAME);
+    this.journal = await startJournalServer({ stateFile: journalFile, forbidden: this.secrets });
+    this.progress(`Journal at ${this.journal.endpoint} (state ${journalFile})`);
+  }
+
+  /**
+   * Runs one handler invocation, then checkpoints the journal: every journal write is in its write-ahead log before
+   * the handler sees the answer (a killed run loses nothing it stored), and the whole journal is saved when the log
+   * has grown past a megabyte (and at the end of the run). A failed save fails the invocation, unless the invocation
+   * itself failed (its error wins).
+   */
+  protected async invokeHandler<T>(fnName: string, fnArn: string, budget: number, fn: (context: LambdaLikeContext) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await invokeWithContext(fnName, fnArn, budget, this.sink, fn);
+    } catch (e) {
+      await this.journal?.checkpoint().catch(() => undefined);
+      throw e;
+    }
+    if (this.journal) {
+      try {
+        await this.journal.checkpoint();
+      } catch (e) {
+        throw new Error(`could not save the journal after the invocation: ${(e as Error).message}`);
+      }
+    }
+    return result;
+  }
+
+  /** Points the handler's local runtime at the stack's account (clears its caches only when the account changes). */
+  protected configureFor(account: string): void {
+    if (this.configuredAccount === account) return;
+    this.configuredAccount = account;
+    const token = this.token;
+    this.handler!.configureLocalRuntime!({
+      readSecret: async () => token,
+      callerAccountId: async () => account,
+      journalEndpoint: this.journal?.endpoint,
+      // Never IAM: a local run touches no AWS account (a role's age is unknown locally).
+      roleCreatedAt: async () => undefined,
+    });
+  }
+
+  protected emit(stack: string, status: string, type: string, logicalId: string, reason?: string, physicalId?: string): void {
+    const e: ProgressEvent = {
+      stack, time: new Date().toISOString(), status, type, logicalId, reason: reason ? redact(reason, this.secrets) : undefined, physicalId,
+    };
+    this.events.push(e);
+    this.progress(formatEvent(e));
+  }
+
+  /**
+   * Saves the state after a resource event. One at a time (concurrency 1) every event is saved at once. With
+   * concurrency, saves are at most SAVE_INTERVAL_MS apart (each one writes the whole state, so one per event would
+   * make a deploy of N resources cost O(N²)): a run killed meanwhile loses the last events of the state file, and the
+   * next run sends their Create or Delete again, which the handler's lifecycle journal answers from what it recorded
+   * (as for a CloudFormation retry). Stack-level changes and replaced resources are saved at once.
+   */
+  protected save(): void {
+    if (this.concurrency === 1) return this.saveNow();
+    const wait = this.lastSave + SAVE_INTERVAL_MS - Date.now();
+    if (wait <= 0) return this.saveNow();
+    this.saveTimer ??= setTimeout(() => {
+      this.saveTimer = undefined;
+      try {
+        this.saveNow();
+      } catch {
+        // Reported by the save at the end of the run, which fails the run.
+      }
+    }, wait);
+  }
+
+  protected saveNow(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    writeState(this.stateFile, this.state, this.secrets);
+    this.lastSave = Date.now();
+  }
+
+  protected stackState(name: string): StackState | undefined {
+    return this.state.stacks.find((s) => s.stackName === name);
+  }
+
+  protected resourcesOf(stack: string): ResourceState[] {
+    return Object.values(this.state.resources).filter((r) => r.stack === stack);
+  }
+
+  protected async registerRoles(stack: AssemblyStack, ctx: ResolveContext): Promise<void> {
+    const roles: Array<{ accountId: string; roleArn: string; trustsService: boolean }> = [];
+    for (const [id, r] of Object.entries(stack.template.Resources ?? {})) {
+      if (r.Type !== 'AWS::IAM::Role') continue;
+      if (r.Condition && !evaluateCondition(r.Condition, id, ctx)) continue;
+      const arn = resolveValue({ 'Fn::GetAtt': [id, 'Arn'] }, id, ctx);
+      roles.push({ accountId: stack.account, roleArn: String(arn), trustsService: roleTrustsService(r) });
+    }
+    if (roles.length === 0) return;
+    const res = await fetch(`${this.url}/_emulator/fixtures`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ cloudRoles: roles }),
+    });
+    if (!res.ok) throw new Error(`could not register the stack's IAM roles with the emulator: HTTP ${res.status} ${await res.text()}`);
+  }
+
+  protected async invoke(
+    requestType: CustomResourceEvent['RequestType'],
+    stack: StackState,
+    r: { logicalId: string; type: string; waiter: boolean; properties: Record<string, unknown> },
+    physicalId?: string,
+    oldProperties?: Record<string, unknown>,
+  ): Promise<{ physicalId: string; data: Record<string, unknown> }> {
+    const url = this.url!;
+    const props = withEmulatorUrl(r.properties, url);
+    const serviceToken = typeof props.ServiceToken === 'string' ? props.ServiceToken : `arn:aws:lambda:${stack.region}:${stack.account}:function:local-provider`;
+    const requestId = randomUUID();
+    const event: CustomResourceEvent = {
+      RequestType: requestType,
+      ServiceToken: serviceToken,
+      ResponseURL: 'local',
+      StackId: stack.stackId,
+      RequestId: requestId,
+      LogicalResourceId: r.logicalId,
+      ResourceType: r.type,
+      ResourceProperties: props,
+    };
+    if (oldProperties) event.OldResourceProperties = withEmulatorUrl(oldProperties, url);
+    if (physicalId !== undefined) event.PhysicalResourceId = physicalId;
+    this.configureFor(stack.account);
+    const budget = this.options.invocationBudgetMs ?? 600_000;
+    const fnName = `${stack.stackName}-DpiProviderOnEvent`;
+    const fnArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${fnName}`;
+    const handler = this.handler!;
+    const response: OnEventResponse = (await this.invokeHandler(fnName, fnArn, budget, (c) => handler.onEvent(event, c))) ?? {};
+    let newPhysical = response.PhysicalResourceId;
+    if (newPhysical === undefined || newPhysical === '') {
+      newPhysical = requestType === 'Create' ? requestId : physicalId!;
+    }
+    if (requestType === 'Delete' && newPhysical !== physicalId) {
+      throw new Error(`DELETE: cannot change the physical resource ID from "${physicalId}" to "${newPhysical}" during deletion`);
+    }
+    let data: Record<string, unknown> = { ...(response.Data ?? {}) };
+    if (r.waiter) {
+      if (typeof handler.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
+      const timeoutSeconds = Number(r.properties.TimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) || DEFAULT_TIMEOUT_SECONDS;
+      const deadline = Date.now() + timeoutSeconds * 1000;
+      const isCompleteFn = handler.isComplete.bind(handler);
+      const completeName = `${stack.stackName}-DpiProviderIsComplete`;
+      const completeArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${completeName}`;
+      const physical = newPhysical;
+      try {
+        for (;;) {
+          const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
+          const done = await this.invokeHandler(completeName, completeArn, budget, (c) => isCompleteFn(completeEvent, c));
+          if (done && done.IsComplete) {
+            data = { ...data, ...(done.Data ?? {}) };
+            break;
+          }
+          if (Date.now() >= deadline) throw new Error(`Operation timed out after ${timeoutSeconds} seconds (isComplete never returned true)`);
+          await new Promise((res) => setTimeout(res, this.options.pollIntervalMs ?? 1000));
+        }
+      } catch (e) {
+        throw new WaiterError((e as Error).message, physical, data);
+      }
+    }
+    if (JSON.stringify({ PhysicalResourceId: newPhysical, Data: data }).length > MAX_DATA_BYTES) {
+      throw new Error('Response object is too long.');
+    }
+    return { physicalId: newPhysical, data };
+  }
+
+  /** Sends a Delete (or skips it for Retain). Returns false when it failed. */
+  protected async deleteResource(stack: StackState, r: ResourceState, mode: 'delete' | 'rollback-create' | 'replace'): Promise<boolean> {
+    const policy = mode === 'replace' ? r.updateReplacePolicy : r.deletionPolicy;
+    const retained = policy === 'Retain' || (policy === 'RetainExceptOnCreate' && mode !== 'rollback-create');
+    if (retained) {
+      this.emit(stack.stackName, 'DELETE_SKIPPED', r.type, r.logicalId, `${mode === 'replace' ? 'UpdateReplacePolicy' : 'DeletionPolicy'}: ${policy} (physical ID ${r.physicalId} kept)`, r.physicalId);
+      return true;
+    }
+    this.emit(stack.stackName, 'DELETE_IN_PROGRESS', r.type, r.logicalId, undefined, r.physicalId);
+    if (r.physicalId === CREATE_FAILED_MARKER) {
+      this.emit(stack.stackName, 'DELETE_COMPLETE', r.type, r.logicalId, undefined, r.physicalId);
+      return true;
+    }
+    try {
+      await this.invoke('Delete', stack, r, r.physicalId);
+      this.emit(stack.stackName, 'DELETE_COMPLETE', r.type, r.logicalId, undefined, r.physicalId);
+      return true;
+    } catch (e) {
+      this.emit(stack.stackName, 'DELETE_FAILED', r.type, r.logicalId, (e as Error).message, r.physicalId);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Constants, shapes and small functions of the local runner (runner-*.ts).
+ */
+import { READ_MODES, ReadMode } from '../emulator';
+import { ResourceState } from './state';
+import { isPlainObject, TemplateResource } from './template';
+
+export const CONNECTION = 'Connection';
+export const FRAMEWORK_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
+export const WAITER_TYPES = new Set(['Custom::DpiHistoryRequest']);
+export const DEFAULT_TIMEOUT_SECONDS = 1800;
+export const MAX_DATA_BYTES = 4096;
+/** With concurrency, the state file is written at most this often during a stack's resource events (see `save`). */
+export const SAVE_INTERVAL_MS = 500;
+/** Physical ID the CDK provider framework reports for a failed Create (its Delete is not passed to the handler). */
+export const CREATE_FAILED_MARKER = 'AWSCDK::CustomResourceProviderFramework::CREATE_FAILED';
+
+/** Rewrites every `Connection.*Url` property to the emulator's URL. */
+export function withEmulatorUrl(props: Record<string, unknown>, url: string): Record<string, unknown> {
+  const c = props[CONNECTION];
+  if (!isPlainObject(c)) return props;
+  const conn: Record<string, unknown> = { ...c };
+  for (const k of Object.keys(conn)) if (k.endsWith('Url')) conn[k] = url;
+  return { ...props, [CONNECTION]: conn };
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+export function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (isPlainObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  return v;
+}
+
+/**
+ * Whether a role is registered as trusting the service: its trust policy allows `sts:AssumeRole` to an AWS account
+ * principal (not only service principals), with or without an `sts:ExternalId` condition.
+ */
+export function roleTrustsService(role: TemplateResource): boolean {
+  const doc = role.Properties?.AssumeRolePolicyDocument;
+  if (!isPlainObject(doc)) return false;
+  const statements = Array.isArray(doc.Statement) ? doc.Statement : [doc.Statement];
+  return statements.some((s) => isPlainObject(s) && s.Effect === 'Allow' && isPlainObject(s.Principal) && s.Principal.AWS !== undefined);
+}
+
+export interface PlannedResource {
+  readonly logicalId: string;
+  readonly resource: TemplateResource;
+  readonly dependsOn: string[];
+  readonly waiter: boolean;
+  readonly path?: string;
+}
+
+export interface Change {
+  readonly kind: 'create' | 'update';
+  readonly before?: ResourceState;
+  readonly after: ResourceState;
+}
+
+/** A resource operation that failed during a deploy (what the rollback needs). */
+export interface Failure {
+  readonly p: PlannedResource;
+  readonly before?: ResourceState;
+  readonly props?: Record<string, unknown>;
+}
+
+export class RunFailure extends Error {}
+
+/** A handler failure after onEvent succeeded (isComplete failed or timed out): the resource exists under `physicalId`. */
+export class WaiterError extends Error {
+  constructor(message: string, readonly physicalId: string, readonly data: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+/** The embedded emulator's read mode: the option, else DPI_EMULATOR_READS, else minimal. */
+export function readsOf(option: string | undefined): ReadMode {
+  const v = option ?? process.env.DPI_EMULATOR_READS ?? 'minimal';
+  if (!(READ_MODES as readonly string[]).includes(v)) {
+    throw new Error(`reads '${v}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
+  }
+  return v as ReadMode;
+}
+
+/** The system error code of a failed fetch (ECONNREFUSED, ...), looked for through `cause` and aggregated errors. */
+export function networkCode(e: unknown): string | undefined {
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
+    const o = cur as { code?: unknown; cause?: unknown; errors?: unknown[] };
+    if (typeof o.code === 'string' && /^E[A-Z]+$/.test(o.code)) return o.code;
+    cur = o.cause ?? (Array.isArray(o.errors) ? o.errors[0] : undefined);
+  }
+  return undefined;
+}

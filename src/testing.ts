@@ -1,0 +1,108 @@
+/**
+ * The testing entry point of the package, `data-pipeline-integration-cdk/testing` (TypeScript and JavaScript only; not
+ * part of the jsii API): the service emulator (`startEmulator`) and the local CloudFormation-like runner
+ * (`runLocalDeploy`, what `dpi local-deploy` runs), to deploy a synthesized app's `Custom::Dpi*` resources through the
+ * real handler in a test, without an account. See docs/local-deploy.md, "From code and tests".
+ *
+ * At run time the functions load the package's bundles (`assets/emulator/server`, `assets/local/runner`: the emulator
+ * and the runner with their own dependencies); the types here import no server code.
+ *
+ * @example
+ * import { EMULATOR_REFRESH_TOKEN, runLocalDeploy, startEmulator } from 'data-pipeline-integration-cdk/testing';
+ * const emulator = await startEmulator({ fixtures: { remoteIdentities: [{ id: 2001, account: 1001, remote_identity_type_id: 17 }] } });
+ * const options = { app: 'cdk.out', emulatorUrl: emulator.url, refreshToken: EMULATOR_REFRESH_TOKEN, stateFile: 'tmp/state.json' };
+ * const deployed = await runLocalDeploy(options);
+ * const destroyed = await runLocalDeploy({ ...options, destroy: true });
+ * await emulator.stop();
+ */
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { EmulatorFixtures } from './emulator/fixtures';
+import type { EmulatorStateSnapshot } from './emulator/state';
+import type { LocalDeployOptions, LocalDeployResult } from './local/options';
+
+export type * from './emulator/fixtures';
+export type { EmulatorStateSnapshot } from './emulator/state';
+export type { LocalDeployOptions, LocalDeployResult, FixturesSource } from './local/options';
+export type { ProgressEvent, SummaryRow } from './local/output';
+
+/** How the emulator answers reads: `minimal` (only what the interface specification shows) or `vendor` (the vendor's documented shapes). */
+export type ReadMode = 'minimal' | 'vendor';
+
+/** A request rate limit: `requests` per client address in a rolling window of `seconds`. */
+export interface RateLimit {
+  readonly requests: number;
+  readonly seconds: number;
+}
+
+/** Options of `startEmulator` (docs/emulator.md). */
+export interface EmulatorOptions {
+  /** Address to listen on. @default '127.0.0.1' */
+  readonly host?: string;
+  /** Port. @default 0 (a free port) */
+  readonly port?: number;
+  /** Records merged over the default fixtures (the format of `dpi emulator --fixtures`). @default none */
+  readonly fixtures?: EmulatorFixtures;
+  /** Lifetime of issued access tokens in seconds. @default 3600 */
+  readonly tokenTtlSeconds?: number;
+  /** Keep the state in this JSON file (loaded at start when it exists, saved on every change and on stop). @default memory only */
+  readonly stateFile?: string;
+  /** Initial clock (Unix seconds); the clock then advances in real time. @default real time */
+  readonly now?: number;
+  /** Wire shape of the service routes' responses. @default 'minimal' */
+  readonly reads?: ReadMode;
+  /**
+   * Requests per client address in a rolling window (over it: 429 with `Retry-After`), or `'off'`.
+   * @default the service's documented 1,000 requests per 5 minutes
+   */
+  readonly rateLimit?: RateLimit | 'off';
+}
+
+/** A running emulator. */
+export interface RunningEmulator {
+  /** Its base URL, e.g. `http://127.0.0.1:49152` (every service address of a connection). */
+  readonly url: string;
+  /** Stops it (and saves the state file, when it has one). */
+  stop(): Promise<void>;
+  /** The whole state: fixtures, subscriptions, pipelines, customer-cloud resources, ... */
+  state(): EmulatorStateSnapshot;
+  /** How many times the state file was written (0 without a state file). */
+  stateWrites(): number;
+}
+
+/** The default refresh token of the emulator (emulator only, not a secret): what `runLocalDeploy` needs with `emulatorUrl`. */
+export const EMULATOR_REFRESH_TOKEN = 'emulator-refresh-token';
+
+/**
+ * Loads a part of the package: from the package (lib/testing.js) its bundle under assets/ (the runner and the
+ * emulator are bundled with their own dependencies, which are not dependencies of the package), from the sources
+ * (ts-node, jest) the module itself.
+ */
+function load<T>(part: string, source: string): T {
+  // A require with a computed argument: nothing of the bundles is compiled into this module.
+  const req = require;
+  if (basename(__dirname) === 'lib') {
+    const bundled = join(__dirname, '..', 'assets', ...part.split('/'), 'index.js');
+    if (!existsSync(bundled)) throw new Error(`${bundled} is missing: the package is incomplete (its bundles are built by 'npx projen bundle')`);
+    return req(bundled) as T;
+  }
+  return req(join(__dirname, ...source.split('/'))) as T;
+}
+
+/**
+ * Starts the service emulator on real HTTP (127.0.0.1 and a free port unless told otherwise); `stop()` it at the end.
+ * See docs/emulator.md for the fixtures, the rate limit, the read modes, the state file and the admin API.
+ */
+export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const server = load<{ startEmulator(o: EmulatorOptions): Promise<RunningEmulator> }>('emulator/server', 'emulator/server');
+  return server.startEmulator(options);
+}
+
+/**
+ * Deploys (or destroys, `destroy: true`) the `Custom::Dpi*` resources of a synthesized app through the real handler,
+ * as `dpi local-deploy` does. Never throws for resource failures: see `success`, `events` and `error` of the result.
+ */
+export function runLocalDeploy(options: LocalDeployOptions = {}): Promise<LocalDeployResult> {
+  const runner = load<{ runLocalDeploy(o: LocalDeployOptions): Promise<LocalDeployResult> }>('local/runner', 'local/runner');
+  return runner.runLocalDeploy(options);
+}

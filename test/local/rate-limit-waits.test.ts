@@ -1,0 +1,97 @@
+/**
+ * Wait lines: while the handler (run in-process by the runner) waits for the service's rate limit, the runner prints
+ * one line per wait with the progress lines (stderr by default), also without --handler-logs. The REAL bundled handler
+ * against an emulator with a small rate limit.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { synthTinyApp } from './apps';
+import { tempDir } from './helpers';
+import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
+import { defaultHandlerPath, runLocalDeploy } from '../../src/local';
+import { formatWait, rateLimitedEntry, WaitReporter, waitLine } from '../../src/local/waits';
+
+const BUNDLE = defaultHandlerPath();
+if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npx projen bundle' before the local-deploy tests`);
+
+const WAIT_LINE = /^local-deploy: the service's rate limit was reached; waiting \d+(\.\d)? s before (GET|POST|PUT|PATCH|DELETE) \/\S* again \((\d+) of (\d+) resources done(, refused \d+ times so far)?\)$/;
+
+describe('the wait line of a handler log entry', () => {
+  test('a rate-limited entry is recognised; other lines are not', () => {
+    const line = JSON.stringify({ time: 't', msg: 'rate limited', method: 'GET', path: '/v2/sub', waitMs: 60000, refusals: 1 });
+    expect(rateLimitedEntry(line)).toEqual({ msg: 'rate limited', method: 'GET', path: '/v2/sub', waitMs: 60000, refusals: 1 });
+    expect(rateLimitedEntry(JSON.stringify({ msg: 'retry', detail: 'rate limited' }))).toBeUndefined();
+    expect(rateLimitedEntry('rate limited, not JSON')).toBeUndefined();
+    expect(rateLimitedEntry(JSON.stringify({ msg: 'rate limited', method: 'GET', path: '/x', waitMs: 'soon' }))).toBeUndefined();
+  });
+
+  test('the line says what it waits for, how long and how much is done', () => {
+    expect(waitLine({ msg: 'rate limited', method: 'GET', path: '/v2/sub', waitMs: 60000, refusals: 1 }, 120, 325))
+      .toBe('local-deploy: the service\'s rate limit was reached; waiting 60 s before GET /v2/sub again (120 of 325 resources done)');
+    expect(waitLine({ msg: 'rate limited', method: 'POST', path: '/v2/sub', waitMs: 1500, refusals: 3 }, 0, 1))
+      .toBe('local-deploy: the service\'s rate limit was reached; waiting 1.5 s before POST /v2/sub again (0 of 1 resources done, refused 3 times so far)');
+    expect(formatWait(12_345)).toBe('12 s');
+  });
+
+  test('the reporter prints one line per entry, with its counts', () => {
+    const printed: string[] = [];
+    const w = new WaitReporter((l) => printed.push(l));
+    w.total = 10;
+    w.done = 4;
+    w.observe('{"msg":"event"}');
+    w.observe(JSON.stringify({ msg: 'rate limited', method: 'GET', path: '/a', waitMs: 2000, refusals: 1 }));
+    expect(printed).toEqual(['local-deploy: the service\'s rate limit was reached; waiting 2 s before GET /a again (4 of 10 resources done)']);
+    expect(w.waits).toBe(1);
+  });
+});
+
+let emulator: RunningEmulator;
+let tmp: { dir: string; cleanup: () => void };
+beforeAll(async () => {
+  // A small limit: a deploy of one pipeline meets it several times (each wait is the emulator's Retry-After, 1 s).
+  emulator = await startEmulator({ port: 0, rateLimit: { requests: 5, seconds: 1 } });
+});
+afterAll(async () => {
+  await emulator.stop();
+});
+beforeEach(() => {
+  tmp = tempDir();
+});
+afterEach(() => tmp.cleanup());
+
+test('a deploy and a destroy that meet the rate limit print one wait line per handler wait, without --handler-logs', async () => {
+  const app = synthTinyApp(join(tmp.dir, 'cdk.out'), { subscriptionName: 'orders' });
+  const stateFile = join(tmp.dir, 'state', 'local-state.json');
+  const lines: string[] = [];
+  const opts = {
+    app,
+    emulatorUrl: emulator.url,
+    stateFile,
+    refreshToken: DEFAULT_REFRESH_TOKEN,
+    concurrency: 1,
+    progress: (l: string) => lines.push(l),
+    output: () => undefined,
+  };
+  const deployed = await runLocalDeploy(opts);
+  expect(deployed.error).toBeUndefined();
+  expect(deployed.success).toBe(true);
+  const logged = (): number => readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8').split('\n').filter((l) => l.includes('"msg":"rate limited"')).length;
+  const waits = (): RegExpMatchArray[] => lines.map((l) => WAIT_LINE.exec(l)).filter((m): m is RegExpExecArray => m !== null);
+  const deployWaits = waits();
+  expect(deployWaits.length).toBeGreaterThan(0);
+  // One line per handler log entry of a wait.
+  expect(deployWaits).toHaveLength(logged());
+  // The counts: two resources in the app, in one stack, one at a time.
+  for (const m of deployWaits) {
+    expect(m[4]).toBe('2');
+    expect(Number(m[3])).toBeLessThanOrEqual(1);
+  }
+  // The emulator did refuse requests.
+  const res = await fetch(`${emulator.url}/_emulator/requests`);
+  const requests = (await res.json()) as Array<{ status?: number }>;
+  expect(requests.some((q) => q.status === 429)).toBe(true);
+
+  const destroyed = await runLocalDeploy({ ...opts, destroy: true });
+  expect(destroyed.success).toBe(true);
+  expect(waits().length).toBeGreaterThanOrEqual(deployWaits.length);
+}, 120_000);
