@@ -98,7 +98,8 @@ async function deploy(): Promise<{ ids: Record<string, string>; logical: Record<
 }
 
 const env = (): Record<string, string> => ({ DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN });
-const drift = (...extra: string[]): ReturnType<typeof dpi> => dpi(['drift', '--local', '--state', stateFile(), ...extra], { env: env() });
+/** `dpi drift --all` (every row; the default output, a summary and the rows not IN_SYNC, is tested in drift-output.test.ts). */
+const drift = (...extra: string[]): ReturnType<typeof dpi> => dpi(['drift', '--local', '--state', stateFile(), '--all', ...extra], { env: env() });
 
 /** The expected table of stack Shop, with the rows in deployment order. */
 function table(l: Record<string, string>, ids: Record<string, string>, rows: Record<string, [string, string[]]>, drifted: number): string {
@@ -112,7 +113,9 @@ function table(l: Record<string, string>, ids: Record<string, string>, rows: Rec
   }
   const widths = cells[0].map((_, i) => Math.max(...cells.map((c) => c[i].length)));
   const lines = cells.map((c) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]))).join('  ').replace(/\s+$/, ''));
-  return `Stack Shop: 4 resources, ${drifted} drifted\n${lines.join('\n')}\n`;
+  const counts = ['IN_SYNC', 'MODIFIED', 'DELETED', 'NOT_CHECKED'].map((v) => [v, order.filter((k) => rows[k][0] === v).length] as const)
+    .filter(([, n]) => n > 0).map(([v, n]) => `${v} ${n}`).join(', ');
+  return `Stack Shop: 4 resources, ${drifted} drifted (${counts})\n${lines.join('\n')}\n`;
 }
 
 const MINIMAL_NOT_CHECKED = (l: Record<string, string>): string =>
@@ -215,7 +218,7 @@ describe('after a local-deploy with its embedded emulator', () => {
     expect([r.success, r.error]).toEqual([true, undefined]);
     const inSync = await dpi(['drift', '--local', '--state', stateFile()], { env: {} });
     expect([inSync.code, inSync.stderr]).toEqual([0, '']);
-    expect(inSync.stdout).toMatch(/^Stack Shop: 4 resources, 0 drifted\n/);
+    expect(inSync.stdout).toMatch(/^Stack Shop: 4 resources, 0 drifted \(IN_SYNC 4\)\n/);
     // The subscription invalidated in the service's stored state (as the web UI would have left it).
     const file = join(tmp.dir, 'state', 'emulator-state.json');
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { state: { subscriptions: Array<{ id: number; product: number; status: string }> } };
@@ -327,7 +330,7 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
     // The journal of the local deploy, served as a DynamoDB endpoint.
     const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
     try {
-      const r = await dpi(['drift', '--app', app, '--region', 'eu-west-1', '--endpoint', server.endpoint], { env: env() });
+      const r = await dpi(['drift', '--app', app, '--region', 'eu-west-1', '--endpoint', server.endpoint, '--all'], { env: env() });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(1);
       expect(asked).toEqual([{ region: 'eu-west-1', profile: undefined }]);

@@ -16,7 +16,7 @@ import { runOp } from '../lazy';
 /** `dpi drift` */
 export function driftCommand(ctx: RunContext): Command {
   const cmd = new Command('drift')
-    .description('compare every deployed Custom::Dpi* resource with what the service shows now (exit code 1 when anything drifted)')
+    .description('compare every deployed Custom::Dpi* resource with what the service shows now (exit code 1 when anything drifted; --fix re-applies)')
     .option('--local', 'the resources and journal of dpi local-deploy (--state) instead of CloudFormation and DynamoDB')
     .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
     .option('--app <dir>', 'cloud assembly whose stacks to check, when no --stack is given', './cdk.out')
@@ -28,7 +28,11 @@ export function driftCommand(ctx: RunContext): Command {
     .addOption(new Option('--reads <mode>', 'with --local and no service address: how the embedded emulator (on emulator-state.json beside '
       + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
     .option('--pipeline-subscriptions-key <key>', 'the stored product parameter holding a unified pipeline\'s upstream subscriptions '
-      + '(the connection\'s pipelineMetadataKeys.subscriptions; compared where the service shows stored parameters)', 'subscriptions');
+      + '(the connection\'s pipelineMetadataKeys.subscriptions; compared where the service shows stored parameters)', 'subscriptions')
+    .option('--all', 'print every resource (default: a summary per stack and only the resources that are not IN_SYNC)')
+    .option('--fix', 're-apply the declared state of each MODIFIED resource the journal proves the stack made or adopted, through the '
+      + 'handler\'s own update code (asks first; --yes skips the question); DELETED and unproven records are never touched')
+    .option('--yes', 'with --fix: do not ask');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action((flags: DriftFlags) => runOp((ops) => ops.runDrift(ctx, flags)));

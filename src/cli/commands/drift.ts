@@ -4,7 +4,9 @@
  * after the stack that holds it). The resources come from CloudFormation (src/cli/deployed.ts: `ListStackResources` of
  * each stack and of its nested stacks, their journal keys from the templates; the SDK is loaded only when this command
  * runs) or, with --local, from the `dpi local-deploy` state. Exit 1 when anything drifted, 0 when everything is in sync, 2 when the check could
- * not run. Makes no changing call.
+ * not run. Prints per stack a summary and the rows that are not IN_SYNC (--all: every row). Makes no changing call,
+ * except with --fix (drift-fix.ts: the declared state re-applied through the handler's convergence code; exit 0 when
+ * everything drifted was restored).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,16 +14,21 @@ import { JournalFlags, openJournal } from './journal';
 import { DpiClient } from '../../client';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
-import { checkDrift, DriftResource, DriftRow, DriftStatus, isDpiType, isDrifted } from '../../handler/drift';
+import { checkDrift, DriftResource, DriftRow, isDpiType, isDrifted } from '../../handler/drift';
 import { readAssembly } from '../../local/assembly';
 import { readState } from '../../local/state';
-import { ConnectionFlags } from '../connection';
+import { isLoopbackHost } from '../../local/transport';
+import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags } from '../connection';
 import { connectFor, printJson, RunContext, useColour } from '../context';
 import { cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
-import { Colour, painter, renderTable } from '../format';
 import { CliIo } from '../io';
 import { loadPart } from '../lazy';
+import { Progress, waitReporter } from '../waits';
+import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
+import { driftJson, FIX_HINT, renderStackDrift } from './drift-render';
+
+export { driftJson, renderStackDrift } from './drift-render';
 
 /** Makes the CloudFormation client of a run (tests replace it; default: the AWS SDK with the standard credential chain). */
 export type CloudFormationFactory = (o: { region?: string; profile?: string }) => CloudFormationSender;
@@ -40,6 +47,12 @@ export interface DriftFlags extends ConnectionFlags, JournalFlags {
   stack?: string[];
   reads?: string;
   pipelineSubscriptionsKey?: string;
+  /** Print every row (default: a summary and the rows that are not IN_SYNC). */
+  all?: boolean;
+  /** Re-apply the declared state of the MODIFIED resources the stack holds. */
+  fix?: boolean;
+  /** With --fix: do not ask. */
+  yes?: boolean;
 }
 
 /** Whether any service address is given (flags or environment). */
@@ -53,7 +66,13 @@ function hasServiceAddress(flags: ConnectionFlags, env: CliIo['env']): boolean {
  * The service of a run: the connection settings; or, with --local and no service address, the embedded emulator of
  * `dpi local-deploy` on its state (`emulator-state.json` beside --state), loaded only then.
  */
-async function serviceOf(ctx: RunContext, flags: DriftFlags): Promise<{ client: DpiClient; origins: string[]; close: () => Promise<void> }> {
+interface Service {
+  readonly client: DpiClient;
+  readonly origins: string[];
+  close(): Promise<void>;
+}
+
+async function serviceOf(ctx: RunContext, flags: DriftFlags, progress: Progress): Promise<Service> {
   const emulatorState = join(dirname(flags.state), 'emulator-state.json');
   if (flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(emulatorState)) {
     const reads = (flags.reads ?? ctx.io.env.DPI_EMULATOR_READS ?? 'minimal') as ReadMode;
@@ -69,20 +88,23 @@ async function serviceOf(ctx: RunContext, flags: DriftFlags): Promise<{ client: 
     const client = new DpiClient({
       endpoints: { baseUrl: u, subscriptionsUrl: u, accountUrl: u, userUrl: u, remoteIdentityUrl: u, authUrl: u },
       refreshToken: DEFAULT_REFRESH_TOKEN,
-      maxAttempts: 3,
       requestTimeoutMs: 30_000,
+      maxRateLimitWaitMs: CLI_MAX_RATE_LIMIT_WAIT_MS,
+      onWait: waitReporter(ctx.io, progress),
     });
     ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
     const running = emu;
     return { client, origins: [u], close: () => running.stop() };
   }
-  const { client, origins } = connectFor(ctx, flags);
+  const { client, origins } = connectFor(ctx, flags, { progress });
   return { client, origins, close: async () => undefined };
 }
 
 /** The stacks of a run (nested stacks right after the stack that holds them) and their Custom::Dpi* resources. */
 interface Checked {
   stacks: string[];
+  /** Stacks with a CloudFormation operation in progress: `--fix` leaves their resources alone. */
+  busy?: string[];
   /** Nested stack -> the stack that holds it. */
   parents: Map<string, string>;
   resources: DriftResource[];
@@ -139,7 +161,29 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
       resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId ?? '', key: r.key });
     }
   }
-  return { stacks, parents, resources };
+  const busy = [...deployed.values()].filter((s) => s !== undefined && s.status.endsWith('_IN_PROGRESS')).map((s) => s!.stackName);
+  return { stacks, parents, resources, busy };
+}
+
+/**
+ * `--local --fix` changes records the local journal proves were made in the emulator the local-deploy state was
+ * deployed against; a service address (flags or DPI_* variables) that is not loopback may be the real service, where
+ * the same IDs name someone else's records.
+ */
+function refuseLocalFixAgainstRemote(flags: DriftFlags, origins: readonly string[]): void {
+  if (!flags.local || !flags.fix) return;
+  const remote = [...new Set(origins)].filter((o) => {
+    try {
+      return !isLoopbackHost(new URL(o).hostname);
+    } catch {
+      return true;
+    }
+  });
+  if (remote.length > 0) {
+    throw new CliError(`--local --fix: the service address ${remote.join(', ')} is not the emulator of the local-deploy state; `
+      + 'the local journal proves nothing about records there. Unset the DPI_* addresses (the embedded emulator is used) or point '
+      + 'them at the emulator you deployed to with --emulator', EXIT.FAILURE);
+  }
 }
 
 /** The stacks' resources from the `dpi local-deploy` state. */
@@ -169,55 +213,37 @@ function fromLocalState(flags: DriftFlags): Checked {
   return { stacks: nestedAfterParents(wanted, parents), parents, resources };
 }
 
-const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
-
-/** `Custom::DpiSubscription` -> `Subscription`. */
-function shortType(type: string): string {
-  return type.replace(/^Custom::Dpi/, '');
-}
-
-/** The table of one stack (a row per resource, a continuation row per further differing property) and its notes. */
-export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean, parent?: string): string {
-  const paint = painter(colour);
-  const drifted = rows.filter(isDrifted).length;
-  let out = `Stack ${stack}${parent !== undefined ? ` (nested in ${parent})` : ''}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, ${drifted} drifted\n`;
-  if (rows.length === 0) return out + '(no Custom::Dpi* resources)\n';
-  const table: string[][] = [];
-  for (const r of rows) {
-    const details = r.status === 'MODIFIED'
-      ? r.differences.map((d) => `${d.property}: ${d.declared} -> ${d.live}`)
-      : [r.reason ?? ''];
-    table.push([r.logicalId, shortType(r.type), r.physicalId || '-', paint(STATUS_COLOUR[r.status], r.status), details[0] ?? '']);
-    for (const d of details.slice(1)) table.push(['', '', '', '', d]);
-  }
-  out += renderTable(['RESOURCE', 'TYPE', 'PHYSICAL ID', 'STATUS', 'DETAIL'], table);
-  const unchecked = rows.filter((r) => r.notChecked.length > 0);
-  for (const r of unchecked) out += paint('dim', `  ${r.logicalId}: not shown by the service, not checked: ${r.notChecked.join(', ')}`) + '\n';
-  return out;
-}
-
-/** The JSON document of `dpi drift --json`. */
-export function driftJson(source: string, stacks: string[], rows: DriftRow[], parents: ReadonlyMap<string, string> = new Map()): object {
-  return {
-    source,
-    drifted: rows.filter(isDrifted).length,
-    stacks: stacks.map((stack) => ({
-      stack, ...(parents.has(stack) ? { parentStack: parents.get(stack) } : {}), resources: rows.filter((r) => r.stack === stack),
-    })),
-  };
-}
-
 /** Runs `dpi drift` (the command's definition is in drift-command.ts; this part is loaded only when it runs). */
 export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void> {
-  const { stacks, parents, resources } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
-  const service = await serviceOf(ctx, flags);
+  if (flags.yes && !flags.fix) throw new CliError('--yes is only meaningful with --fix');
+  const { stacks, parents, resources, busy = [] } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+  let read = 0;
+  const service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
+  try {
+    refuseLocalFixAgainstRemote(flags, service.origins);
+  } catch (e) {
+    await service.close();
+    throw e;
+  }
   let rows: DriftRow[];
   let where: string;
+  let fixed: FixOutcome[] | undefined;
   try {
-    const j = await openJournal(flags);
+    const j = await openJournal(flags, 'dpi drift');
     where = j.where;
     try {
-      rows = await checkDrift(resources, { client: service.client, journal: j.journal, pipelineSubscriptionsKey: flags.pipelineSubscriptionsKey });
+      rows = await checkDrift(resources, {
+        client: service.client, journal: j.journal, pipelineSubscriptionsKey: flags.pipelineSubscriptionsKey, onProgress: (done) => { read = done; },
+      });
+      if (flags.fix) {
+        // A stack being deployed may have changed a record whose journal save is still to come: leave it to the deploy.
+        for (const b of busy) ctx.io.stderr.write(`dpi drift --fix: stack ${b} has an operation in progress; its resources are left alone\n`);
+        const drifted = rows.filter(isDrifted).filter((r) => !busy.includes(r.stack));
+        if (!flags.json) ctx.io.stdout.write(report(ctx, flags, stacks, parents, rows, where, false));
+        await confirmFix(fixable(drifted).length, flags.yes === true);
+        fixed = await fixDrift(drifted, { client: service.client, journal: j.journal, subscriptionsKey: flags.pipelineSubscriptionsKey },
+          (line) => ctx.io.stderr.write(`${line}\n`));
+      }
     } catch (e) {
       throw toCliError(e, { origins: service.origins });
     } finally {
@@ -226,14 +252,21 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
   } finally {
     await service.close();
   }
-  if (flags.json) {
-    printJson(ctx, driftJson(flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation', stacks, rows, parents));
-  } else {
-    const colour = useColour(ctx);
-    ctx.io.stdout.write(stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s))).join('\n'));
-    const drifted = rows.filter(isDrifted).length;
-    ctx.io.stdout.write(`\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`}`
-      + ` (journal: ${where})\n`);
-  }
-  if (rows.some(isDrifted)) throw new CliError('', EXIT.DATA_ERROR);
+  const source = flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation';
+  if (flags.json) printJson(ctx, { ...driftJson(source, stacks, rows, parents), ...(fixed ? { fixed } : {}) });
+  else if (fixed) ctx.io.stdout.write(`\n${renderFix(fixed)}`);
+  else ctx.io.stdout.write(report(ctx, flags, stacks, parents, rows, where, true));
+  const drifted = rows.filter(isDrifted);
+  if (fixed ? !allRestored(drifted, fixed) : drifted.length > 0) throw new CliError('', EXIT.DATA_ERROR);
+}
+
+/** The text report: a summary per stack with its rows (not IN_SYNC, or every row with --all), the total, the --fix hint. */
+function report(ctx: RunContext, flags: DriftFlags, stacks: string[], parents: ReadonlyMap<string, string>, rows: DriftRow[], where: string,
+  hint: boolean): string {
+  const colour = useColour(ctx);
+  let out = stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s), flags.all === true)).join('\n');
+  const drifted = rows.filter(isDrifted).length;
+  out += `\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`} (journal: ${where})\n`;
+  if (hint && drifted > 0) out += `${FIX_HINT}\n`;
+  return out;
 }
