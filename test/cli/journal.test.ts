@@ -36,8 +36,42 @@ test('show prints the records of a resource; --json for scripts', async () => {
   expect(lines[1]).toMatch(/ posting +- .*identity 362, unclear: UND_ERR_SOCKET$/);
   const j = await dpi(args('journal', 'show', KEY, ...local, '--json'), { env: {} });
   expect((JSON.parse(j.stdout) as Array<{ state: string }>).map((x) => x.state)).toEqual(['deleted', 'posting']);
-  const none = await dpi(args('journal', 'show', 'Other/Resource', ...local), { env: {} });
-  expect(none.stdout).toContain('no records for Other/Resource');
+});
+
+test('show of a key without records exits 2 naming the key, the journal and dpi journal list (also with --json)', async () => {
+  for (const json of [[], ['--json']]) {
+    const none = await dpi(args('journal', 'show', 'Other/Resource', ...local, ...json), { env: {} });
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toBe(`dpi: no journal records for key 'Other/Resource' in ${join(dir, 'journal.json')}: a key is <stack name>/<logical ID> `
+      + 'as the handler\'s messages name it (a fleet pipeline\'s is its JournalKey); run dpi journal list --prefix \'Other/\' with the same options '
+      + 'to see the keys it has\n');
+  }
+  // An existing key still exits 0.
+  expect((await dpi(args('journal', 'show', KEY, ...local), { env: {} })).code).toBe(0);
+});
+
+test('list prints every key with its record count and latest state; --prefix narrows it; --json for scripts', async () => {
+  const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
+  try {
+    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    await j.create('OtherStack/Sub1', 'active', { subscriptionId: '77' }, '77');
+  } finally {
+    await server.stop();
+  }
+  const r = await dpi(args('journal', 'list', ...local), { env: {} });
+  expect(r.code).toBe(0);
+  const rows = r.stdout.trim().split('\n').map((l) => l.split(/ {2,}/));
+  expect(rows.map((x) => x.slice(0, 4))).toEqual([
+    ['KEY', 'RECORDS', 'LATEST STATE', 'PHYSICAL ID'],
+    [KEY, '2', 'posting', '-'],
+    ['OtherStack/Sub1', '1', 'active', '77'],
+  ]);
+  const some = JSON.parse((await dpi(args('journal', 'list', ...local, '--prefix', 'OtherStack/', '--json'), { env: {} })).stdout) as Array<{ key: string; records: number; state: string }>;
+  expect(some.map((k) => [k.key, k.records, k.state])).toEqual([['OtherStack/Sub1', 1, 'active']]);
+  const none = await dpi(args('journal', 'list', ...local, '--prefix', 'Nothing/'), { env: {} });
+  expect(none.code).toBe(0);
+  expect(none.stdout).toBe(`no records with a key that starts with Nothing/ in ${join(dir, 'journal.json')}\n`);
 });
 
 test('resolve marks the unconfirmed attempt abandoned (once: a second resolve has nothing to do and exits 2)', async () => {

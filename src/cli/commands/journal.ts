@@ -14,72 +14,22 @@ import { DpiClient, ServiceError } from '../../client';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
-import { dynamoJournal, Journal, JournalRecord } from '../../handler/journal';
+import { Journal, JournalRecord } from '../../handler/journal';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
-import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
 import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, RunContext } from '../context';
-import { CliError, toCliError } from '../errors';
+import { CliError, EXIT, toCliError } from '../errors';
+import { renderTable } from '../format';
 import { loadPart } from '../lazy';
+import { Progress, waitReporter } from '../waits';
 
-/** Where a command reads the lifecycle journal (the flags `dpi journal` and `dpi drift` share). */
-export interface JournalFlags {
-  local?: boolean;
-  state: string;
-  table: string;
-  region?: string;
-  profile?: string;
-  endpoint?: string;
-  json?: boolean;
-}
+import { JournalFlags, openJournal } from './journal-access';
 
-/** Waits (the journal polls while it creates its table). */
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export type { JournalFlags, OpenedJournal } from './journal-access';
+export { openJournal } from './journal-access';
 
 /** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost). */
 const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
-
-/** An open journal: where it is (for messages), its DynamoDB-compatible endpoint when not DynamoDB itself, and how to close it. */
-export interface OpenedJournal {
-  readonly journal: Journal;
-  readonly where: string;
-  readonly endpoint?: string;
-  close(): Promise<void>;
-}
-
-/** Opens the journal the flags name: the local-deploy journal (--local), a DynamoDB-compatible endpoint, or DynamoDB. */
-export async function openJournal(flags: JournalFlags): Promise<OpenedJournal> {
-  if (flags.local) {
-    const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
-    let server: JournalServer;
-    try {
-      server = await startJournalServer({ stateFile: file });
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
-    return {
-      journal: dynamoJournal({ table: flags.table, endpoint: server.endpoint, sleep }),
-      where: file,
-      endpoint: server.endpoint,
-      close: () => server.stop(),
-    };
-  }
-  if (flags.endpoint) {
-    return {
-      journal: dynamoJournal({ table: flags.table, endpoint: flags.endpoint, sleep }),
-      where: `table ${flags.table} at ${flags.endpoint}`,
-      endpoint: flags.endpoint,
-      close: async () => undefined,
-    };
-  }
-  if (flags.profile) process.env.AWS_PROFILE = flags.profile;
-  if (flags.region) process.env.AWS_REGION = flags.region;
-  return {
-    journal: dynamoJournal({ table: flags.table, sleep }),
-    where: `DynamoDB table ${flags.table}${flags.region ? ` (${flags.region})` : ''}`,
-    close: async () => undefined,
-  };
-}
 
 function describe(r: JournalRecord<Record<string, unknown>>): string {
   const doc = r.doc;
@@ -89,6 +39,40 @@ function describe(r: JournalRecord<Record<string, unknown>>): string {
     typeof doc.postUnclear === 'string' ? `unclear: ${doc.postUnclear}` : '',
   ].filter((x) => x !== '').join(', ');
   return `${r.id}  ${r.state.padEnd(10)} ${r.physicalId ?? '-'}  ${r.updatedAt}${what ? `  ${what}` : ''}`;
+}
+
+/** The message of `dpi journal show` for a key without records: the key, the table, and where the keys are listed. */
+function noRecords(key: string, where: string): string {
+  const slash = key.indexOf('/');
+  const prefix = slash > 0 ? ` --prefix '${key.slice(0, slash + 1)}'` : '';
+  return `no journal records for key '${key}' in ${where}: a key is <stack name>/<logical ID> as the handler's messages name it `
+    + `(a fleet pipeline's is its JournalKey); run dpi journal list${prefix} with the same options to see the keys it has`;
+}
+
+/** One resource key of `dpi journal list`. */
+interface KeySummary {
+  readonly key: string;
+  readonly records: number;
+  /** The state of its newest record (the latest attempt). */
+  readonly state: string;
+  readonly physicalId?: string;
+  readonly updatedAt: string;
+}
+
+/** The keys of scanned records, each with its newest record (record IDs sort by creation time), in key order. */
+function summarize(records: ReadonlyArray<JournalRecord<unknown>>): KeySummary[] {
+  const byKey = new Map<string, { count: number; latest: JournalRecord<unknown> }>();
+  for (const r of records) {
+    const had = byKey.get(r.key);
+    byKey.set(r.key, { count: (had?.count ?? 0) + 1, latest: !had || r.id > had.latest.id ? r : had.latest });
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, { count, latest }]) => ({
+    key,
+    records: count,
+    state: latest.state,
+    ...(latest.physicalId !== undefined ? { physicalId: latest.physicalId } : {}),
+    updatedAt: latest.updatedAt,
+  }));
 }
 
 function withOptions(cmd: Command): Command {
@@ -140,7 +124,7 @@ interface Service {
  * The service an attempt is checked against: the connection settings; or, with --local and no service address, the
  * embedded emulator of `dpi local-deploy` on its state (`emulator-state.json` beside --state), loaded only then.
  */
-async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string): Promise<Service> {
+async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string, progress: Progress): Promise<Service> {
   if (flags.local && !hasServiceAddress(flags, ctx.io.env)) {
     const stateFile = join(dirname(flags.state), 'emulator-state.json');
     if (!existsSync(stateFile)) {
@@ -158,11 +142,13 @@ async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string): Pr
     }
     const u = emu.url;
     ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
+    // Reads only (a resolve changes the journal, never the service): the client's own attempts, and a line per
+    // rate-limit wait on stderr.
     const client = new DpiClient({
       endpoints: { baseUrl: u, subscriptionsUrl: u, accountUrl: u, userUrl: u, remoteIdentityUrl: u, authUrl: u },
       refreshToken: DEFAULT_REFRESH_TOKEN,
-      maxAttempts: 3,
       requestTimeoutMs: 30_000,
+      onWait: waitReporter(ctx.io, progress),
     });
     const running = emu;
     return { client, origins: [u], close: () => running.stop() };
@@ -171,7 +157,7 @@ async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string): Pr
     throw new CliError(`${why}; checking it needs the service: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url and `
       + '--refresh-token-file); nothing was changed');
   }
-  const c = connectFor(ctx, flags);
+  const c = connectFor(ctx, flags, { progress });
   return { client: c.client, origins: c.origins, close: async () => undefined };
 }
 
@@ -266,18 +252,33 @@ export function journalCommand(ctx: RunContext): Command {
   const journal = new Command('journal')
     .description('read the lifecycle journal of a resource, or resolve an attempt that only the service could clear');
   journal.addCommand(withOptions(new Command('show')
-    .description('print the journal records of a resource (key <stack name>/<logical ID>)')
+    .description('print the journal records of a resource (key <stack name>/<logical ID>); exit 2 when it has none')
     .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it'))
     .action(async (key: string, flags: JournalFlags) => {
-      const j = await openJournal(flags);
+      const j = await openJournal(flags, 'dpi journal show');
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
+        if (recs.length === 0) throw new CliError(noRecords(key, j.where), EXIT.FAILURE);
+        if (flags.json) io.stdout.write(`${JSON.stringify(recs, undefined, 2)}\n`);
+        else for (const r of recs) io.stdout.write(`${describe(r)}\n`);
+      } finally {
+        await j.close();
+      }
+    }));
+  journal.addCommand(withOptions(new Command('list')
+    .description('list the resource keys the journal has records of, with the state of each one\'s newest record')
+    .option('--prefix <key prefix>', 'only keys that start with this, e.g. MyStack/'))
+    .action(async (flags: JournalFlags & { prefix?: string }) => {
+      const j = await openJournal(flags, 'dpi journal list');
+      try {
+        const keys = summarize((await j.journal.scan(flags.prefix)).records);
         if (flags.json) {
-          io.stdout.write(`${JSON.stringify(recs, undefined, 2)}\n`);
-        } else if (recs.length === 0) {
-          io.stdout.write(`no records for ${key} in ${j.where}\n`);
+          io.stdout.write(`${JSON.stringify(keys, undefined, 2)}\n`);
+        } else if (keys.length === 0) {
+          io.stdout.write(`no records${flags.prefix ? ` with a key that starts with ${flags.prefix}` : ''} in ${j.where}\n`);
         } else {
-          for (const r of recs) io.stdout.write(`${describe(r)}\n`);
+          io.stdout.write(renderTable(['KEY', 'RECORDS', 'LATEST STATE', 'PHYSICAL ID', 'UPDATED'],
+            keys.map((k) => [k.key, String(k.records), k.state, k.physicalId ?? '-', k.updatedAt])));
         }
       } finally {
         await j.close();
@@ -292,7 +293,7 @@ export function journalCommand(ctx: RunContext): Command {
     .option('--keep-candidates', 'resolve even when records the attempt may have made exist; they are left as they are in the service '
       + '(end the one this resource made in the service first, if you know it)')))
     .action(async (key: string, flags: ResolveFlags) => {
-      const j = await openJournal(flags);
+      const j = await openJournal(flags, 'dpi journal resolve');
       let opened: Service | undefined;
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
@@ -302,12 +303,15 @@ export function journalCommand(ctx: RunContext): Command {
             + `${recs.map((r) => r.state).join(', ') || 'none'}); nothing to resolve`);
         }
         // Every attempt is checked before any is abandoned: a refusal changes nothing.
+        let checking = 0;
+        const progress = (): string => `checking attempt ${checking} of ${open_.length} of ${key}`;
         const service = async (r: JournalRecord<unknown>): Promise<Service> => {
-          opened ??= await serviceFor(ctx, flags, `${key}: attempt ${r.id} (${r.state}) may have made a service record`);
+          opened ??= await serviceFor(ctx, flags, `${key}: attempt ${r.id} (${r.state}) may have made a service record`, progress);
           return opened;
         };
         const refusals: string[] = [];
         for (const r of open_) {
+          checking++;
           let check: Check;
           try {
             check = await checkAttempt(r, j.journal, () => service(r));

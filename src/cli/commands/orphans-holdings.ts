@@ -3,9 +3,12 @@
  * specification shows (subscription and history `status`, job listings). Only a 404 or the status `invalid` means a
  * subscription is gone: a 403 (or another refusal) means the connection's account cannot read it (another account's
  * record, or a secret rotated to another account's token), and the record is `refused`: listed, never touched.
+ *
+ * Reads are bulk (`ServiceReads`): every record kind is answered from listings where one exists, and a record is read
+ * on its own only when the listing does not show it. docs/cli.md ("dpi orphans", "Calls per run") states the count.
  */
 import { Candidate, DONE, LooseClaim, Orphan, Rec, str } from './orphans-judge';
-import { DpiClient } from '../../client';
+import { DpiClient, HistoryTransaction } from '../../client';
 import { ResourceTypes } from '../../contract';
 import { FRESH_ATTEMPT_MS } from '../../handler/creates';
 import type { Journal, JournalClaim } from '../../handler/journal';
@@ -14,6 +17,10 @@ const HISTORY_FINAL = new Set(['cancelled', 'canceled', 'failed', 'completed']);
 const HISTORY_OPEN = new Set(['pending', 'processing']);
 /** Subscription statuses that hold nothing: `gone` (404) and `invalid`. */
 const SUB_GONE = new Set(['gone', 'invalid']);
+/** Subscription statuses after which order jobs hold nothing. */
+const JOBS_MOOT = new Set(['gone', 'invalid', 'cancelled']);
+/** Subscriptions per job listing (`subscription_ids=a,b,...`): the batch size the spec uses for order IDs. */
+export const JOB_LISTING_IDS = 100;
 
 const isNumeric = (v: unknown): boolean => /^[1-9]\d{0,15}$/.test(str(v));
 
@@ -48,38 +55,155 @@ async function read<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Subscription statuses of a run: one listing of the account's subscriptions (`id` and `status`, all pages) answers
- * most of them, so thousands of orphans cost a few requests, not one per record; an ID the listing does not show is
- * read on its own (404: `gone`; 403 or another refusal: `Refused`).
- */
-const statusListings = new WeakMap<DpiClient, Promise<Map<string, string>>>();
-
-async function subscriptionStatus(client: DpiClient, id: string): Promise<string> {
-  let all = statusListings.get(client);
-  if (!all) {
-    all = client.subscriptions.list().then((subs) => new Map(subs.map((x) => [String(x.id), str(x.status)])));
-    all.catch(() => undefined);
-    statusListings.set(client, all);
+/** A memoized read whose rejection is handled where it is awaited (never an unhandled rejection). */
+function memo<T>(cache: Map<string, Promise<T>>, key: string, fn: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (!p) {
+    p = fn();
+    p.catch(() => undefined);
+    cache.set(key, p);
   }
-  const known = await all.catch(() => new Map<string, string>());
-  const hit = known.get(id);
-  if (hit) return hit;
-  try {
-    return str((await client.subscriptions.get(id)).status) || 'unknown';
-  } catch (e) {
-    if (statusOf(e) === 404) return 'gone';
-    if (isRefusal(e)) throw new Refused(`subscription ${id}`, e);
-    throw e;
+  return p;
+}
+
+/**
+ * The service reads of one run, each made once:
+ *
+ * - subscription statuses: one listing of the account's subscriptions (`GET /v2/sub`, every page); an ID the listing
+ *   does not show is read on its own (`GET /sub/{id}`: 404 is `gone`, a refusal `Refused`);
+ * - history requests: one status listing per subscription (`GET H/status/{subscription}`); a request its
+ *   subscription's listing does not show is read on its own (`GET H/{id}`);
+ * - order jobs: one job listing per `JOB_LISTING_IDS` subscriptions (`loadJobs`); a listing the service refuses or
+ *   rejects is read again per subscription.
+ */
+export class ServiceReads {
+  /** What the run should say about its reads (e.g. a listing that was refused, and what it cost). */
+  readonly notes: string[] = [];
+  private subscriptions?: Promise<Map<string, string>>;
+  private readonly subscriptionGets = new Map<string, Promise<string>>();
+  private readonly histories = new Map<string, Promise<HistoryTransaction[]>>();
+  private readonly historyGets = new Map<string, Promise<string>>();
+  private readonly jobs = new Map<string, Promise<Set<string>>>();
+
+  constructor(readonly client: DpiClient) {}
+
+  /** A subscription's status: from the listing; else its own read (`gone` on 404). */
+  async subscriptionStatus(id: string): Promise<string> {
+    this.subscriptions ??= this.client.subscriptions.list()
+      .then((subs) => new Map(subs.map((x) => [String(x.id), str(x.status)])))
+      .catch((e: unknown) => {
+        // A listing the service does not serve or refuses: each subscription is read on its own (slower, as correct).
+        if (statusOf(e) !== 404 && statusOf(e) !== 405 && !isRefusal(e)) throw e;
+        this.notes.push(`the subscription listing answered ${statusOf(e)}: each subscription is read on its own (one request each)`);
+        return new Map<string, string>();
+      });
+    const hit = (await this.subscriptions).get(id);
+    if (hit) return hit;
+    return memo(this.subscriptionGets, id, async () => {
+      try {
+        return str((await this.client.subscriptions.get(id)).status) || 'unknown';
+      } catch (e) {
+        if (statusOf(e) === 404) return 'gone';
+        if (isRefusal(e)) throw new Refused(`subscription ${id}`, e);
+        throw e;
+      }
+    });
+  }
+
+  /** The history requests of a subscription (none when it is gone: 404); a refusal is `Refused`. */
+  historyOf(subscriptionId: string): Promise<HistoryTransaction[]> {
+    return memo(this.histories, subscriptionId, async () => {
+      try {
+        return await read(`the history requests of subscription ${subscriptionId}`, () => this.client.history.statusBySubscription(subscriptionId));
+      } catch (e) {
+        if (statusOf(e) === 404) return [];
+        throw e;
+      }
+    });
+  }
+
+  /** A history request's status: from its subscription's listing when it shows it; else its own read (`gone` on 404). */
+  async historyStatus(id: string, subscriptionId?: string): Promise<string> {
+    if (subscriptionId !== undefined && subscriptionId !== '') {
+      const listed = await this.historyOf(subscriptionId).catch((e: unknown) => {
+        if (e instanceof Refused) return [];
+        throw e;
+      });
+      const hit = listed.find((h) => String(h.id) === id);
+      if (hit) return str(hit.status) || 'unknown';
+    }
+    return memo(this.historyGets, id, async () => {
+      try {
+        return str((await read(`history request ${id}`, () => this.client.history.get(id))).status) || 'unknown';
+      } catch (e) {
+        if (statusOf(e) === 404) return 'gone';
+        throw e;
+      }
+    });
+  }
+
+  /** Lists the jobs of many subscriptions, `JOB_LISTING_IDS` per request (read later with `jobIdsOf`). */
+  loadJobs(subscriptionIds: string[]): void {
+    const todo = [...new Set(subscriptionIds)].filter((id) => !this.jobs.has(id));
+    for (let i = 0; i < todo.length; i += JOB_LISTING_IDS) {
+      const chunk = todo.slice(i, i + JOB_LISTING_IDS);
+      const listed = this.client.jobs.list({ subscriptionIds: chunk }).then((jobs) => new Set(jobs.map((j) => String(j.id))));
+      listed.catch(() => undefined);
+      // A listing the service refuses or rejects (one subscription of the chunk may be another account's, or gone):
+      // each subscription of the chunk is listed on its own, so that a refusal is the record's own.
+      for (const id of chunk) {
+        const own = listed.catch((e: unknown) => {
+          if (chunk.length > 1 && (statusOf(e) === 404 || statusOf(e) === 400 || isRefusal(e))) return this.jobsOfOne(id);
+          throw e;
+        });
+        own.catch(() => undefined);
+        this.jobs.set(id, own);
+      }
+    }
+  }
+
+  /** The IDs of the jobs listed for a subscription (with others of its listing); a refusal is `Refused`. */
+  jobIdsOf(subscriptionId: string): Promise<Set<string>> {
+    return memo(this.jobs, subscriptionId, () => this.jobsOfOne(subscriptionId));
+  }
+
+  private async jobsOfOne(subscriptionId: string): Promise<Set<string>> {
+    try {
+      return new Set((await this.client.jobs.list({ subscriptionIds: [subscriptionId] })).map((j) => String(j.id)));
+    } catch (e) {
+      // 404/400: the service lists no jobs for it (counted as none).
+      if (statusOf(e) === 404 || statusOf(e) === 400) return new Set();
+      if (isRefusal(e)) throw new Refused(`the jobs of subscription ${subscriptionId}`, e);
+      throw e;
+    }
   }
 }
 
+/**
+ * Reads ahead what the records need in bulk: the order jobs of every live subscription of the order-jobs records, in
+ * listings of `JOB_LISTING_IDS` subscriptions (the subscription statuses come from the one subscription listing).
+ */
+export async function readAhead(reads: ServiceReads, candidates: Candidate[], records: Map<string, Rec>): Promise<void> {
+  const subs: string[] = [];
+  for (const o of candidates) {
+    if (o.type !== ResourceTypes.PRODUCT_ORDER_JOBS) continue;
+    const sub = str(records.get(`${o.key}#${o.record}`)?.doc.subscriptionId);
+    if (sub === '') continue;
+    const status = await reads.subscriptionStatus(sub).catch((e: unknown) => {
+      if (e instanceof Refused) return 'refused';
+      throw e;
+    });
+    if (!JOBS_MOOT.has(status) && status !== 'refused') subs.push(sub);
+  }
+  reads.loadJobs(subs);
+}
+
 /** The one open, unclaimed history request an unconfirmed attempt made (its `known` list is what was there before). */
-async function historyMadeBy(client: DpiClient, journal: Journal, rec: Rec): Promise<{ found?: string; candidates: string[] }> {
+async function historyMadeBy(reads: ServiceReads, journal: Journal, rec: Rec): Promise<{ found?: string; candidates: string[] }> {
   const sub = str(rec.doc.subscriptionId);
   if (!Array.isArray(rec.doc.known) || sub === '') return { candidates: [] };
   const before = new Set((rec.doc.known as unknown[]).map(String));
-  const listed = await read(`the history requests of subscription ${sub}`, () => client.history.statusBySubscription(sub));
+  const listed = await reads.historyOf(sub);
   const fresh = listed.filter((h) => !before.has(String(h.id)) && !HISTORY_FINAL.has(str(h.status)));
   const owners = await journal.owners('history', fresh.map((h) => String(h.id)));
   const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === rec.key).map((h) => String(h.id));
@@ -95,10 +219,10 @@ async function historyMadeBy(client: DpiClient, journal: Journal, rec: Rec): Pro
  * Reads what a record still holds and gives its verdict: `refused` when a read was refused (whatever else it is),
  * else `retained` when it is the user's to keep, else `orphan`.
  */
-export async function describeHolding(client: DpiClient, journal: Journal, o: Candidate, rec: Rec): Promise<Orphan> {
+export async function describeHolding(reads: ServiceReads, journal: Journal, o: Candidate, rec: Rec): Promise<Orphan> {
   const out: Orphan = { ...o, verdict: o.kept ? 'retained' : 'orphan', serviceIds: [], holds: '' };
   try {
-    await holdings(client, journal, out, rec);
+    await holdings(reads, journal, out, rec);
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
     out.verdict = 'refused';
@@ -109,7 +233,7 @@ export async function describeHolding(client: DpiClient, journal: Journal, o: Ca
   return out;
 }
 
-async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: Rec): Promise<void> {
+async function holdings(reads: ServiceReads, journal: Journal, out: Orphan, rec: Rec): Promise<void> {
   const d = rec.doc;
   switch (out.type) {
     case ResourceTypes.NOTIFICATION_PIPELINE: {
@@ -126,7 +250,7 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
       } else {
         const sub = str(d.subscriptionId);
         out.serviceIds.push(`sub ${sub}`);
-        const status = await subscriptionStatus(client, sub);
+        const status = await reads.subscriptionStatus(sub);
         out.holds = SUB_GONE.has(status) ? `nothing live (subscription ${status})` : `active pipeline: ${what} (subscription ${status})`;
       }
       return;
@@ -140,10 +264,10 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
         return;
       }
       out.serviceIds.push(`sub ${sub}`);
-      const status = await subscriptionStatus(client, sub);
+      const status = await reads.subscriptionStatus(sub);
       let open = 0;
       if (!SUB_GONE.has(status)) {
-        const listed = await read(`the history requests of subscription ${sub}`, () => client.history.statusBySubscription(sub));
+        const listed = await reads.historyOf(sub);
         open = listed.filter((h) => HISTORY_OPEN.has(str(h.status))).length;
       }
       const kind = out.type === ResourceTypes.SUBSCRIPTION ? `subscription (product ${str(d.product)})` : 'legacy pipeline subscription';
@@ -155,7 +279,7 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
       const sub = str(d.subscriptionId);
       if (out.physicalId === undefined) {
         out.serviceIds.push(`sub ${sub}`);
-        const { found, candidates } = await historyMadeBy(client, journal, rec);
+        const { found, candidates } = await historyMadeBy(reads, journal, rec);
         if (found) {
           out.serviceIds.push(`history ${found}`);
           out.madeHistory = found;
@@ -172,12 +296,7 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
       }
       const id = out.physicalId;
       out.serviceIds.push(`history ${id}`, `sub ${sub}`);
-      let status = 'gone';
-      try {
-        status = str((await read(`history request ${id}`, () => client.history.get(id))).status) || 'unknown';
-      } catch (e) {
-        if (statusOf(e) !== 404) throw e;
-      }
+      const status = await reads.historyStatus(id, sub);
       out.holds = HISTORY_OPEN.has(status) ? `open history request (${status})` : `nothing open (history ${status})`;
       return;
     }
@@ -187,23 +306,14 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
       const submitted = Array.isArray(d.submitted) ? d.submitted.length : 0;
       out.serviceIds.push(`job ${str(d.primaryJobId ?? out.physicalId)}`, `sub ${sub}`);
       // Jobs have no delete: once their subscription has ended they hold nothing (a destroy leaves the record as it is).
-      const status = await subscriptionStatus(client, sub);
-      if (['gone', 'invalid', 'cancelled'].includes(status)) {
+      const status = await reads.subscriptionStatus(sub);
+      if (JOBS_MOOT.has(status)) {
         out.holds = `nothing live (subscription ${status})`;
         out.moot = true;
         return;
       }
-      let listed = 0;
-      try {
-        const jobs = await client.jobs.list({ subscriptionIds: [sub] });
-        const ids = new Set(jobs.map((j) => String(j.id)));
-        listed = jobIds.filter((j) => ids.has(j)).length;
-      } catch (e) {
-        // 404/400: the service lists no jobs for it (counted as none).
-        if (statusOf(e) === 404 || statusOf(e) === 400) listed = 0;
-        else if (isRefusal(e)) throw new Refused(`the jobs of subscription ${sub}`, e);
-        else throw e;
-      }
+      const ids = await reads.jobIdsOf(sub);
+      const listed = jobIds.filter((j) => ids.has(j)).length;
       out.holds = `${submitted} order IDs in ${listed} listed job${listed === 1 ? '' : 's'} (jobs have no delete: they end with the subscription)`;
       return;
     }
@@ -220,7 +330,7 @@ async function holdings(client: DpiClient, journal: Journal, out: Orphan, rec: R
  * record its owner released (`released`: kept in the service on purpose, live by design). A refused read is
  * reported as the status `refused` and is not live.
  */
-export async function looseClaims(client: DpiClient, claims: JournalClaim[], records: Rec[]): Promise<LooseClaim[]> {
+export async function looseClaims(reads: ServiceReads, claims: JournalClaim[], records: Rec[]): Promise<LooseClaim[]> {
   const keys = new Set(records.map((r) => r.key));
   const holding = new Set(records.filter((r) => !DONE.has(r.state)).map((r) => r.key));
   const released = new Set(records.filter((r) => r.state === 'released')
@@ -231,14 +341,9 @@ export async function looseClaims(client: DpiClient, claims: JournalClaim[], rec
     const lost = !keys.has(c.owner);
     let status: string | undefined;
     try {
-      if (c.kind === 'sub') status = await subscriptionStatus(client, c.id);
+      if (c.kind === 'sub') status = await reads.subscriptionStatus(c.id);
       if (c.kind === 'history' && lost) {
-        try {
-          status = str((await read(`history request ${c.id}`, () => client.history.get(c.id))).status);
-        } catch (e) {
-          if (statusOf(e) !== 404) throw e;
-          status = 'gone';
-        }
+        status = await reads.historyStatus(c.id);
       }
     } catch (e) {
       if (!(e instanceof Refused)) throw e;

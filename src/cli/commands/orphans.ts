@@ -20,9 +20,10 @@ import { RunContext } from '../context';
 import { CloudFormationSender, cloudFormationClient, deployedResources } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
-import { JournalFlags, openJournal } from './journal';
+import type { Progress } from '../waits';
+import { awsFailure, JournalFlags, openJournal } from './journal-access';
 import { dropFixedCleanups, fix } from './orphans-fix';
-import { describeHolding, looseClaims } from './orphans-holdings';
+import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
 import { cloudView, DeployedView, DONE, findOrphans, localView, LooseClaim, Orphan, Rec, renderOrphans } from './orphans-judge';
 
 export interface OrphansFlags extends ConnectionFlags, JournalFlags {
@@ -68,6 +69,8 @@ interface Service {
   readonly urls: Record<string, string>;
   readonly token: string;
   readonly origins: string[];
+  /** Sets what the wait lines (the service's rate limit, on stderr) say the run has done so far. */
+  setProgress(progress: Progress | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -86,54 +89,12 @@ async function serviceFor(ctx: RunContext, flags: OrphansFlags): Promise<Service
     const base = { baseUrl: emu.url };
     const c = connect(base, { ...ctx.io, env: { DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
     const urls = resolveEndpoints(base, {}) as unknown as Record<string, string>;
-    return { client: c.client, urls, token: DEFAULT_REFRESH_TOKEN, origins: c.origins, stop: () => emu.stop() };
+    return { client: c.client, urls, token: DEFAULT_REFRESH_TOKEN, origins: c.origins, setProgress: c.setProgress, stop: () => emu.stop() };
   }
   const c = connect(flags, ctx.io);
   for (const s of c.secrets) ctx.secrets.add(s);
   const urls = c.endpoints as unknown as Record<string, string>;
-  return { client: c.client, urls, token: c.secrets[0], origins: c.origins, stop: async () => undefined };
-}
-
-/** The journal's advice to the deploy, which does not apply to the CLI. */
-const PROVIDER_ROLE_ADVICE = /; check that the provider role may use the table, then deploy again$/;
-
-/**
- * The error of an AWS call of the command itself (the journal table, CloudFormation), said for the CLI: which
- * credentials or region are missing or rejected. (The journal's own message advises the deploy's provider role.)
- */
-export function awsFailure(e: unknown, what: string): Error {
-  const text = `${(e as { name?: string }).name ?? ''}: ${e instanceof Error ? e.message : String(e)}`;
-  const options = '--local (the dpi local-deploy state) and --endpoint URL (a DynamoDB-compatible journal) need no AWS credentials';
-  if (/CredentialsProviderError|Could not load credentials|credential is missing|no credentials/i.test(text)) {
-    return new CliError(`dpi orphans has no AWS credentials to read ${what}: the AWS SDK's credential chain found none `
-      + '(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or --profile, an SSO session, or an instance or container role); '
-      + `set them (and --region), or: ${options}`);
-  }
-  if (/Region is missing|region.*(not set|missing)/i.test(text)) {
-    return new CliError(`dpi orphans has no AWS region to read ${what}: pass --region or set AWS_REGION (or a profile with a region)`);
-  }
-  if (/ExpiredToken|UnrecognizedClient|InvalidClientTokenId|security token included in the request is (invalid|expired)|InvalidSignature/i.test(text)) {
-    return new CliError(`the AWS credentials of dpi orphans were rejected while reading ${what} (${messageOf(text)}): refresh them `
-      + `(e.g. aws sso login) or choose others with --profile; ${options}`);
-  }
-  if (/AccessDenied|not authorized to perform/i.test(text)) {
-    return new CliError(`the AWS credentials of dpi orphans may not read ${what} (${messageOf(text)}): the command needs `
-      + 'dynamodb:DescribeTable and dynamodb:Scan on the journal table, and cloudformation:DescribeStacks, ListStackResources and '
-      + 'GetTemplate on the stacks; use credentials that may, or --profile');
-  }
-  // The journal's own advice is for the deploy (the provider role): say what the CLI's reader can check instead.
-  const message = e instanceof Error ? e.message : String(e);
-  if (PROVIDER_ROLE_ADVICE.test(message)) {
-    return new CliError(`${message.replace(PROVIDER_ROLE_ADVICE, '')}; dpi orphans read it with the AWS SDK's credential chain: check the `
-      + `network, --region and the credentials (--profile); ${options}`);
-  }
-  return e instanceof Error ? e : new Error(message);
-}
-
-/** A message cut to a readable length. */
-function messageOf(text: string): string {
-  const t = text.replace(PROVIDER_ROLE_ADVICE, '');
-  return t.length > 300 ? `${t.slice(0, 300)}...` : t;
+  return { client: c.client, urls, token: c.secrets[0], origins: c.origins, setProgress: c.setProgress, stop: async () => undefined };
 }
 
 /** Runs `dpi orphans` (the command's definition is in orphans-command.ts; this part is loaded only when it runs). */
@@ -147,10 +108,9 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
   let svc: Service | undefined;
   try {
     svc = await serviceFor(ctx, flags);
-    j = await openJournal(flags);
-    const scan = await j.journal.scan(flags.prefix).catch((e: unknown) => {
-      throw awsFailure(e, `the lifecycle journal (${j!.where})`);
-    });
+    // Every journal failure is said for the CLI (AWS credentials, region, --endpoint; never the deploy's provider role).
+    j = await openJournal(flags, 'dpi orphans');
+    const scan = await j.journal.scan(flags.prefix);
     const records = scan.records as Rec[];
     const claims = scan.claims.filter((c) => !flags.prefix || c.owner.startsWith(flags.prefix));
     let view: DeployedView;
@@ -166,7 +126,7 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
       const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
       const names = records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]);
       const stacks = await deployedResources(names, cfn, { nested: true }).catch((e: unknown) => {
-        throw awsFailure(e, 'the stacks (CloudFormation)');
+        throw awsFailure(e, 'the stacks (CloudFormation)', 'dpi orphans');
       });
       view = cloudView(stacks, flags.region);
     }
@@ -174,15 +134,23 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
     const found = findOrphans(records, view, busy);
     for (const s of busy) io.stderr.write(`${s}: an operation is in progress; its records are not judged (run dpi orphans again when it ends)\n`);
     const byId = new Map(records.map((r) => [`${r.key}#${r.id}`, r]));
+    // Bulk reads: listings answer most records (docs/cli.md, "dpi orphans": calls per run).
+    const reads = new ServiceReads(svc.client);
+    let judged = 0;
+    svc.setProgress(() => `${judged} of ${found.length} journal records read`);
+    await readAhead(reads, found, byId);
     const listed: Orphan[] = [];
     for (const o of found) {
-      const described = await describeHolding(svc.client, j.journal, o, byId.get(`${o.key}#${o.record}`)!);
+      const described = await describeHolding(reads, j.journal, o, byId.get(`${o.key}#${o.record}`)!);
+      judged++;
       if (!described.moot) listed.push(described);
     }
+    svc.setProgress(() => `${found.length} journal records read; checking ${claims.length} claims`);
     const orphans = listed.filter((o) => o.verdict === 'orphan');
     const retained = listed.filter((o) => o.verdict === 'retained');
     const refused = listed.filter((o) => o.verdict === 'refused');
-    const loose = await looseClaims(svc.client, claims, records);
+    const loose = await looseClaims(reads, claims, records);
+    for (const note of reads.notes) io.stderr.write(`${note}\n`);
     const liveLoose = loose.filter((c) => c.live);
     const report = { journal: j.where, deployed: view.source, orphans, retained, refused, looseClaims: loose };
 
