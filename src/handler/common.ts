@@ -67,7 +67,7 @@ export interface OwnsSubscription {
   attempt?: CreateAttempt;
   /** `retain`: a Delete releases the record (kept in the service); `destroy`: a Delete ends it. */
   removalPolicy?: RemovalPolicyValue;
-  /** The record existed before the resource (adopted): never ended unless `removalPolicy` is `destroy`. */
+  /** The record existed before the resource (adopted): never ended unless `removalPolicy` is `destroy` with the adoption still declared (`AdoptId`). */
   adopted?: boolean;
 }
 
@@ -85,11 +85,31 @@ export type RemovalPolicyValue = 'retain' | 'destroy';
  * The removal policy of a Delete: the event's `RemovalPolicy` property; else the one the journal recorded; else
  * `retain` for an adopted record (it existed before the stack) and `destroy` for a record the resource made.
  */
-export function removalPolicyOf(props: Record<string, unknown> | undefined, doc: OwnsSubscription | undefined): RemovalPolicyValue {
+export function removalPolicyOf(props: Record<string, unknown> | undefined, doc: OwnsSubscription | undefined,
+  namesAdoption = true): RemovalPolicyValue {
   const raw = props?.RemovalPolicy;
-  if (typeof raw === 'string' && /^(retain|destroy)$/i.test(raw)) return raw.toLowerCase() as RemovalPolicyValue;
+  if (typeof raw === 'string' && /^(retain|destroy)$/i.test(raw)) {
+    const declared = raw.toLowerCase() as RemovalPolicyValue;
+    // An adopted record is destroyed only while the declaration still names the adoption (`AdoptId`) next to
+    // `destroy`: dropping `existingSubscriptionId` later (which turns a fleet's default DESTROY on) never makes a
+    // record that existed before the stack the stack's to end.
+    if (declared === 'destroy' && namesAdoption && doc?.adopted === true && typeof props?.AdoptId !== 'string') return doc.removalPolicy ?? 'retain';
+    return declared;
+  }
   if (doc?.removalPolicy === 'retain' || doc?.removalPolicy === 'destroy') return doc.removalPolicy;
   return doc?.adopted === true ? 'retain' : 'destroy';
+}
+
+/**
+ * The removal policy an Update records: the declared one, except that an adopted record's policy becomes `destroy`
+ * only while the declaration still names the adoption (`adoptId`): otherwise the recorded one stays (a fleet's
+ * default DESTROY, which applies once `existingSubscriptionId` is dropped, never makes an adopted record the stack's
+ * to end).
+ */
+export function recordedRemovalPolicy(declared: RemovalPolicyValue | undefined, adoptId: string | undefined,
+  doc: OwnsSubscription): RemovalPolicyValue | undefined {
+  if (declared === 'destroy' && doc.adopted === true && adoptId === undefined) return doc.removalPolicy ?? 'retain';
+  return declared ?? doc.removalPolicy;
 }
 
 /** The `RemovalPolicy` property of a Create or Update (undefined when the template predates it). */

@@ -169,7 +169,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (!isNumericId(id)) return { PhysicalResourceId: id };
   const rec = (await rt.journal.records<LegacyDoc>(resourceKey(event))).find((r) => r.physicalId === id && !RELEASED_OR_DONE.has(r.state));
   // A legacy pipeline always existed before the stack: it is retired only under an explicit `destroy` policy.
-  if (removalPolicyOf(event.ResourceProperties, { adopted: true, ...rec?.doc }) === 'retain') {
+  if (removalPolicyOf(event.ResourceProperties, { adopted: true, ...rec?.doc }, false) === 'retain') {
     log({ msg: 'released the legacy pipeline: it is kept in the service and no longer managed by this resource', subscriptionId: id });
     if (rec) await rt.journal.save(rec, 'released', rec.doc);
     return { PhysicalResourceId: id };

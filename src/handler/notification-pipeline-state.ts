@@ -5,7 +5,7 @@
  */
 import { UnifiedPipelineRequest, UnifiedPipelineResult } from '../client';
 import { NotificationPipelineAttributes as A } from '../contract';
-import { declaredRemovalPolicy, OwnsSubscription, RELEASED_OR_DONE, RemovalPolicyValue, statusOrGone } from './common';
+import { declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, RemovalPolicyValue, statusOrGone } from './common';
 import { fitData } from './data';
 import { HandlerError, isStatus, messageOf, statusOf } from './errors';
 import { JournalRecord } from './journal';
@@ -325,8 +325,9 @@ export async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesi
   if (d.name !== undefined && d.name !== (rec.doc.name ?? '')) changes.name = d.name;
   if (d.storageGroupId !== undefined && d.storageGroupId !== rec.doc.storageGroupId) changes.storage_group = d.storageGroupId;
   const dirty = rec.state === 'updating' || !sameSelection(rec.doc.applied, sel);
-  if (d.removalPolicy !== undefined && d.removalPolicy !== rec.doc.removalPolicy) {
-    rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: d.removalPolicy });
+  const policy = recordedRemovalPolicy(d.removalPolicy, d.adoptId, rec.doc);
+  if (policy !== undefined && policy !== rec.doc.removalPolicy) {
+    rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: policy });
   }
   if (!dirty) {
     if (Object.keys(changes).length > 0) {

@@ -4,7 +4,7 @@
  * shared by the event handlers (subscription.ts) and adoption/release (subscription-adoption.ts).
  */
 import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
-import { contradicts, declaredRemovalPolicy, OwnsSubscription, RELEASED_OR_DONE, RemovalPolicyValue } from './common';
+import { contradicts, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, RemovalPolicyValue } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
@@ -199,7 +199,7 @@ export async function converge(rt: Runtime, rec: SubscriptionRecord, d: Subscrip
     ...rec.doc,
     applied: appliedOf(d),
     kept: Object.keys(kept).length > 0 ? kept : undefined,
-    removalPolicy: d.removalPolicy ?? rec.doc.removalPolicy,
+    removalPolicy: recordedRemovalPolicy(d.removalPolicy, d.adoptId, rec.doc),
   };
   if (Object.keys(changes).length === 0) {
     log({ msg: 'subscription unchanged', subscriptionId: id });

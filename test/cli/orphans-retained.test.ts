@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fakeCloudFormation } from './fake-cloudformation';
 import { clearRequests, dpi, DpiRun, requests, testNoSecretsPrinted } from './helpers';
-import { awsFailure, orphansSeams } from '../../src/cli/commands/orphans';
+import { awsFailure } from '../../src/cli/commands/journal-access';
+import { orphansSeams } from '../../src/cli/commands/orphans';
 import { renderTable } from '../../src/cli/format';
 import { DpiClient, endpointsFromBase } from '../../src/client';
 import { ResourceTypes } from '../../src/contract';
@@ -313,7 +314,7 @@ test('without AWS credentials it says so (not "the provider role"), for the jour
     expect(table.code).toBe(2);
     expect(table.stderr).toContain('dpi orphans has no AWS credentials to read the lifecycle journal (DynamoDB table dpi-orphans-no-credentials (us-east-1)): '
       + 'the AWS SDK\'s credential chain found none (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or --profile');
-    expect(table.stderr).toContain('--local (the dpi local-deploy state) and --endpoint URL (a DynamoDB-compatible journal) need no AWS credentials');
+    expect(table.stderr).toContain('--local (the dpi local-deploy journal) and --endpoint URL (a DynamoDB-compatible journal) need no AWS credentials');
     expect(table.stderr).not.toContain('provider role');
 
     // The journal at an endpoint, the stacks from CloudFormation (the SDK's client): no credentials either.
@@ -332,11 +333,13 @@ test.each([
   ['Error: Region is missing', 'dpi orphans has no AWS region to read the table: pass --region or set AWS_REGION'],
   ['ExpiredTokenException: The security token included in the request is expired', 'the AWS credentials of dpi orphans were rejected'],
   ['AccessDeniedException: User x is not authorized to perform: dynamodb:Scan', 'the AWS credentials of dpi orphans may not read the table'],
-  ['Error: getaddrinfo ENOTFOUND dynamodb.us-east-1.amazonaws.com', 'dpi orphans read it with the AWS SDK\'s credential chain: check the network'],
+  ['Error: getaddrinfo ENOTFOUND dynamodb.xx-nowhere-1.amazonaws.com', 'dpi orphans cannot reach AWS to read the table (dynamodb.xx-nowhere-1.amazonaws.com is not '
+    + 'found): check --region'],
+  ['InternalServerError: the service is unavailable', 'dpi orphans read it with the AWS SDK\'s credential chain: check the network'],
 ])('an AWS failure of the command (%s) is said for the CLI, never as the provider role\'s', (cause, said) => {
   // As the journal reports it to the handler.
   const e = new Error(`the lifecycle journal (DynamoDB table t) failed: ${cause}; check that the provider role may use the table, then deploy again`);
-  const m = awsFailure(e, 'the table').message;
+  const m = awsFailure(e, 'the table', 'dpi orphans').message;
   expect(m).toContain(said);
   expect(m).not.toContain('provider role');
 });
