@@ -3,6 +3,7 @@ export * from './notifications/notification-type';
 export * from './notifications/notification-pipeline-roles';
 export * from './notifications/notification-pipeline';
 export * from './notifications/notification-pipeline-fleet';
+export { NotificationPipelineFleetAlarmOptions } from './notifications/fleet-alarms';
 export * from './notifications/legacy-notification-pipeline';
 export * from './subscriptions/subscription';
 export * from './subscriptions/history-request';

@@ -1,5 +1,7 @@
 import { CfnOutput, CfnResource, CustomResource, NestedStack, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
+import { addFleetAlarms, NotificationPipelineFleetAlarmOptions } from './fleet-alarms';
 import { fleetBucketOf } from './fleet-hash';
 import { NotificationPipeline } from './notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
@@ -60,9 +62,25 @@ export interface NotificationPipelineFleetIdentity {
    * `DESTROY` deletes it, `RETAIN` keeps it running and releases it (see `NotificationPipelineProps.removalPolicy`).
    * Only these two are accepted.
    *
-   * @default - the fleet's `removalPolicy`
+   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set (the fleet's `removalPolicy` applies only to the
+   * pipelines the fleet creates), otherwise the fleet's `removalPolicy`
    */
   readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * The ID of the existing product-107 subscription of this identity's unified pipeline, to adopt it instead of
+   * creating a pipeline (see `NotificationPipelineProps.existingSubscriptionId`).
+   *
+   * The first deploy makes no new pipeline: it claims the subscription and the identity for this resource and sends
+   * one unified PATCH with the declared selection (types, roles, region), which the service applies in place (it
+   * may clean up and recreate the pipeline's delivery resources; see the service's unified update). An adopted
+   * pipeline is kept and released when it leaves the app unless its `removalPolicy` is `DESTROY`. Setting it does
+   * not move the identity to another nested stack (the nested stack depends on the remote identity ID only).
+   * Unique across the identities (a positive integer).
+   *
+   * @default - a new pipeline is created
+   */
+  readonly existingSubscriptionId?: number;
 }
 
 /** Properties of a `NotificationPipelineFleet`. */
@@ -122,8 +140,9 @@ export interface NotificationPipelineFleetProps {
    *
    * `DESTROY` deletes a pipeline that leaves the app (or when the stack is deleted). `RETAIN` keeps it running and
    * releases it: CloudFormation shows the resource deleted, the lifecycle journal marks the record `released`, another
-   * stack may adopt it and `dpi orphans` never lists it (see `NotificationPipelineProps.removalPolicy`). The fleet's
-   * pipelines are created by the fleet (it adopts none), so the default is `DESTROY`.
+   * stack may adopt it and `dpi orphans` never lists it (see `NotificationPipelineProps.removalPolicy`). It applies
+   * to the pipelines the fleet creates, so the default is `DESTROY`; an adopted identity (`existingSubscriptionId`)
+   * is `RETAIN` unless its own `removalPolicy` says `DESTROY`.
    *
    * @default RemovalPolicy.DESTROY
    */
@@ -206,6 +225,7 @@ export class NotificationPipelineFleet extends Construct {
 
     // Validate the IDs before anything is created: positive integers, each once.
     const firstIndex = new Map<number, number>();
+    const firstAdopt = new Map<number, number>();
     props.identities.forEach((identity, i) => {
       if (!accepted(identity?.removalPolicy)) {
         throw invalid(this, `identities[${i}].removalPolicy`, identity.removalPolicy, 'is not accepted', fixPolicy);
@@ -221,6 +241,19 @@ export class NotificationPipelineFleet extends Construct {
           + `identities[${i}]${describe(identity)})`, 'list each remote identity once, with every notification type it needs');
       }
       firstIndex.set(rid, i);
+      const adopt = identity.existingSubscriptionId;
+      if (adopt !== undefined) {
+        if (typeof adopt !== 'number' || Token.isUnresolved(adopt) || !Number.isSafeInteger(adopt) || adopt < 1) {
+          throw invalid(this, `identities[${i}].existingSubscriptionId`, adopt, `(remote identity ${rid}) is not a positive integer subscription ID`,
+            'use the numeric ID of the existing product-107 subscription of the pipeline (see `dpi import --pipeline-roles` or `dpi status`)');
+        }
+        const other = firstAdopt.get(adopt);
+        if (other !== undefined) {
+          throw invalid(this, `identities[${i}].existingSubscriptionId`, adopt, `(remote identity ${rid}) is also the existingSubscriptionId of `
+            + `identities[${other}] (remote identity ${props.identities[other].remoteIdentityId})`, 'adopt each existing pipeline once, with its own remote identity');
+        }
+        firstAdopt.set(adopt, i);
+      }
     });
 
     // Sorted by ID: the templates do not depend on the order of the list.
@@ -238,7 +271,9 @@ export class NotificationPipelineFleet extends Construct {
         storageGroupId: identity.storageGroupId ?? props.storageGroupId,
         deploymentRegion: identity.deploymentRegion ?? props.deploymentRegion,
         partialFailure: identity.partialFailure ?? props.partialFailure,
-        removalPolicy: identity.removalPolicy ?? props.removalPolicy,
+        // An adopted pipeline existed before the fleet: RETAIN unless its own removalPolicy says otherwise.
+        removalPolicy: identity.removalPolicy ?? (identity.existingSubscriptionId !== undefined ? RemovalPolicy.RETAIN : props.removalPolicy),
+        existingSubscriptionId: identity.existingSubscriptionId,
       });
       // The journal key must not depend on the name CloudFormation generates for the nested stack.
       const resource = pipeline.node.findChild('Resource') as CustomResource;
@@ -270,6 +305,18 @@ export class NotificationPipelineFleet extends Construct {
   /** The nested stack of a remote identity (whether or not the fleet has it): where it is, or would be, deployed. */
   public nestedStackIndexOf(remoteIdentityId: number): number {
     return fleetBucketOf(remoteIdentityId, this.nestedStackCount);
+  }
+
+  /**
+   * Alarms for the whole fleet, as many whatever the number of identities: one per signal that
+   * `NotificationPipeline.addAlarms()` watches (oldest queue message; with a queue notification type, deliveries to
+   * the bucket failing and late), each on a Metrics Insights query that aggregates the metric over every queue (or
+   * delivery stream) of the account in the stack's region. They live in the fleet's stack (the parent of the nested
+   * stacks); the pipelines must all be deployed in that stack's region. With `perIdentity: true` every pipeline also
+   * gets its own alarms (in its nested stack). Call once. Returns the created alarms (fleet alarms first).
+   */
+  public addAlarms(options: NotificationPipelineFleetAlarmOptions = {}): cloudwatch.Alarm[] {
+    return addFleetAlarms(this, this.pipelines, options);
   }
 
   private nestedStack(bucket: number): NestedStack {

@@ -3,10 +3,14 @@ import { resolve } from 'node:path';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { ProductRecord, Subscription } from '../../client';
+import { DpiClient, ProductRecord, Subscription } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
+import {
+  checkPipelineRoles, ImportedPipeline, importedPipeline, parsePipelineRoles, pipelineHeader, pipelineHelpers, pipelineImports,
+  pipelinePlaceholders, PipelineRolesSpec, renderPipelineFleet,
+} from './import-pipelines';
 
 /** The product of unified notification pipelines and of legacy ones. */
 const UNIFIED_PIPELINE_PRODUCT = 107;
@@ -43,6 +47,12 @@ export interface ImportModel {
   readonly notImported: NotImported[];
   /** Declared properties that no read of the service shows; adoption leaves them as the service stores them. */
   readonly notShown: string[];
+  /** With `--pipeline-roles`: the unified pipelines, adopted by one `NotificationPipelineFleet`. */
+  readonly pipelines?: ImportedPipeline[];
+  /** With `--pipeline-roles`: the roles the fleet uses. */
+  readonly pipelineRoles?: PipelineRolesSpec;
+  /** With `--pipeline-roles`: the pipelines' values no read shows (placeholders that fail the synth). */
+  readonly pipelinePlaceholders?: string[];
 }
 
 /** The read fields a subscription must show for `dpi import` (the spec shows only `id` and `status`). */
@@ -73,8 +83,14 @@ function stageIdsOf(raw: string | undefined): number[] | undefined {
  * (the spec's reads: only `id` and `status`), or, unless `skipPipelines`, the unified pipelines whose selection no
  * read shows: never code that would be wrong.
  */
-export function importModel(subs: Subscription[], products: ProductRecord[],
-  opts: { skipPipelines?: boolean; stored?: StoredParameters } = {}): ImportModel {
+export function importModel(subs: Subscription[], products: ProductRecord[], opts: {
+  skipPipelines?: boolean;
+  stored?: StoredParameters;
+  /** `--pipeline-roles`: declare the unified pipelines as one fleet. */
+  pipelineRoles?: PipelineRolesSpec;
+  /** Remote identity types (17 seller, 18 vendor) by identity ID; undefined when the reads do not show them. */
+  identityTypes?: ReadonlyMap<string, number>;
+} = {}): ImportModel {
   const live = subs.filter((s) => s.status === 'active' || s.status === 'paused').sort((a, b) => Number(a.id) - Number(b.id));
   const missing = new Map<string, string[]>();
   for (const s of live) {
@@ -92,8 +108,17 @@ export function importModel(subs: Subscription[], products: ProductRecord[],
   const subscriptions: ImportedSubscription[] = [];
   const notImported: NotImported[] = [];
   const pipelines: string[] = [];
+  const adoptedPipelines: ImportedPipeline[] = [];
   for (const s of live) {
     const product = Number(s.product);
+    if (product === UNIFIED_PIPELINE_PRODUCT && opts.pipelineRoles) {
+      if (!/^[1-9]\d*$/.test(String(s.remote_identity ?? ''))) {
+        notImported.push({ subscriptionId: s.id, productId: product, reason: 'unified notification pipeline whose subscription shows no remote identity' });
+      } else {
+        adoptedPipelines.push(importedPipeline(s, opts.stored?.get(String(s.id)), opts.identityTypes));
+      }
+      continue;
+    }
     if (product === UNIFIED_PIPELINE_PRODUCT) {
       pipelines.push(s.id);
       notImported.push({
@@ -137,7 +162,16 @@ export function importModel(subs: Subscription[], products: ProductRecord[],
       + 'other records (the pipelines are listed in the file), then declare each pipeline by hand with existingSubscriptionId; nothing was written');
   }
   const notShown = subscriptions.some((s) => !opts.stored?.has(s.subscriptionId)) ? ['productParameters', 'stageIds'] : [];
-  return { subscriptions, notImported, notShown };
+  if (!opts.pipelineRoles) return { subscriptions, notImported, notShown };
+  checkPipelineRoles(adoptedPipelines, opts.pipelineRoles);
+  return {
+    subscriptions,
+    notImported,
+    notShown,
+    pipelines: adoptedPipelines,
+    pipelineRoles: opts.pipelineRoles,
+    pipelinePlaceholders: pipelinePlaceholders(adoptedPipelines),
+  };
 }
 
 /** A TypeScript string literal. */
@@ -160,10 +194,14 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
   }
   out.push('// removalPolicy RETAIN: removing a resource (or the stack) leaves the record in the service; change it to DESTROY to');
   out.push('// end the record with the resource.');
+  const fleet = model.pipelineRoles && model.pipelines && model.pipelines.length > 0
+    ? { roles: model.pipelineRoles, pipelines: model.pipelines } : undefined;
+  if (fleet) out.push(...pipelineHeader(fleet.pipelines));
   for (const n of model.notImported) out.push(`// Not imported: subscription ${n.subscriptionId} (product ${n.productId ?? '?'}): ${commentText(n.reason)}.`);
   out.push('import { RemovalPolicy, Stack, StackProps } from \'aws-cdk-lib\';');
   out.push('import { Construct } from \'constructs\';');
-  out.push(`import { ServiceConnection, Subscription${needsStatus ? ', SubscriptionStatus' : ''} } from ${lit(opts.module)};`);
+  const names = ['ServiceConnection', 'Subscription', ...(needsStatus ? ['SubscriptionStatus'] : []), ...(fleet ? pipelineImports(fleet.roles) : [])].sort();
+  out.push(`import { ${names.join(', ')} } from ${lit(opts.module)};`);
   out.push('');
   out.push(`/** Properties of \`${opts.className}\`. */`);
   out.push(`export interface ${opts.className}Props extends StackProps {`);
@@ -199,8 +237,10 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
     out.push('      removalPolicy: RemovalPolicy.RETAIN,');
     out.push('    });');
   }
+  if (fleet) out.push(...renderPipelineFleet(fleet.pipelines, fleet.roles));
   out.push('  }');
   out.push('}');
+  if (fleet) out.push(...pipelineHelpers(fleet.pipelines, fleet.roles));
   return out.join('\n') + '\n';
 }
 
@@ -210,6 +250,7 @@ interface ImportFlags extends ConnectionFlags {
   module: string;
   json?: boolean;
   skipPipelines?: boolean;
+  pipelineRoles?: string;
 }
 
 /** `dpi import [--out FILE] [--class-name NAME] [--json]` */
@@ -220,13 +261,17 @@ export function importCommand(ctx: RunContext): Command {
     .option('--out <file>', 'write the TypeScript file here (default: print it)')
     .option('--class-name <name>', 'name of the generated Stack class', 'ImportedDpiStack')
     .option('--module <name>', 'module the generated file imports the constructs from', DEFAULT_IMPORT_MODULE)
-    .option('--skip-pipelines', 'write the other records when the account has unified notification pipelines (listed in the file, not declared)');
+    .option('--skip-pipelines', 'write the other records when the account has unified notification pipelines (listed in the file, not declared)')
+    .option('--pipeline-roles <roles>', 'declare the unified notification pipelines as one NotificationPipelineFleet that adopts them, with these '
+      + 'roles: \'<management role ARN>[,<event-bus role ARN>]\' or the construct path of an INotificationPipelineRoles construct of the app '
+      + '(the first deploy sends one unified PATCH per pipeline)');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (opts: ImportFlags) => {
     if (!/^[A-Z][A-Za-z0-9_]*$/.test(opts.className)) {
       throw new CliError(`--class-name '${opts.className}' is not a class name; use letters, digits and _ starting with a capital letter`);
     }
+    const pipelineRoles = opts.pipelineRoles !== undefined ? parsePipelineRoles(opts.pipelineRoles) : undefined;
     const { client, origins } = connectFor(ctx, opts);
     let subs: Subscription[];
     let products: ProductRecord[];
@@ -238,22 +283,27 @@ export function importCommand(ctx: RunContext): Command {
     // The vendor's parameter reads (not in the spec): one bulk read per 100 subscriptions; not shown -> left out.
     let stored: StoredParameters;
     const ids = subs.filter((s) => (s.status === 'active' || s.status === 'paused') && /^[1-9]\d*$/.test(String(s.id))
-      && Number(s.product) !== UNIFIED_PIPELINE_PRODUCT && Number(s.product) !== LEGACY_PIPELINE_PRODUCT).map((s) => String(s.id));
+      && (Number(s.product) !== UNIFIED_PIPELINE_PRODUCT || pipelineRoles !== undefined) && Number(s.product) !== LEGACY_PIPELINE_PRODUCT)
+      .map((s) => String(s.id));
     if (ids.length > 0) {
       try {
         stored = await client.parameters.bulk(ids);
       } catch (e) {
         ctx.io.stderr.write(`note: the stored product parameters could not be read (${toCliError(e, { origins }).message}); `
-          + 'stageIds and productParameters are left out\n');
+          + `stageIds and productParameters are left out${pipelineRoles ? ' (and the pipelines\' types and regions are placeholders)' : ''}\n`);
       }
     }
-    const model = importModel(subs, products, { skipPipelines: opts.skipPipelines, stored });
+    const identityTypes = pipelineRoles ? await readIdentityTypes(ctx, client, origins) : undefined;
+    const model = importModel(subs, products, { skipPipelines: opts.skipPipelines, stored, pipelineRoles, identityTypes });
     const code = renderImportedStack(model, { className: opts.className, module: opts.module, source: origins[0] });
     if (opts.out) {
       const file = resolve(opts.out);
       writeFileSync(file, code);
       if (!opts.json) {
-        ctx.io.stdout.write(`wrote ${opts.out}: ${model.subscriptions.length} subscription${model.subscriptions.length === 1 ? '' : 's'} adopted`
+        const pipes = model.pipelines === undefined ? ''
+          : `, ${model.pipelines.length} unified pipeline${model.pipelines.length === 1 ? '' : 's'} adopted by one NotificationPipelineFleet`
+            + `${(model.pipelinePlaceholders ?? []).length > 0 ? ` (${model.pipelinePlaceholders!.length} with values no read shows: notShown placeholders)` : ''}`;
+        ctx.io.stdout.write(`wrote ${opts.out}: ${model.subscriptions.length} subscription${model.subscriptions.length === 1 ? '' : 's'} adopted${pipes}`
           + `${model.notImported.length > 0 ? `, ${model.notImported.length} not imported (listed in the file)` : ''}\n`);
       }
     } else if (!opts.json) {
@@ -261,4 +311,17 @@ export function importCommand(ctx: RunContext): Command {
     }
     if (opts.json) printJson(ctx, { ...model, ...(opts.out ? { out: opts.out } : { code }) });
   });
+}
+
+/** Remote identity types (17 seller, 18 vendor) by identity ID, from the identity listing; undefined when not shown. */
+async function readIdentityTypes(ctx: RunContext, client: DpiClient, origins: string[]): Promise<Map<string, number> | undefined> {
+  try {
+    const rows = await client.remoteIdentities.list();
+    const types = new Map<string, number>();
+    for (const r of rows) if (typeof r.remote_identity_type_id === 'number') types.set(String(r.id), r.remote_identity_type_id);
+    return types;
+  } catch (e) {
+    ctx.io.stderr.write(`note: the remote identities could not be read (${toCliError(e, { origins }).message}); the pipelines' account types are placeholders\n`);
+    return undefined;
+  }
 }
