@@ -13,11 +13,11 @@ export const FIRST_IDENTITY = 100_000;
 /** Pipelines per stack: below CloudFormation's 500 resources (a pipeline is one resource; the stack adds a few). */
 export const PIPELINES_PER_STACK = 400;
 
-/** The remote identities (sellers of the emulator's account 1001) of `n` pipelines. */
-export function identityFixtures(n: number): EmulatorFixtures {
+/** The remote identities (sellers of the emulator's account 1001) of `n` pipelines, from identity `first`. */
+export function identityFixtures(n: number, first = FIRST_IDENTITY): EmulatorFixtures {
   return {
     remoteIdentities: Array.from({ length: n }, (_, i) => ({
-      id: FIRST_IDENTITY + i,
+      id: first + i,
       account: 1001,
       name: `Seller ${i}`,
       remote_identity_type_id: 17,

@@ -8,6 +8,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import { identityFixtures } from './pipelines';
 import {
   AccountType, DriftMonitor, HistoryRequest, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles,
   NotificationType, ProductOrderJobs, ServiceConnection, Subscription, SubscriptionMonitor,
@@ -29,17 +30,7 @@ export const PLATFORM_APP: PlatformAppShape = { fleet: 300, singles: 3, subscrip
 
 /** The emulator identities the app needs (all sellers of account 1001), as a `--fixtures` file holds them. */
 export function platformFixtures(shape: PlatformAppShape = PLATFORM_APP): EmulatorFixtures {
-  const n = shape.fleet + shape.singles;
-  return {
-    remoteIdentities: Array.from({ length: n }, (_, i) => ({
-      id: PLATFORM_FIRST_IDENTITY + i,
-      account: 1001,
-      name: `Seller ${i}`,
-      remote_identity_type_id: 17,
-      remote_identity_type_name: 'Amazon Selling Partner',
-      marketplaces: ['ATVPDKIKX0DER'],
-    })),
-  };
+  return identityFixtures(shape.fleet + shape.singles, PLATFORM_FIRST_IDENTITY);
 }
 
 /** Synthesizes the platform app (stack `Platform`) into `outdir`. */

@@ -27,7 +27,7 @@ describe('the shared rate-limit pause', () => {
       sleeps.push(ms);
       return new Promise((resolve) => { endPause = resolve; });
     };
-    const c = new DpiClient({ endpoints: endpointsFromBase('http://127.0.0.1:9'), refreshToken: 'rt', fetch: fetchFake as typeof fetch, sleep });
+    const c = new DpiClient({ endpoints: endpointsFromBase('http://127.0.0.1:9'), refreshToken: 'rt', fetch: fetchFake as typeof fetch, sleep, random: () => 0.5 });
     await c.account.get();
     expect(sent).toEqual(['/auth/api/ref', '/account']);
 

@@ -11,20 +11,12 @@ import type { Journal } from '../../handler/journal';
 import { notOwned, repair, repairRuntime } from '../../handler/repair';
 import { CliError } from '../errors';
 import { shortType } from './drift-render';
+import { askOnStdin } from '../ask';
 
 /** Test seams: whether stdin is a terminal, and the interactive question (default: readline on stdin). */
 export const driftSeams: { stdinIsTTY: () => boolean; ask: (question: string) => Promise<string> } = {
   stdinIsTTY: () => process.stdin.isTTY === true,
-  ask: (question) => new Promise((resolve) => {
-    // Required here: readline is loaded only when a confirmation is asked.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { createInterface } = require('node:readline') as typeof import('node:readline');
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    rl.question(question, (answer) => {
-      rl.close();
-      resolve(answer);
-    });
-  }),
+  ask: askOnStdin,
 };
 
 /** The outcome of one drifted resource. */

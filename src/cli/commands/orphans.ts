@@ -25,6 +25,7 @@ import { awsFailure, JournalFlags, openJournal } from './journal-access';
 import { dropFixedCleanups, fix } from './orphans-fix';
 import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
 import { cloudView, DeployedView, DONE, findOrphans, localView, LooseClaim, Orphan, Rec, renderOrphans } from './orphans-judge';
+import { askOnStdin } from '../ask';
 
 export interface OrphansFlags extends ConnectionFlags, JournalFlags {
   prefix?: string;
@@ -44,16 +45,7 @@ export const orphansSeams: {
   handler?: HandlerModule;
 } = {
   stdinIsTTY: () => process.stdin.isTTY === true,
-  ask: (question) => new Promise((resolve) => {
-    // Required here: readline is loaded only when a confirmation is asked (not at the start-up of every command).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { createInterface } = require('node:readline') as typeof import('node:readline');
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    rl.question(question, (answer) => {
-      rl.close();
-      resolve(answer);
-    });
-  }),
+  ask: askOnStdin,
 };
 
 /** Whether the command line or the environment names a service address. */
