@@ -87,6 +87,7 @@ test('the default output is a summary and the rows not IN_SYNC; --all prints eve
   expect(clean.stdout.split('\n')[0]).toBe('Stack Shop: 3 resources, 0 drifted (IN_SYNC 3)');
   expect(clean.stdout).not.toContain('RESOURCE');
   expect(clean.stdout).not.toContain('dpi drift --fix');
+  expect(clean.stdout).not.toContain('in-sync resources have properties');
   await client.subscriptions.update(orders, { status: 'paused' });
   const r = await drift();
   expect(r.code).toBe(1);

@@ -60,7 +60,8 @@ export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolea
   for (const r of shown.filter((x) => x.notChecked.length > 0)) {
     out += paint('dim', `  ${r.logicalId}: not shown by the service, not checked: ${r.notChecked.join(', ')}`) + '\n';
   }
-  const hidden = all ? 0 : rows.filter((r) => r.status === 'IN_SYNC' && r.notChecked.length > 0).length;
+  // A stack with nothing to show is its summary line alone (a fleet's in-sync nested stacks: one line each).
+  const hidden = all || shown.length === 0 ? 0 : rows.filter((r) => r.status === 'IN_SYNC' && r.notChecked.length > 0).length;
   if (hidden > 0) {
     out += paint('dim', `  ${hidden} in-sync resource${hidden === 1 ? ' has' : 's have'} properties the service does not show (not checked); --all lists them`) + '\n';
   }

@@ -264,7 +264,10 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
 function report(ctx: RunContext, flags: DriftFlags, stacks: string[], parents: ReadonlyMap<string, string>, rows: DriftRow[], where: string,
   hint: boolean): string {
   const colour = useColour(ctx);
-  let out = stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s), flags.all === true)).join('\n');
+  const blocks = stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s), flags.all === true));
+  // A blank line around a stack's table; stacks that are one summary line each follow one another.
+  const lines = (b: string): number => b.split('\n').length - 1;
+  let out = blocks.map((b, i) => (i > 0 && (lines(b) > 1 || lines(blocks[i - 1]) > 1) ? '\n' : '') + b).join('');
   const drifted = rows.filter(isDrifted).length;
   out += `\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`} (journal: ${where})\n`;
   if (hint && drifted > 0) out += `${FIX_HINT}\n`;
