@@ -6,6 +6,7 @@ import { DpiClient, ServiceEndpoints } from '../client';
 import { CliError, EXIT } from './errors';
 import { CliIo } from './io';
 import { Progress, waitReporter } from './waits';
+import { insecureTransportReason } from '../local/transport';
 
 /** The flags and environment variables of every service address. */
 const ADDRESSES: ReadonlyArray<{ key: keyof ServiceEndpoints; flag: string; option: string; env: string; what: string }> = [
@@ -91,41 +92,14 @@ export function safeOrigin(url: string): string {
 }
 
 /**
- * Whether a URL host is this machine: an IPv4 address in 127.0.0.0/8, `localhost` or `[::1]` (as `URL.hostname`
- * gives them: IPv4 in dotted decimal, IPv6 in brackets and compressed, names in lower case).
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/\.$/, '');
-  if (h === 'localhost' || h === '[::1]' || h === '::1') return true;
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return m !== null && m[1] === '127' && m.slice(2).every((x) => Number(x) <= 255);
-}
-
-/** A URL for messages: scheme, host, port and path, without credentials, query or fragment. */
-function shownUrl(u: URL): string {
-  return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
-}
-
-/**
  * Refuses an address that would carry the refresh token (or a token made from it) unencrypted: a plain `http://`
  * URL is accepted only for a loopback host (`dpi emulator`, the embedded emulator, a tunnel on this machine);
- * anything else must be `https://`. `what` names the flag / variable for the message; the message names the URL
- * without credentials, query or fragment, and never the token.
+ * anything else must be `https://`. The rule (and its message) is the local runner's (src/local/transport.ts).
  */
 export function requireSecureTransport(what: string, url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new CliError(`${what}: not a valid URL`, EXIT.FAILURE);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`${what}: must be an http(s) URL`, EXIT.FAILURE);
-  if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
-    throw new CliError(`${what}: ${shownUrl(u)} is plain http to a host that is not this machine, and the refresh token (and the `
-      + 'access tokens made from it) would cross the network unencrypted; use an https:// URL (plain http is accepted only for a '
-      + 'loopback address: 127.0.0.0/8, localhost, [::1], e.g. dpi emulator)', EXIT.FAILURE);
-  }
-  return u;
+  const reason = insecureTransportReason(what, url);
+  if (reason) throw new CliError(reason, EXIT.FAILURE);
+  return new URL(url);
 }
 
 /** Whether the flags or the environment name any service address. */

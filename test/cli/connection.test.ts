@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dpi, startCliEmulator } from './helpers';
-import { isLoopbackHost, requireSecureTransport, resolveEndpoints } from '../../src/cli/connection';
+import { requireSecureTransport, resolveEndpoints } from '../../src/cli/connection';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
+import { isLoopbackHost } from '../../src/local/transport';
 
 const SECRET = 'rt-do-not-print-this-refresh-token';
 

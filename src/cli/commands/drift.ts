@@ -18,11 +18,10 @@ import { checkDrift, DriftResource, DriftRow, isDpiType, isDrifted } from '../..
 import { readAssembly } from '../../local/assembly';
 import { readState } from '../../local/state';
 import { isLoopbackHost } from '../../local/transport';
-import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags } from '../connection';
+import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, printJson, RunContext, useColour } from '../context';
 import { cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
-import { CliIo } from '../io';
 import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
@@ -53,13 +52,6 @@ export interface DriftFlags extends ConnectionFlags, JournalFlags {
   fix?: boolean;
   /** With --fix: do not ask. */
   yes?: boolean;
-}
-
-/** Whether any service address is given (flags or environment). */
-function hasServiceAddress(flags: ConnectionFlags, env: CliIo['env']): boolean {
-  const given = (v: string | undefined): boolean => v !== undefined && v.trim() !== '';
-  return [flags.baseUrl, flags.subscriptionsUrl, flags.accountUrl, flags.userUrl, flags.remoteIdentityUrl, flags.authUrl].some(given)
-    || ['DPI_BASE_URL', 'DPI_SUBSCRIPTIONS_URL', 'DPI_ACCOUNT_URL', 'DPI_USER_URL', 'DPI_REMOTE_IDENTITY_URL', 'DPI_AUTH_URL'].some((k) => given(env[k]));
 }
 
 /**
