@@ -1,4 +1,5 @@
 import { ServiceError } from './errors';
+import { createHealthchecksApi, HealthchecksApi } from './healthchecks';
 import { DpiClientOptions, HttpCore, HttpSettings, RequestSpec, resolveSettings, TokenCache } from './http';
 import { txSearchParams, validateTxQuery } from './tx';
 import {
@@ -176,7 +177,7 @@ function list(body: unknown): unknown[] {
 /** Vendor read names (v2 representation) -> the canonical optional fields (cross-checks only). */
 const VENDOR_NAMES: Array<[string, string]> = [
   ['product_id', 'product'], ['remote_identity_id', 'remote_identity'], ['storage_group_id', 'storage_group'],
-  ['account_id', 'account'], ['user_id', 'user'],
+  ['account_id', 'account'], ['user_id', 'user'], ['email_address', 'email'],
 ];
 
 /** A read record, flattened, with vendor field names copied to the canonical ones where those are absent. */
@@ -318,6 +319,8 @@ export class DpiClient {
   public readonly history: HistoryApi;
   /** Product jobs. */
   public readonly jobs: JobsApi;
+  /** The account's healthchecks listing (vendor docs, not in the specification: `list()` is `undefined` when not served). */
+  public readonly healthchecks: HealthchecksApi;
 
   private readonly core: HttpCore;
 
@@ -437,6 +440,14 @@ export class DpiClient {
 
     this.account = { get: async () => single<AccountRecord>(await req({ method: 'GET', service: 'accountUrl', path: '/account' }), 'GET /account') };
     this.user = { get: async () => single<UserRecord>(await req({ method: 'GET', service: 'userUrl', path: '/user' }), 'GET /user') };
+    this.healthchecks = createHealthchecksApi({
+      request: req,
+      token: () => this.core.token(),
+      account: () => this.account.get(),
+      nextPage: nextPageOf,
+      pageSize: LIST_PAGE_SIZE,
+      maxPages: MAX_LIST_PAGES,
+    });
     this.remoteIdentities = {
       list: async (o = {}) => (await getAll('remoteIdentityUrl', `/${o.path ?? 'sri'}`)).map((r) => record<RemoteIdentity>(r)),
     };

@@ -80,9 +80,10 @@ export interface Fault {
 }
 
 /**
- * Wire shape of read, create and update responses of the service routes: `minimal` answers only what the interface
- * specification shows; `vendor` answers as the vendor's public API documentation shows (paginated list envelopes,
- * the smaller v2 subscription representation, documented attributes and single-record routes, numeric IDs).
+ * Attributes of the records in read, create and update responses of the service routes. Both modes serve the vendor's
+ * routes, envelopes (paginated lists), query parameters and filters; `minimal` shows in each record only what the
+ * interface specification shows; `vendor` the attributes the vendor's public API documentation shows (the smaller v2
+ * subscription representation, identity and user fields, ...) and numeric job and history IDs.
  */
 export type ReadMode = 'minimal' | 'vendor';
 

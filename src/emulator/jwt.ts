@@ -5,6 +5,11 @@ export interface TokenClaims {
   user: number;
   iat: number;
   exp: number;
+  /** The vendor's claims (issued tokens carry them; verification reads the standard ones above). */
+  account_id?: number;
+  user_id?: number;
+  /** Unix seconds, equal to `exp`. */
+  expires_at?: number;
 }
 
 function b64url(input: Buffer | string): string {

@@ -9,6 +9,7 @@ import { applyFixtures } from './domain';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
 import { registerCatalogRoutes } from './routes/catalog';
+import { registerHealthcheckRoutes } from './routes/healthchecks';
 import { registerHistoryRoutes, refreshHistory } from './routes/history';
 import { registerJobRoutes } from './routes/jobs';
 import { registerMarketplaceRoutes } from './routes/marketplace';
@@ -34,11 +35,12 @@ export interface EmulatorOptions {
   /** Initial clock (Unix seconds); default real time. The clock then advances in real time. */
   now?: number;
   /**
-   * Wire shape of the service routes' read, create and update responses (the admin API and `state()` always show
-   * the full state). `minimal` (default): only what the interface specification shows (e.g. a subscription is
-   * `{type, id, attributes: {status}}`; lists are one `data` array). `vendor`: as the vendor's public API docs show
-   * (paginated list envelopes, the v2 subscription representation, documented attributes, filters and
-   * single-record routes, numeric job and history IDs). See docs/emulator.md, "Read modes".
+   * Attributes of the service routes' read, create and update responses (the admin API and `state()` always show
+   * the full state). Both modes serve the same routes, envelopes (paginated lists), query parameters and filters.
+   * `minimal` (default): each record shows only the attributes the interface specification shows (e.g. a
+   * subscription is `{type, id, attributes: {status}}`). `vendor`: the attributes the vendor's public API docs show
+   * (the v2 subscription representation, identity and user fields, ...) and numeric job and history IDs. See
+   * docs/emulator.md, "Read modes".
    */
   reads?: ReadMode;
   /**
@@ -47,6 +49,11 @@ export interface EmulatorOptions {
    * Default: the service's documented 1,000 requests per 5 minutes. `'off'` disables it.
    */
   rateLimit?: RateLimit | 'off';
+  /**
+   * Serve the vendor's healthchecks listing (`GET /service/healthchecks/{environment}/healthchecks/account/{id}`).
+   * `false`: the route answers 404, like a service that does not serve it. Default true.
+   */
+  healthchecks?: boolean;
 }
 
 /** The read modes `EmulatorOptions.reads` accepts. */
@@ -244,8 +251,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const rt = ctx.s.refreshTokens.find((r) => r.token === token);
     if (!rt) fail(401, 'unknown refresh token');
     const iat = now();
-    const jwt = signJwt({ account: rt.accountId, user: rt.userId, iat, exp: iat + ctx.tokenTtlSeconds }, ctx.secret);
-    return reply.status(200).send({ data: { type: 'APIAuth', attributes: { token: jwt, expires_in: ctx.tokenTtlSeconds } } });
+    const exp = iat + ctx.tokenTtlSeconds;
+    // The vendor's claims (its clients read account_id, user_id and expires_at) alongside the standard ones.
+    const claims = { account: rt.accountId, user: rt.userId, iat, exp, account_id: rt.accountId, user_id: rt.userId, expires_at: exp };
+    const jwt = signJwt(claims, ctx.secret);
+    return reply.status(200).send({ data: { type: 'APIAuth', attributes: { token: jwt, expires_in: exp - iat } } });
   });
 
   registerAdmin(app, ctx, seed, (n) => {
@@ -258,6 +268,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   registerCatalogRoutes(app, ctx);
   registerHistoryRoutes(app, ctx);
   registerJobRoutes(app, ctx);
+  if (opts.healthchecks !== false) registerHealthcheckRoutes(app, ctx);
 
   const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
   const u = new URL(address);

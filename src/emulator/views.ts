@@ -3,9 +3,9 @@
 import { FastifyRequest } from 'fastify';
 import { Ctx, fail, isObj, parseIntStrict, queryOne } from './core';
 
-/** Default page size of vendor-mode lists (the vendor's examples: 79 products on 4 pages, 42 identities on 3). */
+/** Default page size of lists (the vendor's examples: 79 products on 4 pages, 42 identities on 3). */
 export const DEFAULT_PAGE_SIZE = 20;
-/** Largest `page_size` a vendor-mode list accepts. */
+/** Largest `page_size` a list accepts. */
 export const MAX_PAGE_SIZE = 1000;
 
 /** Unix seconds -> `YYYY-MM-DDTHH:MM:SS` (the vendor's datetime form, UTC). */
@@ -36,12 +36,12 @@ function pageLink(req: FastifyRequest, page: number): string {
 }
 
 /**
- * A list answer. `minimal`: `{data}` with every record (the spec shows no pagination). `vendor`: the documented
- * envelope `{links: {first, last, next, prev}, data, meta: {pagination: {page, pages, count}}}`, honouring `page` and
- * `page_size` (default: the state's `pageSize`); a page after the last one is a 404.
+ * A list answer, in both read modes: the vendor's documented envelope `{links: {first, last, next, prev}, data,
+ * meta: {pagination: {page, pages, count}}}`, honouring `page` and `page_size` (default: the state's `pageSize`, at
+ * most MAX_PAGE_SIZE); a page after the last one is a 404. The spec shows lists without saying how they page; the
+ * read mode only decides the attributes of each record.
  */
 export function listBody<T>(ctx: Ctx, req: FastifyRequest, records: T[]): Record<string, unknown> {
-  if (ctx.reads === 'minimal') return { data: records };
   const size = Math.min(positive(req, 'page_size') ?? ctx.s.pageSize, MAX_PAGE_SIZE);
   const page = positive(req, 'page') ?? 1;
   const count = records.length;
@@ -57,14 +57,6 @@ export function listBody<T>(ctx: Ctx, req: FastifyRequest, records: T[]): Record
     data: records.slice((page - 1) * size, page * size),
     meta: { pagination: { page, pages, count } },
   };
-}
-
-/** A `0`/`1` query filter (400 otherwise); undefined when absent. */
-export function flagFilter(req: FastifyRequest, name: string): 0 | 1 | undefined {
-  const raw = queryOne(req.query, name);
-  if (raw === undefined) return undefined;
-  if (raw !== '0' && raw !== '1') fail(400, `${name} must be 0 or 1`);
-  return raw === '1' ? 1 : 0;
 }
 
 /** An integer query filter (400 when not an integer); undefined when absent. */

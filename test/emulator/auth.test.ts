@@ -59,7 +59,7 @@ describe('auth', () => {
     const o = await h.exchange('emulator-refresh-token-other');
     expect((await h.api('GET', '/account', undefined, t)).body.data.id).toBe('1001');
     expect((await h.api('GET', '/account', undefined, o)).body.data.id).toBe('1002');
-    expect((await h.api('GET', '/user', undefined, o)).body.data.id).toBe('2002');
+    expect((await h.api('GET', '/user', undefined, o)).body.data[0].id).toBe('2002');
   });
 
   test('admin routes need no token', async () => {

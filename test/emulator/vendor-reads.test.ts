@@ -41,7 +41,20 @@ describe("reads: 'vendor'", () => {
 
   test('/user is a list with account_id; /account has the id', async () => {
     const u = (await h.api('GET', '/user')).body;
-    expect(u.data).toEqual([{ type: 'User', id: '2001', attributes: { email: 'user@example.com', account_id: 1001 } }]);
+    expect(u.data).toEqual([{
+      type: 'User',
+      id: '2001',
+      attributes: {
+        account_id: 1001,
+        first_name: 'Emulated',
+        last_name: 'User',
+        email_address: 'user@example.com',
+        created_at: '2024-01-01T00:00:00',
+        modified_at: '2024-01-01T00:00:00',
+        is_admin: 1,
+        email_address_normalized: 'user@example.com',
+      },
+    }]);
     expect(u.meta.pagination).toEqual({ page: 1, pages: 1, count: 1 });
     expect((await h.api('GET', '/account')).body.data).toMatchObject({ type: 'Account', id: '1001' });
   });

@@ -113,9 +113,9 @@ describe.each(['minimal', 'vendor'] as const)('%s reads', (reads) => {
     expect(calls.length).toBeLessThanOrEqual(0.2 * n);
     // No subscription read alone except the ones the listings do not show (the deleted one, another account's one).
     expect(calls.filter((c) => /^\/(v2\/)?sub\/\d+$/.test(c.path)).map((c) => c.path).sort()).toEqual(['/sub/50005', '/sub/50007']);
-    // One listing per product (vendor reads: page after page, 100 a page; minimal reads: no pagination).
+    // One listing per product, page after page (100 a page, the client's page_size; both read modes paginate).
     const listings = calls.filter((c) => c.path === '/v2/sub').length;
-    expect(listings).toBe(reads === 'minimal' ? 2 : 1 + Math.ceil((n - 20) / 100));
+    expect(listings).toBe(1 + Math.ceil((n - 20) / 100));
     expect(rows.filter((r) => r.status === 'MODIFIED').map((r) => [r.physicalId, r.differences[0]])).toEqual([
       ['50003', { property: 'status', declared: 'active', live: 'paused' }],
     ]);

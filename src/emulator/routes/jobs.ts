@@ -53,8 +53,9 @@ export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get('/service/jobs/jobs', async (req) => {
     const who = principal(req);
     const raw = queryOne(req.query, 'subscription_ids');
-    // The spec lists jobs by subscription; the vendor documents subscription_ids as one filter among others.
-    if ((raw === undefined && ctx.reads === 'minimal') || raw === '') fail(400, 'subscription_ids is required');
+    // The spec lists jobs by subscription; the vendor documents subscription_ids as one filter among others (both
+    // modes: optional; when given, each must be a subscription of the caller).
+    if (raw === '') fail(400, 'subscription_ids must not be empty');
     let ids: number[] | undefined;
     if (raw !== undefined) {
       const parsed = raw.split(',').map((x) => parseIntStrict(x.trim()));
@@ -64,27 +65,23 @@ export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
     }
     const stage = intFilter(req, 'stage_id');
     let jobIds: string[] | undefined;
-    if (ctx.reads === 'vendor') {
-      const one = queryOne(req.query, 'id');
-      const many = queryOne(req.query, 'ids');
-      if (one !== undefined || many !== undefined) jobIds = [...(one !== undefined ? [one] : []), ...(many ?? '').split(',').filter((x) => x !== '')];
-    }
+    const one = queryOne(req.query, 'id');
+    const many = queryOne(req.query, 'ids');
+    if (one !== undefined || many !== undefined) jobIds = [...(one !== undefined ? [one] : []), ...(many ?? '').split(',').filter((x) => x !== '')];
     const rows = ctx.s.jobs.filter((j) => j.account === who.account && (ids === undefined || ids.includes(j.subscription_id))
       && (stage === undefined || j.stage_id === null || j.stage_id === stage)
       && (jobIds === undefined || jobIds.includes(j.id)));
-    if (ctx.reads === 'vendor' && queryOne(req.query, 'order_by') === '-id') rows.reverse();
+    if (queryOne(req.query, 'order_by') === '-id') rows.reverse();
     return listBody(ctx, req, rows.map((j) => jobView(ctx, j)));
   });
-  if (ctx.reads === 'vendor') {
-    app.get('/service/jobs/jobs/:id', async (req) => {
-      const who = principal(req);
-      const id = (req.params as Record<string, string>).id;
-      const j = ctx.s.jobs.find((x) => x.id === id);
-      if (!j) fail(404, `job ${id} not found`);
-      if (j.account !== who.account) fail(403, `job ${id} belongs to a different account`);
-      return { data: jobView(ctx, j) };
-    });
-  }
+  app.get('/service/jobs/jobs/:id', async (req) => {
+    const who = principal(req);
+    const id = (req.params as Record<string, string>).id;
+    const j = ctx.s.jobs.find((x) => x.id === id);
+    if (!j) fail(404, `job ${id} not found`);
+    if (j.account !== who.account) fail(403, `job ${id} belongs to a different account`);
+    return { data: jobView(ctx, j) };
+  });
 
   app.post('/service/jobs/jobs/:primary', async (req, reply) => {
     const who = principal(req);

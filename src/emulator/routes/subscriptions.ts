@@ -3,31 +3,17 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Ctx, envelopeAttributes, fail, isDateTime, isObj, parseIntStrict, pathId, principal, Principal, queryOne } from '../core';
 import { createPrimaryJob, ownedSubscription } from '../domain';
-import { ProductFixture, RemoteIdentityFixture, StorageFixture } from '../fixtures';
+import { invalidatedAt, subscriptionFilter } from '../filters';
+import { ProductFixture } from '../fixtures';
 import { SubscriptionRecord } from '../state';
-import { flagFilter, intFilter, isoSeconds, listBody } from '../views';
+import { isoSeconds, listBody } from '../views';
+import { registerAccountRoutes } from './accounts';
+import { registerIdentityRoutes } from './identities';
+import { registerParameterRoutes } from './parameters';
+import { registerProductRoutes } from './products';
+import { registerStorageRoutes } from './storages';
 
 const STATUSES = ['active', 'paused', 'cancelled', 'invalid'];
-
-/** A Product record (subscriptions service), as the spec shows it; vendor reads add the documented extras. */
-export function productRecord(p: ProductFixture, vendor = false): Record<string, unknown> {
-  return {
-    type: 'Product',
-    id: String(p.id),
-    attributes: {
-      active: p.active ?? 1,
-      name: p.name,
-      ...(vendor ? { summary: p.summary ?? '' } : {}),
-      is_storage_product: p.is_storage_product ?? 0,
-      required_meta_fields: p.required_meta_fields ?? [],
-    },
-    relationships: {
-      remote_identity_type: {
-        data: p.remote_identity_type_id == null ? null : { type: 'RemoteIdentityType', id: String(p.remote_identity_type_id) },
-      },
-    },
-  };
-}
 
 /** Which representation a subscription answer uses: the v2 routes or the unversioned (v1) ones. */
 export type SubscriptionForm = 'v2' | 'v1';
@@ -45,7 +31,7 @@ export function subscriptionView(ctx: Ctx, sub: SubscriptionRecord, form: Subscr
     created_at: isoSeconds(sub.created_at),
     modified_at: isoSeconds(sub.updated_at),
     name: sub.name,
-    invalidated_at: sub.status === 'invalid' || sub.status === 'cancelled' ? isoSeconds(sub.updated_at) : null,
+    invalidated_at: invalidatedAt(sub) === null ? null : isoSeconds(sub.updated_at),
     account_id: sub.account,
     product_id: sub.product,
     subproduct_id: 'default',
@@ -56,42 +42,6 @@ export function subscriptionView(ctx: Ctx, sub: SubscriptionRecord, form: Subscr
   };
   if (form === 'v1') attributes.date_end = sub.date_end;
   return { type: 'Subscription', id: String(sub.id), attributes };
-}
-
-function identityView(ctx: Ctx, r: RemoteIdentityFixture): Record<string, unknown> {
-  if (ctx.reads === 'minimal') return { type: 'RemoteIdentity', id: String(r.id) };
-  const user = r.user ?? ctx.s.users.find((u) => u.account === r.account)?.id ?? null;
-  return {
-    type: 'RemoteIdentity',
-    id: String(r.id),
-    attributes: {
-      name: r.name ?? '',
-      created_at: '2024-01-01T00:00:00',
-      modified_at: '2024-01-01T00:00:00',
-      remote_unique_id: r.remote_unique_id ?? String(r.id),
-      account_id: r.account,
-      user_id: user,
-      invalid_identity: r.invalid_identity ?? 0,
-      invalidated_at: r.invalid_identity === 1 ? '2024-01-01T00:00:00' : null,
-      notified_at: null,
-      notification_counter: 0,
-      region: r.region ?? 'global',
-      email: r.email ?? '',
-      oauth_id: null,
-    },
-    relationships: {
-      remote_identity_type: { data: { type: 'RemoteIdentityType', id: String(r.remote_identity_type_id) } },
-      account: { data: { type: 'Account', id: String(r.account) } },
-      user: { data: user === null ? null : { type: 'User', id: String(user) } },
-      remote_identity_type_application: { data: null },
-      oauth: { data: null },
-    },
-  };
-}
-
-function storageView(ctx: Ctx, x: StorageFixture): Record<string, unknown> {
-  if (ctx.reads === 'minimal') return { type: 'Storage', id: String(x.id) };
-  return { type: 'Storage', id: String(x.id), attributes: { name: x.name ?? '', status: x.status ?? 'active', product_id: x.product ?? null, account_id: x.account } };
 }
 
 function intAttr(attrs: Record<string, unknown>, key: string, required: boolean): number | undefined {
@@ -299,104 +249,35 @@ function patchBody(req: FastifyRequest): { id: number; attrs: Record<string, unk
   return { id, attrs };
 }
 
-/** Vendor-mode subscription list filters (the documented v2 ones that the emulator keeps). */
-function vendorSubFilter(req: FastifyRequest): (x: SubscriptionRecord) => boolean {
-  const status = queryOne(req.query, 'status');
-  const statusNot = queryOne(req.query, 'status__not');
-  const product = intFilter(req, 'product');
-  const ri = intFilter(req, 'remote_identity');
-  const sg = intFilter(req, 'storage_group');
-  const user = intFilter(req, 'user');
-  const id = intFilter(req, 'id');
-  return (x) => (status === undefined || x.status === status) && (statusNot === undefined || x.status !== statusNot)
-    && (product === undefined || x.product === product) && (ri === undefined || x.remote_identity === ri)
-    && (sg === undefined || x.storage_group === sg) && (user === undefined || x.user === user) && (id === undefined || x.id === id);
-}
-
+/**
+ * The subscriptions service, in both read modes (the mode only decides the attributes shown): subscription reads,
+ * lists (the documented filters), create and update in both forms, plus the lookups (account and user, remote
+ * identities, storages, products, stored-parameter reads).
+ */
 export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const vendor = ctx.reads === 'vendor';
-  app.get('/account', async (req) => {
-    const who = principal(req);
-    if (!vendor) return { data: { type: 'Account', id: String(who.account) } };
-    const a = ctx.s.accounts.find((x) => x.id === who.account);
-    return { data: { type: 'Account', id: String(who.account), attributes: { name: a?.name ?? '' } } };
-  });
-  app.get('/user', async (req) => {
-    const who = principal(req);
-    if (!vendor) return { data: { type: 'User', id: String(who.user) } };
-    const u = ctx.s.users.find((x) => x.id === who.user);
-    return listBody(ctx, req, [{ type: 'User', id: String(who.user), attributes: { email: u?.email ?? '', account_id: who.account } }]);
-  });
-  const identities = async (req: FastifyRequest): Promise<unknown> => {
-    const who = principal(req);
-    let rows = ctx.s.remoteIdentities.filter((r) => r.account === who.account);
-    if (vendor) {
-      const type = intFilter(req, 'remote_identity_type');
-      const invalid = flagFilter(req, 'invalid_identity');
-      rows = rows.filter((r) => (type === undefined || r.remote_identity_type_id === type)
-        && (invalid === undefined || (r.invalid_identity ?? 0) === invalid));
-      if (queryOne(req.query, 'ordering') === '-id') rows = [...rows].sort((a, b) => b.id - a.id);
-    }
-    return listBody(ctx, req, rows.map((r) => identityView(ctx, r)));
-  };
-  app.get('/sri', identities);
-  app.get('/ri', identities);
-  if (vendor) {
-    app.get('/ri/:id', async (req) => {
-      const who = principal(req);
-      const id = pathId((req.params as Record<string, string>).id, 'remote identity');
-      const r = ctx.s.remoteIdentities.find((x) => x.id === id);
-      if (!r || r.account !== who.account) fail(404, `remote identity ${id} not found`);
-      return { data: identityView(ctx, r) };
-    });
-  }
-  const storages = async (req: FastifyRequest): Promise<unknown> => {
-    const who = principal(req);
-    const status = queryOne(req.query, 'status');
-    const rows = ctx.s.storages.filter((x) => x.account === who.account && (status === undefined || (x.status ?? 'active') === status));
-    return listBody(ctx, req, rows.map((x) => storageView(ctx, x)));
-  };
-  app.get('/storages', storages);
-  app.get('/v2/storages', storages);
-  app.get('/product', async (req) => {
-    principal(req);
-    return listBody(ctx, req, ctx.s.products.map((p) => productRecord(p, vendor)));
-  });
-  app.get('/v2/product', async (req) => {
-    principal(req);
-    const filter = flagFilter(req, 'is_storage_product');
-    const rows = ctx.s.products.filter((p) => filter === undefined || (p.is_storage_product ?? 0) === filter);
-    return listBody(ctx, req, rows.map((p) => productRecord(p, vendor)));
-  });
-  const oneProduct = (req: FastifyRequest): ProductFixture => {
-    principal(req);
-    const id = pathId((req.params as Record<string, string>).id, 'product');
-    const p = ctx.s.products.find((x) => x.id === id);
-    if (!p) fail(404, `product ${id} not found`);
-    return p;
-  };
-  app.get('/v2/product/:id', async (req) => ({ data: productRecord(oneProduct(req), vendor) }));
-  // The vendor documents the unversioned single-product read as a bare record (no data envelope).
-  if (vendor) app.get('/product/:id', async (req) => productRecord(oneProduct(req), true));
+  registerAccountRoutes(app, ctx);
+  registerIdentityRoutes(app, ctx);
+  registerStorageRoutes(app, ctx);
+  registerProductRoutes(app, ctx);
+  registerParameterRoutes(app, ctx);
 
   app.get('/v2/sub', async (req) => {
     const who = principal(req);
-    const product = intFilter(req, 'product');
-    const extra = vendor ? vendorSubFilter(req) : () => true;
-    const subs = ctx.s.subscriptions.filter((x) => x.account === who.account && (product === undefined || x.product === product) && extra(x));
+    const match = subscriptionFilter(req, 'v2');
+    const subs = ctx.s.subscriptions.filter((x) => x.account === who.account && match(x));
     return listBody(ctx, req, subs.map((x) => subscriptionView(ctx, x, 'v2')));
   });
   app.get('/sub', async (req) => {
     const who = principal(req);
+    // The spec shows `?account=`; the vendor documents it as an optional filter. Another account's is a 403.
     const raw = queryOne(req.query, 'account');
-    if (raw === undefined && !vendor) fail(400, 'query parameter account is required');
     if (raw !== undefined) {
       const account = parseIntStrict(raw);
       if (account === undefined) fail(400, 'account must be an integer');
       if (account !== who.account) fail(403, `account ${account} is not the authenticated account`);
     }
-    const extra = vendor ? vendorSubFilter(req) : () => true;
-    return listBody(ctx, req, ctx.s.subscriptions.filter((x) => x.account === who.account && extra(x)).map((x) => subscriptionView(ctx, x, 'v1')));
+    const match = subscriptionFilter(req, 'v1');
+    return listBody(ctx, req, ctx.s.subscriptions.filter((x) => x.account === who.account && match(x)).map((x) => subscriptionView(ctx, x, 'v1')));
   });
   app.get('/sub/:id', async (req) => {
     const who = principal(req);
@@ -433,62 +314,13 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     const params = attrs.product_parameters === undefined ? undefined : checkParams(attrs.product_parameters);
     return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v2') };
   });
-  if (vendor) registerParameterReads(app, ctx);
-  if (vendor) {
-    app.patch('/sub/:id', async (req) => {
-      const who = principal(req);
-      const { id, attrs } = patchBody(req);
-      if (attrs.product_parameters !== undefined) fail(400, 'use subscription_product_meta_attributes with /sub (product_parameters belongs to /v2/sub)');
-      const meta = attrs.subscription_product_meta_attributes;
-      const params = meta === undefined ? undefined : metaArrayToParams(meta);
-      return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v1') };
-    });
-  }
-}
-
-/** A subscription ID of the parameter reads: digits only, positive (else 400). */
-function sppId(raw: string, what: string): number {
-  const n = /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
-  if (n === undefined || n <= 0) fail(400, `${what} must be a positive integer subscription ID (got ${JSON.stringify(raw)})`);
-  return n;
-}
-
-/** One `SubscriptionProductParameters` resource: the stored data_key -> data_value map, values as stored. */
-function parametersView(sub: SubscriptionRecord): Record<string, unknown> {
-  return { type: 'SubscriptionProductParameters', id: String(sub.id), attributes: { ...sub.product_parameters } };
-}
-
-/** The caller's subscription, or undefined (missing or another account's: the vendor answers 404 for both). */
-function visibleSubscription(ctx: Ctx, who: Principal, id: number): SubscriptionRecord | undefined {
-  const sub = ctx.s.subscriptions.find((x) => x.id === id);
-  return sub && sub.account === who.account ? sub : undefined;
-}
-
-/**
- * Vendor reads of subscription product parameters (SPP): `GET /v2/spp?subscription_id=ID` (one aggregate resource)
- * and `GET /v2/spp/bulk?subscription_ids=a,b` (1-100 unique IDs, in the requested order, all-or-nothing 404).
- * Not in the specification: served in `vendor` read mode only.
- */
-function registerParameterReads(app: FastifyInstance, ctx: Ctx): void {
-  app.get('/v2/spp', async (req) => {
+  // The unversioned update (vendor legacy docs): meta entries merged like `product_parameters`.
+  app.patch('/sub/:id', async (req) => {
     const who = principal(req);
-    const raw = queryOne(req.query, 'subscription_id');
-    if (raw === undefined || raw === '') fail(400, 'subscription_id is required');
-    const id = sppId(raw, 'subscription_id');
-    const sub = visibleSubscription(ctx, who, id);
-    if (!sub) fail(404, `subscription ${id} not found`);
-    return { data: parametersView(sub) };
-  });
-  app.get('/v2/spp/bulk', async (req) => {
-    const who = principal(req);
-    const raw = queryOne(req.query, 'subscription_ids');
-    if (raw === undefined || raw.trim() === '') fail(400, 'subscription_ids is required (1 to 100 comma-separated subscription IDs)');
-    const ids = raw.split(',').map((x) => sppId(x, 'subscription_ids'));
-    if (ids.length > 100) fail(400, `subscription_ids accepts 1 to 100 IDs (got ${ids.length})`);
-    if (new Set(ids).size !== ids.length) fail(400, 'subscription_ids must be unique');
-    const subs = ids.map((id) => visibleSubscription(ctx, who, id));
-    const missing = ids.filter((_, i) => subs[i] === undefined);
-    if (missing.length > 0) fail(404, `Subscriptions were not found or are not accessible: ${missing.join(',')}`);
-    return { data: subs.map((x) => parametersView(x!)) };
+    const { id, attrs } = patchBody(req);
+    if (attrs.product_parameters !== undefined) fail(400, 'use subscription_product_meta_attributes with /sub (product_parameters belongs to /v2/sub)');
+    const meta = attrs.subscription_product_meta_attributes;
+    const params = meta === undefined ? undefined : metaArrayToParams(meta);
+    return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v1') };
   });
 }
