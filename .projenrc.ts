@@ -216,6 +216,11 @@ const fleetOps = project.addTask('bench:fleet-ops', {
 fleetOps.spawn(project.bundler.bundleTask);
 fleetOps.exec('ts-node --transpile-only bench/fleet-ops.ts');
 
+project.addTask('bench:status-calls', {
+  description: 'Service calls per run of dpi status and of the subscription monitor, with and without the healthchecks listing (BENCH_SUBSCRIPTIONS=N)',
+  exec: 'ts-node --transpile-only bench/status-calls.ts',
+});
+
 project.addTask('bench', {
   description: 'Benchmarks against the embedded emulator; prints ratios measured side by side in one run',
   exec: 'ts-node --transpile-only bench/run.ts',

@@ -56,6 +56,12 @@ export interface EmulatorOptions {
    * @default the service's documented 1,000 requests per 5 minutes
    */
   readonly rateLimit?: RateLimit | 'off';
+  /**
+   * Whether the account healthchecks listing is served; `false` answers it 404, like a service that does not serve
+   * it (`dpi status` and `SubscriptionMonitor` then fall back to transactions).
+   * @default true
+   */
+  readonly healthchecks?: boolean;
 }
 
 /** A running emulator. */

@@ -13,6 +13,8 @@ export type {
   SubscriptionsApi, SubscriptionParametersApi, HistoryApi, JobsApi,
 } from './client';
 export { DpiClient, MAX_PARAMETER_READ_IDS } from './client';
+export type { HealthcheckQuery, HealthcheckRecord, HealthchecksApi } from './healthchecks';
+export { accountIdClaim, HEALTHCHECK_ENVIRONMENT, healthchecksPath } from './healthchecks';
 export { validateTxQuery, TX_QUERY_PARAMETERS } from './tx';
 export type { OrderJobBatch, OrderJobPlanInput } from './helpers';
 export {

@@ -1,14 +1,19 @@
 /**
- * The subscription monitor (`index.monitor`): run on a schedule by `SubscriptionMonitor`, it reads the transaction
- * records of every monitored subscription (every page of the service's three-day window), classifies them exactly as
- * `dpi status` does, and publishes the result as CloudWatch embedded-metric-format lines in its log: no
- * PutMetricData call, no secret. A subscription that cannot be read is a metric and a log line, never a crash.
+ * The subscription monitor (`index.monitor`): run on a schedule by `SubscriptionMonitor`, it reads the account's
+ * healthchecks listing once per run (the latest status of every subscription and payload, `monitor-healthchecks.ts`)
+ * and, for a monitored subscription without a healthcheck record or where the listing is not served (404) or fails,
+ * the subscription's transaction records (every page of the service's three-day window), classified exactly as
+ * `dpi status` does. It publishes the result as CloudWatch embedded-metric-format lines in its log: no PutMetricData
+ * call, no secret. A subscription that cannot be read is a metric and a log line, never a crash. What each metric
+ * means per source: docs/constructs.md, "SubscriptionMonitor".
  */
 import { summarise, StatusSummary, TxClass } from '../cli/classify';
 import { TxRecord } from '../client';
 import { ConnectionProperties } from '../contract';
 import { messageOf } from './errors';
 import { log } from './log';
+import { healthFromChecks, readAccountHealthchecks } from './monitor-healthchecks';
+import { PayloadHealth, SubscriptionHealth } from './monitor-types';
 import { runtimeFor } from './runtime';
 import { LambdaContextLike } from './types';
 
@@ -24,29 +29,7 @@ export interface MonitorEvent {
   readonly Namespace?: string;
 }
 
-/** What one subscription's read gives, per payload and in total. */
-export interface SubscriptionHealth {
-  readonly subscriptionId: string;
-  readonly label?: string;
-  /** False when the records could not be read (then only `MonitorFailed` is published). */
-  readonly ok: boolean;
-  readonly error?: string;
-  /** Service calls (transaction pages) made for this subscription. */
-  readonly calls: number;
-  readonly payloads: ReadonlyArray<PayloadHealth>;
-  readonly errorRecords: number;
-  readonly inProgressRecords: number;
-  /** Hours since the end of the newest attribution date with a loaded record; the window (72) when none. */
-  readonly freshnessHours: number;
-}
-
-/** One payload of a subscription. */
-export interface PayloadHealth {
-  readonly payload: string;
-  readonly errorRecords: number;
-  readonly inProgressRecords: number;
-  readonly freshnessHours: number;
-}
+export type { HealthSource, PayloadHealth, SubscriptionHealth } from './monitor-types';
 
 const IN_PROGRESS: readonly TxClass[] = ['in-progress', 'retrying'];
 
@@ -71,23 +54,26 @@ export function healthOf(subscriptionId: string, s: StatusSummary, nowMs: number
     }
     byPayload.set(c.payload_name, p);
   }
-  const payloads = [...byPayload.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([payload, p]) => ({
+  const payloads: PayloadHealth[] = [...byPayload.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([payload, p]) => ({
     payload, errorRecords: p.errors, inProgressRecords: p.progress, freshnessHours: p.fresh ?? window,
   }));
   return {
     subscriptionId,
     label,
     ok: true,
+    source: 'transactions',
     calls,
     payloads,
     errorRecords: payloads.reduce((n, p) => n + p.errorRecords, 0),
-    inProgressRecords: payloads.reduce((n, p) => n + p.inProgressRecords, 0),
+    inProgressRecords: payloads.reduce((n, p) => n + (p.inProgressRecords ?? 0), 0),
     freshnessHours: payloads.length === 0 ? window : Math.min(...payloads.map((p) => p.freshnessHours)),
   };
 }
 
 /** The embedded-metric-format lines of one subscription's health (one per payload, one for the subscription). */
 export function emfLines(h: SubscriptionHealth, namespace: string, timestampMs: number): string[] {
+  // InProgressRecords is known from transactions only: it is left out of the lines of the healthchecks source.
+  const progress = (n: number | undefined): Record<string, [number, string]> => (n === undefined ? {} : { InProgressRecords: [n, 'Count'] });
   const line = (dimensions: Record<string, string>, metrics: Record<string, [number, string]>): string => JSON.stringify({
     _aws: {
       Timestamp: timestampMs,
@@ -98,16 +84,17 @@ export function emfLines(h: SubscriptionHealth, namespace: string, timestampMs: 
       }],
     },
     ...dimensions,
+    Source: h.source,
     ...Object.fromEntries(Object.entries(metrics).map(([k, [v]]) => [k, v])),
   });
   if (!h.ok) return [line({ SubscriptionId: h.subscriptionId }, { MonitorFailed: [1, 'Count'], MonitorCalls: [h.calls, 'Count'] })];
   return [
     ...h.payloads.map((p) => line({ SubscriptionId: h.subscriptionId, Payload: p.payload }, {
-      ErrorRecords: [p.errorRecords, 'Count'], InProgressRecords: [p.inProgressRecords, 'Count'], FreshnessHours: [p.freshnessHours, 'None'],
+      ErrorRecords: [p.errorRecords, 'Count'], ...progress(p.inProgressRecords), FreshnessHours: [p.freshnessHours, 'None'],
     })),
     line({ SubscriptionId: h.subscriptionId }, {
       ErrorRecords: [h.errorRecords, 'Count'],
-      InProgressRecords: [h.inProgressRecords, 'Count'],
+      ...progress(h.inProgressRecords),
       FreshnessHours: [h.freshnessHours, 'None'],
       MonitorFailed: [0, 'Count'],
       MonitorCalls: [h.calls, 'Count'],
@@ -134,7 +121,7 @@ export function setMetricSink(next: (line: string) => void): (line: string) => v
 
 /** The health of a subscription whose records could not be read. */
 function failedRead(subscriptionId: string, label: string | undefined, calls: number, error: string): SubscriptionHealth {
-  return { subscriptionId, label, ok: false, error, calls, payloads: [], errorRecords: 0, inProgressRecords: 0, freshnessHours: 0 };
+  return { subscriptionId, label, ok: false, error, source: 'transactions', calls, payloads: [], errorRecords: 0, inProgressRecords: 0, freshnessHours: 0 };
 }
 
 /** Reads one subscription's records (every page of the window) and classifies them. */
@@ -168,12 +155,31 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
   const nowMs = Date.now();
   let failed = 0;
   let calls = 0;
+  // The account's healthchecks listing, once per run (calls: its pages); a subscription it has no record of, or every
+  // subscription where it is not served or fails, is read from its transactions.
+  const checks = rt && subs.length > 0 ? await readAccountHealthchecks(rt.client, connectionAccountId(event.Connection)) : undefined;
+  if (checks) calls += checks.calls;
+  const window = MONITOR_WINDOW_DAYS * 24;
+  let fromChecks = 0;
   for (const s of subs) {
-    const h: SubscriptionHealth = rt ? await read(rt, String(s.id), nowMs, s.label) : failedRead(String(s.id), s.label, 0, 'no usable connection');
+    const id = String(s.id);
+    const records = checks?.served ? checks.bySubscription.get(id) : undefined;
+    let h: SubscriptionHealth;
+    if (!rt) h = failedRead(id, s.label, 0, 'no usable connection');
+    else if (records && records.length > 0) h = healthFromChecks(id, records, nowMs, window, s.label);
+    else h = await read(rt, id, nowMs, s.label);
+    if (h.source === 'healthchecks') fromChecks++;
     if (!h.ok) failed++;
     calls += h.calls;
     for (const l of emfLines(h, namespace, nowMs)) sink(l);
   }
-  log({ msg: 'monitor run', subscriptions: subs.length, failed, calls });
+  const healthchecks = checks === undefined ? 'not read' : checks.served ? 'served' : checks.reason;
+  log({ msg: 'monitor run', subscriptions: subs.length, failed, calls, healthchecks, fromHealthchecks: fromChecks, fromTransactions: subs.length - fromChecks });
   return { subscriptions: subs.length, failed, calls };
+}
+
+/** The connection's account ID, when it names one (the listing's account when the token carries no claim). */
+function connectionAccountId(c: ConnectionProperties): string | undefined {
+  const v = c && typeof c === 'object' ? c.AccountId : undefined;
+  return v !== undefined && v !== null && String(v) !== '' ? String(v) : undefined;
 }

@@ -35,16 +35,19 @@ export interface SubscriptionMonitorProps {
   readonly subscriptions?: ISubscription[];
 
   /**
-   * How often the monitor reads the transaction records. Each run makes one token exchange (per warm container)
-   * and one call per page of 200 records per subscription, far under the service's 1,000 requests per 5 minutes.
+   * How often the monitor runs. Each run makes one token exchange (per warm container) and reads the account's
+   * healthchecks listing once (one call per 100 records); a subscription without a healthcheck record, or every
+   * subscription where the service does not serve the listing, costs one call per page of 200 transaction records.
+   * Either way far under the service's 1,000 requests per 5 minutes.
    *
    * @default Duration.minutes(15)
    */
   readonly interval?: Duration;
 
   /**
-   * The freshness alarm fires when the newest loaded attribution date of a subscription is older than this
-   * (measured from the end of that date).
+   * The freshness alarm fires when the subscription's `FreshnessHours` is above this: from the healthchecks listing,
+   * the hours since its newest OK healthcheck; from transactions, the hours since the end of its newest loaded
+   * attribution date.
    *
    * @default Duration.hours(36)
    */
@@ -101,9 +104,9 @@ export interface MonitoredPipelineOptions {
 
 /** The alarms of one monitored subscription. */
 export interface MonitoredSubscriptionAlarms {
-  /** Any record of the subscription in ERROR (as `dpi status` counts them). */
+  /** Something of the subscription in ERROR: a payload whose latest healthcheck is ERROR, or a record in ERROR (transactions). */
   readonly errors: cloudwatch.Alarm;
-  /** The newest loaded attribution date is older than the threshold. */
+  /** `FreshnessHours` above the threshold: no OK healthcheck (or no loaded attribution date) recently enough. */
   readonly freshness: cloudwatch.Alarm;
   /** The monitor could not read the subscription's records. */
   readonly monitorFailed: cloudwatch.Alarm;
@@ -112,10 +115,12 @@ export interface MonitoredSubscriptionAlarms {
 const monitors = new WeakMap<Stack, string>();
 
 /**
- * Is my data arriving? One scheduled Lambda per stack reads the transaction records of every monitored subscription
- * (the service's three-day window, every page), classifies them exactly as `dpi status` does and publishes, per
- * subscription and per payload, `ErrorRecords`, `InProgressRecords` and `FreshnessHours` (age of the newest loaded
- * attribution date) in CloudWatch embedded metric format (no PutMetricData). Each subscription gets an error alarm,
+ * Is my data arriving? One scheduled Lambda per stack reads the account's healthchecks listing once per run (the latest
+ * status of every subscription and payload) and, for a subscription without a healthcheck record or where the service
+ * does not serve the listing, the subscription's transaction records (the three-day window, every page, classified
+ * exactly as `dpi status` does). It publishes, per subscription and per payload, `ErrorRecords`, `FreshnessHours` and
+ * (from transactions) `InProgressRecords` in CloudWatch embedded metric format (no PutMetricData); docs/constructs.md
+ * says what each means per source. Each subscription gets an error alarm,
  * a freshness alarm and a monitor-failure alarm; the function has an alarm on its own errors; a dashboard shows a
  * row per subscription and, with `addPipeline()`, per notification pipeline.
  *
@@ -289,17 +294,20 @@ export class SubscriptionMonitor extends Construct {
     );
   }
 
-  /** Records in ERROR of a subscription (maximum over 15 minutes). */
+  /** Payloads whose latest healthcheck is ERROR, or records in ERROR when read from transactions (maximum over 15 minutes). */
   public metricErrorRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('ErrorRecords', subscription, props);
   }
 
-  /** Records still in progress or retrying (maximum over 15 minutes). */
+  /** Records still in progress or retrying; published only when the subscription is read from transactions (maximum over 15 minutes). */
   public metricInProgressRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('InProgressRecords', subscription, props);
   }
 
-  /** Hours since the end of the newest loaded attribution date (72, the service's window, when none). */
+  /**
+   * Hours since the newest OK healthcheck, or (transactions) since the end of the newest loaded attribution date; 72, the
+   * transactions' window, when none.
+   */
   public metricFreshnessHours(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('FreshnessHours', subscription, props);
   }

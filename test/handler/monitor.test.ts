@@ -1,6 +1,7 @@
 /**
- * The subscription monitor (`index.monitor`) against the emulator: seeded TX reports, the exact EMF lines, the same
- * classification as `dpi status`, calls per run, and a subscription that cannot be read.
+ * The subscription monitor (`index.monitor`) against the emulator: seeded TX reports, the exact EMF lines from the
+ * transactions (the healthchecks route answering 404: the same classification as `dpi status`) and from the
+ * healthchecks listing, calls per run with and without the route, and a subscription that cannot be read.
  */
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { runDpi } from '../../src/cli/program';
@@ -36,23 +37,37 @@ async function seed(sub: string): Promise<void> {
   for (const r of reports) await h.admin('POST', '/tx', { subscription_id: Number(sub), ...r });
 }
 
+const HC_PREFIX = '/service/healthchecks/';
+/** Makes the healthchecks route answer 404 (a service that does not serve it) until the next reset. */
+async function withoutHealthchecks(): Promise<void> {
+  await h.admin('POST', '/faults', { pathPrefix: HC_PREFIX, status: 404, count: 1_000_000 });
+}
+/** The service calls of the run: method and path, without the token exchange and the account lookup (at most one). */
+async function calls(): Promise<string[]> {
+  const all = (await h.requests()).filter((x) => x.path !== '/auth/api/ref');
+  expect(all.filter((x) => x.path === '/account').length).toBeLessThanOrEqual(1);
+  return all.filter((x) => x.path !== '/account').map((x) => `${x.method} ${x.path.startsWith(HC_PREFIX) ? HC_PREFIX : x.path}`);
+}
+
 interface EmfDirective { Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }
 interface Emf { _aws: { CloudWatchMetrics: EmfDirective[] }; [k: string]: unknown }
 
-test('EMF lines per payload and per subscription, the same classification as dpi status; one call per page', async () => {
+test('without the healthchecks route: EMF lines per payload and per subscription from the transactions, the same classification as dpi status', async () => {
   const sub = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
   await seed(sub);
+  await withoutHealthchecks();
   await h.clearRequests();
   const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: sub, label: 'orders-us' }] });
-  expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
-  // One token exchange (or none, warm) and one transaction page: the minimum.
-  expect((await h.requests()).filter((x) => x.path !== '/auth/api/ref').map((x) => `${x.method} ${x.path}`)).toEqual(['GET /service/transactions/tx']);
+  // The listing's 404 and one transaction page: the minimum.
+  expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 2 });
+  expect(await calls()).toEqual([`GET ${HC_PREFIX}`, 'GET /service/transactions/tx']);
 
   const emf = lines.map((l) => JSON.parse(l) as Emf);
   expect(emf).toHaveLength(3);
   for (const e of emf) {
     expect(e._aws.CloudWatchMetrics[0].Namespace).toBe('DataPipelineIntegration');
     expect(e.SubscriptionId).toBe(sub);
+    expect(e.Source).toBe('transactions');
   }
   const byPayload = Object.fromEntries(emf.filter((e) => e.Payload).map((e) => [e.Payload as string, e]));
   expect(byPayload.fees).toMatchObject({ ErrorRecords: 1, InProgressRecords: 1, FreshnessHours: 72 });

@@ -31,7 +31,8 @@ export function emulatorCommand(ctx: RunContext): Command {
     .option('--reads <mode>', 'response shapes: minimal (only what the interface spec shows) or vendor (as the vendor docs show)', 'minimal')
     .addOption(new Option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off')
       .default('1000/300', '1000/300'))
-    .action(async (opts: EmulatorFlags) => {
+    .option('--no-healthchecks', 'do not serve the healthchecks listing (it answers 404, like a service that does not serve it)')
+    .action(async (opts: EmulatorFlags & { healthchecks?: boolean }) => {
       const io = ctx.io;
       let port: number;
       let ttl: number | undefined;
@@ -59,7 +60,9 @@ export function emulatorCommand(ctx: RunContext): Command {
       try {
         // The server (fastify) is loaded only when the emulator runs.
         const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
-        emu = await startEmulator({ host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads, rateLimit });
+        emu = await startEmulator({
+          host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads, rateLimit, healthchecks: opts.healthchecks,
+        });
       } catch (e) {
         intr.dispose();
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);

@@ -8,6 +8,7 @@ import { addJsonOption, connectFor, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
 import { Colour, isoSeconds, painter, parseIntFlag, renderTable, truncate } from '../format';
 import { CliIo, interruption } from '../io';
+import { AccountStatus, AccountStatusFilters, accountStatusJson, collectAccountStatus, renderAccountStatus } from './status-account';
 import { errorText, fetchAllTx } from './tx';
 
 /** Colour of each class on a terminal. */
@@ -23,7 +24,11 @@ export const CLASS_COLOUR: Record<TxClass, Colour> = {
 };
 
 interface StatusFlags extends ConnectionFlags {
-  subscription: string;
+  subscription?: string;
+  status?: string;
+  payload?: string;
+  product?: string;
+  name?: string;
   days: string;
   watch?: string;
   json?: boolean;
@@ -80,15 +85,26 @@ function transient(e: unknown): boolean {
 /** `dpi status` */
 export function statusCommand(ctx: RunContext): Command {
   const cmd = new Command('status')
-    .description('per attribution date x payload: is the data loaded? (exit code 1 when any record is in ERROR)')
-    .requiredOption('--subscription <id>', 'subscription ID (required)')
+    .description('per attribution date x payload: is the data loaded? (exit code 1 when any record is in ERROR); '
+      + 'without --subscription: every subscription and payload of the account from the healthchecks listing')
+    .option('--subscription <id>', 'subscription ID (without it: the whole account, from the healthchecks listing)')
     .addOption(new Option('--days <n>', 'look back N days (records are kept 3 days)').default('3', '3'))
-    .option('--watch <seconds>', 'refresh every SECONDS until interrupted (Ctrl-C)');
+    .option('--watch <seconds>', 'refresh every SECONDS until interrupted (Ctrl-C)')
+    .option('--status <status>', 'without --subscription: only rows with this healthcheck status (e.g. OK, ERROR)')
+    .option('--payload <name>', 'without --subscription: only this payload')
+    .option('--product <text>', 'without --subscription: product names containing TEXT (any case)')
+    .option('--name <text>', 'without --subscription: subscription names containing TEXT (any case)');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (opts: StatusFlags) => {
     const io = ctx.io;
-    if (!/^\d+$/.test(opts.subscription)) throw new CliError(`--subscription: expected an integer subscription ID, got '${opts.subscription}'`);
+    const accountWide = opts.subscription === undefined;
+    const filterFlags = (['status', 'payload', 'product', 'name'] as const).filter((k) => opts[k] !== undefined);
+    if (!accountWide && filterFlags.length > 0) {
+      throw new CliError(`--${filterFlags[0]} applies to the whole account (dpi status without --subscription); `
+        + 'one subscription\'s records are filtered with dpi tx --subscription <id>');
+    }
+    if (!accountWide && !/^\d+$/.test(opts.subscription!)) throw new CliError(`--subscription: expected an integer subscription ID, got '${opts.subscription}'`);
     let days: number;
     let watchMs: number | undefined;
     try {
@@ -102,28 +118,45 @@ export function statusCommand(ctx: RunContext): Command {
       throw new CliError((e as Error).message);
     }
     const { client, origins } = connectFor(ctx, opts);
-    const fctx: FailureContext = { transactions: true, subscription: opts.subscription, origins };
+    const fctx: FailureContext = accountWide ? { origins } : { transactions: true, subscription: opts.subscription, origins };
     const colour = useColour(ctx);
-    const show = (s: StatusSummary, now: number): void => {
-      const o = { subscription: opts.subscription, days, now };
+    const filters: AccountStatusFilters = {
+      status: opts.status,
+      payload: opts.payload,
+      product: opts.product,
+      name: opts.name,
+      days: cmd.getOptionValueSource('days') === 'default' ? undefined : days,
+    };
+    type Report = { hasError: boolean; s?: StatusSummary; a?: AccountStatus };
+    const collect = async (signal?: AbortSignal): Promise<Report> => {
+      if (accountWide) {
+        const a = await collectAccountStatus(client, filters, io.now());
+        return { hasError: a.hasError, a };
+      }
+      const s = await collectStatus(client, opts.subscription!, days, io, signal);
+      return { hasError: s.hasError, s };
+    };
+    const show = (r: Report, now: number): void => {
+      const o = { subscription: opts.subscription ?? '', days, now };
       if (opts.json) {
-        io.stdout.write(watchMs === undefined ? JSON.stringify(statusJson(s, o), null, 2) + '\n' : JSON.stringify(statusJson(s, o)) + '\n');
+        const doc = r.a ? accountStatusJson(r.a, o) : statusJson(r.s!, o);
+        io.stdout.write(watchMs === undefined ? JSON.stringify(doc, null, 2) + '\n' : JSON.stringify(doc) + '\n');
         return;
       }
       const clear = watchMs !== undefined && io.isTTY.stdout ? '\x1b[2J\x1b[H' : '';
       const sep = watchMs !== undefined && !io.isTTY.stdout ? '\n' : '';
-      io.stdout.write(clear + renderStatus(s, { ...o, colour }) + sep);
+      io.stdout.write(clear + (r.a ? renderAccountStatus(r.a, { now, colour }) : renderStatus(r.s!, { ...o, colour })) + sep);
     };
 
     if (watchMs === undefined) {
-      let s: StatusSummary;
+      let r: Report;
       try {
-        s = await collectStatus(client, opts.subscription, days, io);
+        r = await collect();
       } catch (e) {
         throw toCliError(e, fctx);
       }
-      show(s, io.now());
-      if (s.hasError) throw new CliError('', EXIT.DATA_ERROR);
+      show(r, io.now());
+      if (r.hasError) throw new CliError('', EXIT.DATA_ERROR);
       return;
     }
 
@@ -134,7 +167,7 @@ export function statusCommand(ctx: RunContext): Command {
     let code: number = EXIT.OK;
     try {
       while (!stop.signal.aborted) {
-        const run = collectStatus(client, opts.subscription, days, io, stop.signal);
+        const run = collect(stop.signal);
         run.catch(() => undefined);
         const res = await Promise.race([run.then((s) => ({ s })), intr.promise.then(() => undefined)]).catch((e: unknown) => ({ e }));
         if (res === undefined) break;

@@ -1,0 +1,115 @@
+/**
+ * `dpi status` without `--subscription`: one row per subscription and payload of the account from the healthchecks
+ * listing (one listing call), the summary line, --json, the filters mapped to the route's, and the fallback message
+ * (exit 2, naming --subscription) where the route answers 404.
+ */
+import { CLI_FIXTURES, dpi, ingest, requests, clearRequests, SUB, testNoSecretsPrinted, TxReport } from './helpers';
+import { RunningEmulator, startEmulator } from '../../src/emulator';
+
+const NOW = 1763800000; // 2025-11-22T08:26:40Z
+const now = (): number => NOW * 1000;
+const SUB2 = 9002;
+const HC = '/service/healthchecks/production/healthchecks/account/1001';
+
+let emu: RunningEmulator;
+let off: RunningEmulator;
+beforeAll(async () => {
+  const fixtures = {
+    ...CLI_FIXTURES,
+    subscriptions: [...CLI_FIXTURES.subscriptions!, { ...CLI_FIXTURES.subscriptions![0], id: SUB2, name: 'CLI fees' }],
+  };
+  emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures, now: NOW });
+  off = await startEmulator({ host: '127.0.0.1', port: 0, fixtures, now: NOW, healthchecks: false });
+  const tx = (id: string, sub: number, payload: string, sender: string, status: string, ago: number, extra: Partial<TxReport> = {}): TxReport =>
+    ({ id, sender, status, subscription_id: sub, payload_name: payload, attribution_date: '2025-11-21', timestamp: NOW - ago, ...extra });
+  for (const e of [emu, off]) {
+    await ingest(e,
+      tx('a', SUB, 'orders', 'zeroadmin', 'PROCESSED', 900),
+      tx('b', SUB, 'items', 'zeroadmin', 'ERROR', 600, { error_code: 'LOAD_FAILED', error_message: 'table locked' }),
+      tx('c', SUB2, 'fees', 'supervisor', 'NO_DATA', 300),
+      tx('d', SUB2, 'returns', 'scheduler', 'PROCESSING', 100));
+  }
+});
+afterAll(async () => {
+  await emu.stop();
+  await off.stop();
+});
+beforeEach(async () => {
+  await clearRequests(emu);
+  await clearRequests(off);
+});
+
+const status = (args: string[] = [], e: RunningEmulator = emu) => dpi(['status', ...args], { emu: e, now });
+
+test('every subscription and payload of the account from one listing call; summary line; exit 1 on an ERROR row', async () => {
+  const r = await status();
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(1);
+  const lines = r.stdout.trimEnd().split('\n');
+  expect(lines[0]).toBe('account 1001: latest healthcheck per subscription and payload, at 2025-11-22T08:26:40Z');
+  expect(lines[1].split(/\s{2,}/)).toEqual(['SUBSCRIPTION', 'NAME', 'PRODUCT', 'PAYLOAD', 'STATUS', 'LAST RUN', 'DETAIL']);
+  expect(lines.slice(2, 5).map((l) => l.split(/\s{2,}/).slice(0, 5))).toEqual([
+    ['9001', 'CLI orders', 'Marketplace Orders', 'items', 'ERROR'],
+    ['9001', 'CLI orders', 'Marketplace Orders', 'orders', 'OK'],
+    ['9002', 'CLI fees', 'Marketplace Orders', 'fees', 'OK'],
+  ]);
+  expect(lines[2]).toContain('LOAD_FAILED: table locked');
+  expect(lines[5]).toBe('3 payloads of 2 subscriptions: 1 ERROR, 2 OK; 1 subscription with an ERROR');
+  // One listing call (the account from the token's claim, or one GET /account), no transaction page.
+  const seen = (await requests(emu)).filter((x) => x.path !== '/auth/api/ref');
+  expect(seen.filter((x) => x.path === HC)).toHaveLength(1);
+  expect(seen.filter((x) => x.path === '/service/transactions/tx')).toHaveLength(0);
+  expect(seen.length).toBeLessThanOrEqual(2);
+});
+
+test('--json, and the filters sent as the route\'s (status, payload_name, product_name__icontains, subscription_name__icontains, modified_at__gte)', async () => {
+  const r = await status(['--json', '--status', 'OK', '--name', 'cli']);
+  expect(r.code).toBe(0);
+  const doc = JSON.parse(r.stdout);
+  expect(doc).toMatchObject({
+    account_id: 1001,
+    source: 'healthchecks',
+    generated_at: NOW,
+    has_error: false,
+    filters: { status: 'OK', subscription_name__icontains: 'cli' },
+    summary: { payloads: 2, subscriptions: 2, by_status: { OK: 2 }, subscriptions_with_error: 0 },
+  });
+  expect(doc.rows.map((x: any) => [x.subscription_id, x.payload_name, x.status, x.last_run])).toEqual([
+    ['9001', 'orders', 'OK', '2025-11-22T08:11:40'],
+    ['9002', 'fees', 'OK', '2025-11-22T08:21:40'],
+  ]);
+  // No --days: no time filter is sent.
+  expect(doc.filters).toEqual({ status: 'OK', subscription_name__icontains: 'cli' });
+  const q = (await requests(emu, HC))[0].query;
+  expect(q).toMatchObject({ status: 'OK', subscription_name__icontains: 'cli' });
+
+  const more = await status(['--json', '--payload', 'items', '--product', 'ORDERS', '--days', '1']);
+  expect(more.code).toBe(1);
+  expect(JSON.parse(more.stdout).rows.map((x: any) => x.payload_name)).toEqual(['items']);
+  expect((await requests(emu, HC))[1].query).toMatchObject({
+    payload_name: 'items', product_name__icontains: 'ORDERS', modified_at__gte: '2025-11-21 08:26:40',
+  });
+  const none = await status(['--status', 'RETRY']);
+  expect([none.code, none.stdout.split('\n')[1]]).toEqual([0, 'no healthcheck records']);
+});
+
+test('where the route answers 404: a message naming --subscription, exit 2, and no per-subscription paging', async () => {
+  const r = await status([], off);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toContain('dpi status --subscription <id>');
+  expect(r.stderr).toContain('healthchecks');
+  expect((await requests(off, '/service/transactions/tx'))).toHaveLength(0);
+  // --subscription still works there, from the transactions.
+  const one = await status(['--subscription', String(SUB), '--json'], off);
+  expect(one.code).toBe(1);
+  expect(JSON.parse(one.stdout).cells.map((c: any) => c.payload_name).sort()).toEqual(['items', 'orders']);
+});
+
+test('the account-wide filters are refused with --subscription (usage, exit 2)', async () => {
+  const r = await status(['--subscription', String(SUB), '--status', 'ERROR']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('--status applies to the whole account');
+});
+
+testNoSecretsPrinted();
