@@ -14,6 +14,7 @@ import { importCommand } from './commands/import';
 import { journalCommand } from './commands/journal';
 import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } from './commands/lookups';
 import { orphansCommand } from './commands/orphans-command';
+import { planCommand } from './commands/plan-command';
 import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';
@@ -80,6 +81,7 @@ function build(ctx: RunContext): Command {
   add(txCommand(ctx));
   add(statusCommand(ctx));
   add(driftCommand(ctx));
+  add(planCommand(ctx));
   add(productsCommand(ctx));
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));

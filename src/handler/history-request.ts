@@ -4,6 +4,7 @@ import { FRESH_ATTEMPT_MS } from './creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
+import { historyCancellable, historyRequestsAnew } from './plan-decisions';
 import { Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, IsCompleteResult, OnEventResult } from './types';
@@ -11,7 +12,7 @@ import { CfnEvent, IsCompleteResult, OnEventResult } from './types';
 /** Interval between capacity checks while the history ceiling is reached. */
 export const CAPACITY_POLL_MS = 20_000;
 
-interface HistoryDesired {
+export interface HistoryDesired {
   subscriptionId: string;
   request: HistoryCreate;
   waitForCompletion: boolean;
@@ -20,7 +21,7 @@ interface HistoryDesired {
   adoptId?: string;
 }
 
-function desiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
+export function historyDesiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
   const p = new Props(raw, 'HistoryRequest');
   const dates = p.list('Dates');
   const request: HistoryCreate = {
@@ -41,7 +42,7 @@ function desiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
 }
 
 /** The fields whose change needs a new history request. */
-function requestKey(d: HistoryDesired): string {
+export function requestKey(d: HistoryDesired): string {
   const r = d.request;
   return JSON.stringify([d.subscriptionId, r.start_date ?? null, r.end_date ?? null, r.dates ?? null, r.stage_id ?? null,
     r.product_id ?? null, r.start_time ?? null]);
@@ -250,11 +251,10 @@ function result(h: HistoryTransaction): OnEventResult {
 }
 
 async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
-  const old = desiredOf(event.OldResourceProperties);
-  if (requestKey(old) !== requestKey(d) || !event.PhysicalResourceId) return create(event, rt, d);
-  if (d.adoptId !== undefined && d.adoptId !== event.PhysicalResourceId) return create(event, rt, d);
-  // Only WaitForCompletion / TimeoutSeconds changed: nothing to send; one read fills the Status attribute.
+  const old = historyDesiredOf(event.OldResourceProperties);
   const id = event.PhysicalResourceId;
+  if (!id || historyRequestsAnew(requestKey(old), requestKey(d), id, d.adoptId)) return create(event, rt, d);
+  // Only WaitForCompletion / TimeoutSeconds changed: nothing to send; one read fills the Status attribute.
   let status = 'unknown';
   try {
     status = String((await rt.client.history.get(id)).status);
@@ -287,7 +287,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     }
     throw e;
   }
-  if (h.status === 'pending' || h.status === 'processing') {
+  if (historyCancellable(h.status)) {
     try {
       await rt.client.history.cancel(id);
     } catch (e) {
@@ -308,14 +308,14 @@ async function forget(rt: Runtime, event: CfnEvent, id: string): Promise<void> {
 /** Handles onEvent of `Custom::DpiHistoryRequest`. */
 export async function historyRequest(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
-  const d = desiredOf(event.ResourceProperties);
+  const d = historyDesiredOf(event.ResourceProperties);
   return event.RequestType === 'Create' ? create(event, rt, d) : update(event, rt, d);
 }
 
 /** Handles isComplete of `Custom::DpiHistoryRequest`. */
 export async function historyRequestComplete(event: CfnEvent, rt: Runtime): Promise<IsCompleteResult> {
   if (event.RequestType === 'Delete') return { IsComplete: true };
-  const d = desiredOf(event.ResourceProperties);
+  const d = historyDesiredOf(event.ResourceProperties);
   const id = event.PhysicalResourceId ?? '';
   const startedAt = typeof event.Data?.StartedAt === 'string' ? Date.parse(event.Data.StartedAt) : NaN;
   // Only a request made by this event is waited for (an Update that changed nothing does not wait).

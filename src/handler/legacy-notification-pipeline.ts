@@ -4,13 +4,14 @@ import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { storedParameters } from './metadata';
-import { isNumericId, Props, sameSet } from './props';
+import { legacyRepoints, legacyRevival } from './plan-decisions';
+import { isNumericId, Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
 
 const PRODUCT = 86;
 
-interface LegacyDesired {
+export interface LegacyDesired {
   subscriptionId: string;
   remoteIdentityId: string;
   queueArn: string;
@@ -19,7 +20,7 @@ interface LegacyDesired {
   removalPolicy?: RemovalPolicyValue;
 }
 
-function desiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
+export function legacyDesiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
   const p = new Props(raw, 'LegacyNotificationPipeline');
   return {
     subscriptionId: p.string('SubscriptionId'),
@@ -142,20 +143,20 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
     await rt.journal.save(rec, 'retired', rec.doc);
     return { PhysicalResourceId: d.subscriptionId, Data: { ...data, Retired: 'true' } };
   }
-  let revived = false;
-  if (status === 'invalid') {
-    if (rec.state !== 'retired' && !old?.retired) {
-      throw new HandlerError(`legacy subscription ${d.subscriptionId} is invalid (deleted); it cannot be adopted: remove the LegacyNotificationPipeline from the app`);
-    }
+  const revival = legacyRevival(status, rec.state === 'retired' || old?.retired === true);
+  if (revival === 'refuse') {
+    throw new HandlerError(`legacy subscription ${d.subscriptionId} is invalid (deleted); it cannot be adopted: remove the LegacyNotificationPipeline from the app`);
+  }
+  if (revival === 'revive') {
     // A rollback (or an explicit un-retire) restores the retired pipeline.
     await rt.client.subscriptions.update(d.subscriptionId, { status: 'active' });
-    revived = true;
   }
+  const revived = revival === 'revive';
   if (d.removalPolicy !== undefined && d.removalPolicy !== rec.doc.removalPolicy) {
     rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: d.removalPolicy });
   }
   // `updating`: an earlier PATCH has no recorded outcome; the service may be on its queue, so it is sent again.
-  if (revived || rec.state === 'updating' || rec.doc.applied.queueArn !== d.queueArn || !sameSet(rec.doc.applied.types, d.types)) {
+  if (legacyRepoints(rec.doc.applied, d, revived, rec.state === 'updating')) {
     await repoint(rt, rec, d);
   } else {
     log({ msg: 'legacy pipeline unchanged', subscriptionId: d.subscriptionId });
@@ -184,7 +185,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
 /** Handles `Custom::DpiLegacyNotificationPipeline` (adopt only). */
 export async function legacyNotificationPipeline(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
-  const d = desiredOf(event.ResourceProperties);
-  const old = event.RequestType === 'Update' ? desiredOf(event.OldResourceProperties) : undefined;
+  const d = legacyDesiredOf(event.ResourceProperties);
+  const old = event.RequestType === 'Update' ? legacyDesiredOf(event.OldResourceProperties) : undefined;
   return apply(event, rt, d, old);
 }

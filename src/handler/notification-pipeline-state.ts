@@ -11,7 +11,8 @@ import { HandlerError, isStatus, messageOf, statusOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
 import { isResultMetaField, metaString, SERVICE_FILLED_KEYS, storedParameters } from './metadata';
-import { accountOfArn, Props, sameSet } from './props';
+import { pipelineConvergence, sameSelectionOf } from './plan-decisions';
+import { accountOfArn, Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
 
@@ -153,8 +154,7 @@ export function selectionOf(d: PipelineDesired): Selection {
 }
 
 export function sameSelection(a: Selection | undefined, b: Selection): boolean {
-  return a !== undefined && sameSet(a.types, b.types) && a.roleArn === b.roleArn && (a.ebRoleArn ?? '') === (b.ebRoleArn ?? '')
-    && a.region === b.region;
+  return sameSelectionOf(a, b);
 }
 
 /** The attributes of the resource. */
@@ -321,10 +321,7 @@ export async function release(rt: Runtime, rec: PipelineRecord | undefined): Pro
 export async function converge(rt: Runtime, rec: PipelineRecord, d: PipelineDesired, event: CfnEvent): Promise<OnEventResult> {
   const id = rec.doc.subscriptionId!;
   const sel = selectionOf(d);
-  const changes: { name?: string; storage_group?: number } = {};
-  if (d.name !== undefined && d.name !== (rec.doc.name ?? '')) changes.name = d.name;
-  if (d.storageGroupId !== undefined && d.storageGroupId !== rec.doc.storageGroupId) changes.storage_group = d.storageGroupId;
-  const dirty = rec.state === 'updating' || !sameSelection(rec.doc.applied, sel);
+  const { unified: dirty, changes } = pipelineConvergence(rec.doc.applied, rec.doc, d, sel, rec.state === 'updating');
   const policy = recordedRemovalPolicy(d.removalPolicy, d.adoptId, rec.doc);
   if (policy !== undefined && policy !== rec.doc.removalPolicy) {
     rec = await rt.journal.save(rec, rec.state, { ...rec.doc, removalPolicy: policy });

@@ -13,6 +13,7 @@ import {
   body, claimIdentity, converge, dataOf, DONE, failedReasons, parametersOf, PipelineDesired, pipelineDesired, PipelineDoc, pipelineError,
   PipelineRecord, precheckParameters, preflightRoles, PRODUCT, release, sameSelection, selectionOf, withRolePropagation,
 } from './notification-pipeline-state';
+import { pipelineUpdateDecision } from './plan-decisions';
 import { isNumericId, Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
@@ -235,20 +236,11 @@ async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
 
 async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
-  const old = new Props(event.OldResourceProperties, 'NotificationPipeline');
   if (!isNumericId(id)) return create(event, rt, d);
-  if (old.optString('RemoteIdentityId') !== d.remoteIdentityId) {
-    log({ msg: 'replacement: remote identity changed', old: id });
-    return create(event, rt, d);
-  }
-  if (old.optString('AccountType') !== d.accountType) {
-    // A second pipeline of the same identity would take over (and later lose) the first one's upstream
-    // subscriptions, so an account-type change of the same identity is refused instead of replaced.
-    throw new HandlerError(`AccountType changed from ${old.optString('AccountType')} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
-      + 'the account type follows the identity (type 17 seller, 18 vendor): change it back, or use another identity');
-  }
-  if (d.adoptId !== undefined && d.adoptId !== id) {
-    log({ msg: 'replacement: another existing pipeline is adopted', old: id, adopt: d.adoptId });
+  const decision = pipelineUpdateDecision(event.OldResourceProperties, d, id);
+  if (decision.refusal !== undefined) throw new HandlerError(decision.refusal);
+  if (decision.replace !== undefined) {
+    log({ msg: `replacement: ${decision.replace}`, old: id, ...(d.adoptId !== undefined && d.adoptId !== id ? { adopt: d.adoptId } : {}) });
     return create(event, rt, d);
   }
   const key = resourceKey(event);

@@ -3,6 +3,7 @@ import { fitData } from './data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { resourceKey } from './journal';
 import { log } from './log';
+import { ordersToSubmit } from './plan-decisions';
 import { Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
@@ -10,13 +11,13 @@ import { CfnEvent, OnEventResult } from './types';
 /** Pause between two batch requests ("wait briefly between requests"). */
 export const BATCH_PAUSE_MS = 1000;
 
-interface OrderJobsDesired {
+export interface OrderJobsDesired {
   subscriptionId: string;
   orderIds: string[];
   stageId: number;
 }
 
-function desiredOf(raw: Record<string, unknown> | undefined): OrderJobsDesired {
+export function orderJobsDesiredOf(raw: Record<string, unknown> | undefined): OrderJobsDesired {
   const p = new Props(raw, 'ProductOrderJobs');
   return { subscriptionId: p.string('SubscriptionId'), orderIds: p.list('OrderIds'), stageId: p.optInt('StageId') ?? 1000 };
 }
@@ -96,7 +97,7 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
     }
     rec = await rt.journal.save(rec, 'active', { ...rec.doc, submitted: [...submitted], jobIds, inFlight: undefined, knownJobs: undefined });
   }
-  const todo = [...new Set(d.orderIds)].filter((o) => !submitted.has(o));
+  const todo = ordersToSubmit(d.orderIds, submitted);
   let batchCount = 0;
   if (todo.length > 0) {
     let batches;
@@ -162,5 +163,5 @@ function ambiguousJobs(subscriptionId: string, found: Job[]): HandlerError {
 /** Handles `Custom::DpiProductOrderJobs`. Delete leaves the jobs (the service offers no delete). */
 export async function productOrderJobs(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId ?? '' };
-  return submit(event, rt, desiredOf(event.ResourceProperties));
+  return submit(event, rt, orderJobsDesiredOf(event.ResourceProperties));
 }

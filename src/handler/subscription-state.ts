@@ -3,11 +3,12 @@
  * `converge` (the one PATCH that brings a subscription from what the service confirmed last to the desired state),
  * shared by the event handlers (subscription.ts) and adoption/release (subscription-adoption.ts).
  */
-import { encodeStageIds, ProductRecord, Subscription, SubscriptionStatus, SubscriptionUpdate } from '../client';
+import { encodeStageIds, ProductRecord, Subscription } from '../client';
 import { contradicts, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, RemovalPolicyValue } from './common';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
+import { droppedParameterSplit, dropRefusal, subscriptionChanges } from './plan-decisions';
 import { Props } from './props';
 import { Runtime } from './runtime';
 import { OnEventResult } from './types';
@@ -144,20 +145,9 @@ export function matchesDesired(d: SubscriptionDesired): (s: Subscription) => boo
  * one is refused before any change.
  */
 function droppedParameters(rec: SubscriptionRecord, applied: Applied, want: Record<string, string>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [k, v] of Object.entries(rec.doc.kept ?? {})) if (want[k] === undefined) kept[k] = v;
-  const dropped = Object.keys(applied.params).filter((k) => want[k] === undefined && k !== 'remote_identity_id');
-  const refused: string[] = [];
-  for (const k of dropped) {
-    if (rec.doc.previous !== undefined && rec.doc.previous.params[k] === undefined) kept[k] = applied.params[k];
-    else refused.push(k);
-  }
-  if (refused.length > 0) {
-    // The service merges parameters and cannot delete one (values are strings; null is not accepted).
-    throw new HandlerError(`subscription ${rec.physicalId} cannot drop the stored parameter${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: `
-      + 'the service keeps stored parameters (a partial merge, no removal); keep them, give them another value, or replace the subscription '
-      + '(change the construct ID) to start without them; nothing was changed');
-  }
+  const { kept, refused } = droppedParameterSplit(applied, want, rec.doc.previous, rec.doc.kept);
+  // The service merges parameters and cannot delete one (values are strings; null is not accepted).
+  if (refused.length > 0) throw new HandlerError(dropRefusal(rec.physicalId, refused));
   const added = Object.keys(kept).filter((k) => rec.doc.kept?.[k] === undefined);
   if (added.length > 0) {
     log({
@@ -176,25 +166,11 @@ export async function converge(rt: Runtime, rec: SubscriptionRecord, d: Subscrip
   const id = rec.physicalId!;
   const applied = rec.doc.applied ?? { params: {}, status: 'active' };
   const want = wantedParams(d);
-  const changes: SubscriptionUpdate = {};
-  const params: Record<string, string> = {};
-  for (const [k, v] of Object.entries(want)) if (applied.params[k] !== v) params[k] = v;
   const kept = droppedParameters(rec, applied, want);
-  if (Object.keys(params).length > 0) {
-    await checkAgainstProduct(rt, d, adopted || rec.doc.adopted === true);
-    changes.product_parameters = params;
-  }
-  if (d.name !== undefined && d.name !== (applied.name ?? '')) changes.name = d.name;
-  if (d.storageGroupId !== undefined && d.storageGroupId !== applied.storageGroupId) changes.storage_group = d.storageGroupId;
-  if (d.dateStart !== undefined && d.dateStart !== applied.dateStart) changes.date_start = d.dateStart;
   const current = serviceStatus ?? applied.status;
-  if (d.status !== current) {
-    if (current === 'cancelled') {
-      throw new HandlerError(`subscription ${id} is cancelled and cannot become ${d.status} again; `
-        + 'replace the resource (e.g. change its logical ID) to create a new subscription');
-    }
-    changes.status = d.status as SubscriptionStatus;
-  }
+  const { changes, refusal } = subscriptionChanges(applied, d, want, current, id);
+  if (changes.product_parameters !== undefined) await checkAgainstProduct(rt, d, adopted || rec.doc.adopted === true);
+  if (refusal !== undefined) throw new HandlerError(refusal);
   const next: SubscriptionDoc = {
     ...rec.doc,
     applied: appliedOf(d),

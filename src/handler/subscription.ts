@@ -8,6 +8,7 @@ import { createRecordedSubscription, resolveAttempt } from './creates';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { resourceKey } from './journal';
 import { log } from './log';
+import { subscriptionReplacement } from './plan-decisions';
 import { isNumericId, Props } from './props';
 import { Runtime } from './runtime';
 import { adopt, release } from './subscription-adoption';
@@ -78,14 +79,10 @@ async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: 
 
 async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
-  const old = new Props(event.OldResourceProperties, 'Subscription');
   if (!isNumericId(id)) return create(event, rt, d);
-  if (old.optInt('ProductId') !== d.productId || old.optString('RemoteIdentityId') !== d.remoteIdentityId) {
-    log({ msg: 'replacement: product or remote identity changed', old: id });
-    return create(event, rt, d);
-  }
-  if (d.adoptId !== undefined && d.adoptId !== id) {
-    log({ msg: 'replacement: another existing subscription is adopted', old: id, adopt: d.adoptId });
+  const replacement = subscriptionReplacement(event.OldResourceProperties, d, id);
+  if (replacement !== undefined) {
+    log({ msg: `replacement: ${replacement}`, old: id, ...(d.adoptId !== undefined && d.adoptId !== id ? { adopt: d.adoptId } : {}) });
     return create(event, rt, d);
   }
   const key = resourceKey(event);

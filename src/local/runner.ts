@@ -15,6 +15,8 @@ import { lockState, readState, removeState } from './state';
 export { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 export type { LocalDeployOptions, LocalDeployResult } from './options';
 export { readsOf, roleTrustsService, withEmulatorUrl } from './runner-helpers';
+export { LocalPlanSource } from './plan-source';
+export type { LocalDeclaredResource, LocalStackPlan } from './plan-source';
 
 /** Runs a local deployment (or destroy). Never throws for resource failures: see `success`. */
 export async function runLocalDeploy(options: LocalDeployOptions = {}): Promise<LocalDeployResult> {

@@ -1,0 +1,31 @@
+/**
+ * The definition of `dpi plan` (options, help). Its implementation (plan.ts: the handler's decision code, the
+ * assembly and state readers, the CloudFormation reader) is loaded only when the command runs.
+ */
+// commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
+// eslint-disable-next-line import/no-extraneous-dependencies
+import { Command } from 'commander';
+import type { PlanFlags } from './plan';
+import { DEFAULT_STATE_FILE } from '../../local/defaults';
+import { addJsonOption, RunContext } from '../context';
+import { runOp } from '../lazy';
+
+/** `dpi plan` */
+export function planCommand(ctx: RunContext): Command {
+  const cmd = new Command('plan')
+    .description('what the next deploy does to each Custom::Dpi* resource: create, update in place, rebuild, replace, delete, retain or '
+      + 'no change, with the changed props, the service calls and the effects on live records (reads only; --fail-on for CI)')
+    .option('--app <dir>', 'the synthesized app (cloud assembly) to deploy', './cdk.out')
+    .option('--local', 'compare with the dpi local-deploy state (--state) instead of CloudFormation')
+    .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
+    .option('--from <dir>', 'compare with another cloud assembly instead of CloudFormation (offline review, e.g. the base branch\'s cdk.out)')
+    .option('--region <region>', 'AWS region of the deployed stacks (default: the AWS SDK\'s, e.g. AWS_REGION)')
+    .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
+    .option('--all', 'also print the resources with no change')
+    .option('--fail-on <actions>', 'exit 1 when any of these actions is planned, comma-separated: create, update, rebuild, replace, '
+      + 'delete, retain, no-change, failure (a change the handler refuses); e.g. replace,rebuild,delete');
+  addJsonOption(cmd);
+  // Loaded when the command runs (the cli/ops part): the start-up of the other commands does not parse the
+  // handler's decisions.
+  return cmd.action((flags: PlanFlags) => runOp((ops) => ops.runPlan(ctx, flags)));
+}

@@ -1,0 +1,261 @@
+/**
+ * The two sides `dpi plan` compares, per stack of the app (nested stacks followed):
+ * - CloudFormation (default): each stack's current template (GetTemplate) and physical IDs (ListStackResources), nested
+ *   stacks found through their parents' `AWS::CloudFormation::Stack` resources (src/cli/deployed.ts);
+ * - `--from DIR`: the stacks of another cloud assembly (offline review, no physical IDs);
+ * - `--local`: the `dpi local-deploy` state, with the declared side resolved by the local runner's own code
+ *   (src/local/plan-source.ts, loaded with the runner's part).
+ * Every resource goes through `planResource` (the handler's decisions) in the order the deploy handles it.
+ */
+import type * as cfnSdk from '@aws-sdk/client-cloudformation';
+import type { PlanEntry } from '../../handler/plan-types';
+import { AssemblyStack, readAssembly } from '../../local/assembly';
+import type { LocalPlanSource } from '../../local/plan-source';
+import { readState, ResourceState } from '../../local/state';
+import { isDpiType, Template } from '../../local/template';
+import { CloudFormationSender, deployedResources, DeployedStack } from '../deployed';
+import { CliError } from '../errors';
+import { loadPart } from '../lazy';
+import { CHANGES_REFERENCES, Planner, planTemplatePair, TemplatePair } from './plan-compare';
+import { assemblyPaths, constructName, metadataPath, StackPaths } from './plan-paths';
+
+/** What `collectPlan` reads. */
+export interface PlanSourceOptions {
+  readonly app: string;
+  readonly local?: boolean;
+  readonly state: string;
+  readonly from?: string;
+  /** Makes the CloudFormation client (default mode only). */
+  readonly cloudFormation?: () => CloudFormationSender;
+}
+
+function readApp(dir: string, what: string): AssemblyStack[] {
+  try {
+    return readAssembly(dir);
+  } catch (e) {
+    throw new CliError(`${what}: ${(e as Error).message}`);
+  }
+}
+
+/** A stack's name in plan entries: a nested stack's construct path (else `<parent>/<logical ID>`), else its name. */
+function displayNames(stacks: readonly AssemblyStack[], paths: ReadonlyMap<string, StackPaths>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of stacks) {
+    const own = paths.get(s.stackName)?.stackPath;
+    out.set(s.stackName, own ?? (s.nested ? `${out.get(s.nested.parent.stackName) ?? s.nested.parent.stackName}/${s.nested.logicalId}` : s.stackName));
+  }
+  return out;
+}
+
+function pathsOf(t: Template | undefined, known: ReadonlyMap<string, string> | undefined): Map<string, string> {
+  const out = new Map<string, string>(known ?? []);
+  for (const [id, r] of Object.entries(t?.Resources ?? {})) {
+    const p = metadataPath(r);
+    if (p !== undefined) out.set(id, p);
+  }
+  return out;
+}
+
+/** The plan entries of the app against what is deployed (see the module comment). */
+export async function collectPlan(o: PlanSourceOptions, planner: Planner): Promise<PlanEntry[]> {
+  const stacks = readApp(o.app, '--app');
+  if (o.local) return planLocal(stacks, o, planner);
+  const pairs = o.from !== undefined ? fromAssembly(stacks, readApp(o.from, '--from')) : await fromCloudFormation(stacks, o.cloudFormation!());
+  return pairs.flatMap((p) => planTemplatePair(p, planner));
+}
+
+/** `--from DIR`: stacks matched by name (a nested stack's is derived from its parent's and its logical ID in both). */
+function fromAssembly(stacks: AssemblyStack[], old: AssemblyStack[]): TemplatePair[] {
+  const newPaths = assemblyPaths(stacks);
+  const oldPaths = assemblyPaths(old);
+  const names = displayNames(stacks, newPaths);
+  const oldNames = displayNames(old, oldPaths);
+  const oldByName = new Map(old.map((s) => [s.stackName, s]));
+  const known = new Set(stacks.map((s) => s.stackName));
+  const pairs: TemplatePair[] = stacks.map((s) => {
+    const before = oldByName.get(s.stackName);
+    return {
+      display: names.get(s.stackName)!,
+      newTemplate: s.template,
+      ...(before ? { oldTemplate: before.template } : {}),
+      newPaths: pathsOf(s.template, newPaths.get(s.stackName)?.resources),
+      oldPaths: pathsOf(before?.template, oldPaths.get(s.stackName)?.resources),
+    };
+  });
+  // Nested stacks the app's stacks no longer hold: their resources leave.
+  for (const s of old) {
+    if (known.has(s.stackName) || !s.nested || !isInApp(s, known)) continue;
+    pairs.push({ display: oldNames.get(s.stackName)!, oldTemplate: s.template, oldPaths: pathsOf(s.template, oldPaths.get(s.stackName)?.resources) });
+  }
+  return pairs;
+}
+
+/** Whether the top-level stack above a nested stack is in the app. */
+function isInApp(s: AssemblyStack, known: ReadonlySet<string>): boolean {
+  let p = s.nested?.parent;
+  while (p?.nested) p = p.nested.parent;
+  return p !== undefined && known.has(p.stackName);
+}
+
+type CfnModule = typeof cfnSdk;
+
+function sdk(): CfnModule {
+  // A dependency of the package, external in the dpi bundle: loaded only when the plan reads CloudFormation.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  return require('@aws-sdk/client-cloudformation') as CfnModule;
+}
+
+async function deployedTemplate(stack: DeployedStack, cfn: CloudFormationSender): Promise<Template | undefined> {
+  const live = [...stack.resources.values()].some((r) => isDpiType(r.type) && r.status !== 'DELETE_COMPLETE');
+  if (!live) return undefined;
+  const m = sdk();
+  let body: string | undefined;
+  try {
+    const t = await cfn.send(new m.GetTemplateCommand({ StackName: stack.stackId, TemplateStage: 'Processed' })) as cfnSdk.GetTemplateCommandOutput;
+    body = t.TemplateBody;
+  } catch (e) {
+    const err = e as { name?: string; message?: string };
+    throw new CliError(`CloudFormation GetTemplate of stack ${stack.stackName} failed: ${err.name ?? 'Error'}: ${err.message ?? String(e)}; `
+      + 'check the AWS credentials and region (--profile, --region)');
+  }
+  try {
+    return JSON.parse(body ?? '{}') as Template;
+  } catch (e) {
+    throw new CliError(`the template of stack ${stack.stackName} (GetTemplate) is not JSON (${(e as Error).message}); `
+      + 'a YAML template cannot be compared: deploy the app with the cdk CLI (JSON templates)');
+  }
+}
+
+function physicalIdsOf(stack: DeployedStack | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of stack?.resources.values() ?? []) if (r.physicalId && r.status !== 'DELETE_COMPLETE') out.set(r.logicalId, r.physicalId);
+  return out;
+}
+
+/** Default mode: CloudFormation's current templates and physical IDs; a stack not deployed has none. */
+async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSender): Promise<TemplatePair[]> {
+  const newPaths = assemblyPaths(stacks);
+  const names = displayNames(stacks, newPaths);
+  let deployed: Map<string, DeployedStack | undefined>;
+  try {
+    deployed = await deployedResources(stacks.filter((s) => !s.nested).map((s) => s.stackName), cfn, { nested: true });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const byId = new Map<string, DeployedStack>();
+  for (const d of deployed.values()) if (d) byId.set(d.stackId, d);
+  // The deployed stack of each app stack: by name, a nested one through its parent's AWS::CloudFormation::Stack resource.
+  const match = new Map<string, DeployedStack | undefined>();
+  for (const s of stacks) {
+    if (!s.nested) {
+      match.set(s.stackName, deployed.get(s.stackName));
+      continue;
+    }
+    const parent = match.get(s.nested.parent.stackName);
+    const holder = parent?.resources.get(s.nested.logicalId);
+    match.set(s.stackName, holder?.physicalId && holder.status !== 'DELETE_COMPLETE' ? byId.get(holder.physicalId) : undefined);
+  }
+  const pairs: TemplatePair[] = [];
+  for (const s of stacks) {
+    const d = match.get(s.stackName);
+    const oldTemplate = d ? await deployedTemplate(d, cfn) : undefined;
+    pairs.push({
+      display: names.get(s.stackName)!,
+      newTemplate: s.template,
+      ...(oldTemplate ? { oldTemplate } : {}),
+      physicalIds: physicalIdsOf(d),
+      newPaths: pathsOf(s.template, newPaths.get(s.stackName)?.resources),
+      oldPaths: pathsOf(oldTemplate, undefined),
+    });
+  }
+  // Deployed nested stacks that the app's stacks no longer hold: their resources leave with them.
+  const matched = new Set([...match.values()].filter((d): d is DeployedStack => d !== undefined).map((d) => d.stackId));
+  const displayOf = new Map<string, string>();
+  for (const s of stacks) if (match.get(s.stackName)) displayOf.set(match.get(s.stackName)!.stackName, names.get(s.stackName)!);
+  for (const d of byId.values()) {
+    if (matched.has(d.stackId) || d.parentStack === undefined) continue;
+    const parent = [...byId.values()].find((p) => p.stackName === d.parentStack);
+    const holder = parent ? [...parent.resources.values()].find((r) => r.physicalId === d.stackId) : undefined;
+    const display = `${displayOf.get(d.parentStack) ?? d.parentStack}/${holder?.logicalId ?? d.stackName}`;
+    displayOf.set(d.stackName, display);
+    const oldTemplate = await deployedTemplate(d, cfn);
+    if (oldTemplate) pairs.push({ display, oldTemplate, physicalIds: physicalIdsOf(d), oldPaths: pathsOf(oldTemplate, undefined) });
+  }
+  return pairs;
+}
+
+/** `--local`: the local-deploy state against the app resolved the way the runner resolves it. */
+function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Planner): PlanEntry[] {
+  let state;
+  try {
+    state = readState(o.state);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const paths = assemblyPaths(stacks);
+  const names = displayNames(stacks, paths);
+  const { LocalPlanSource: Source } = loadPart<typeof import('../../local/runner')>('local/runner', '../local/runner');
+  const source: LocalPlanSource = new Source(stacks, state);
+  const out: PlanEntry[] = [];
+  const head = (display: string, logicalId: string, type: string, path: string | undefined, physicalId: string | undefined) => ({
+    type, stack: display, logicalId, ...(path !== undefined ? { constructPath: path } : {}), ...(physicalId !== undefined ? { physicalId } : {}),
+  });
+  for (const s of stacks) {
+    const display = names.get(s.stackName)!;
+    const declaredPaths = paths.get(s.stackName)?.resources;
+    let sp;
+    try {
+      sp = source.stackPlan(s);
+    } catch (e) {
+      throw new CliError(`${s.stackName}: ${(e as Error).message}`);
+    }
+    const declared = new Set<string>();
+    for (const r of sp.resources) {
+      const before = source.deployed(s.stackName, r.logicalId);
+      if (before && before.type !== r.type) {
+        throw new CliError(`${s.stackName}/${r.logicalId}: Update of resource type is not permitted (${before.type} -> ${r.type}); `
+          + 'local-deploy refuses this change: rename the construct to replace it');
+      }
+      let newProps: Record<string, unknown>;
+      try {
+        newProps = sp.resolve(r.logicalId);
+      } catch (e) {
+        throw new CliError(`${s.stackName}/${r.logicalId}: ${(e as Error).message} (local-deploy would fail on it)`);
+      }
+      declared.add(r.logicalId);
+      const deployedPath = before?.path !== undefined ? constructName(before.path) : undefined;
+      const path = r.path !== undefined ? constructName(r.path) : declaredPaths?.get(r.logicalId) ?? deployedPath;
+      const entry = planner({
+        ...head(display, r.logicalId, r.type, path, before?.physicalId),
+        ...(before ? { oldProps: before.properties } : {}),
+        newProps,
+        // As local-deploy does: the replaced resource keeps the UpdateReplacePolicy it was deployed with.
+        ...(before?.updateReplacePolicy !== undefined ? { updateReplacePolicy: before.updateReplacePolicy } : {}),
+      });
+      if (CHANGES_REFERENCES.has(entry.action)) source.markChanging(s.stackName, r.logicalId);
+      out.push(entry);
+    }
+    sp.finish();
+    for (const r of [...source.deployedOf(s.stackName)].reverse()) {
+      if (declared.has(r.logicalId)) continue;
+      out.push(planner({ ...head(display, r.logicalId, r.type, r.path && constructName(r.path), r.physicalId), ...leaving(r) }));
+    }
+  }
+  for (const name of source.removedNested()) {
+    const parentDisplay = (n: string): string => {
+      const st = state.stacks.find((x) => x.stackName === n);
+      if (!st?.parentStack) return n;
+      return `${names.get(st.parentStack) ?? parentDisplay(st.parentStack)}/${n.startsWith(`${st.parentStack}-`) ? n.slice(st.parentStack.length + 1) : n}`;
+    };
+    const display = parentDisplay(name);
+    for (const r of [...source.deployedOf(name)].reverse()) {
+      out.push(planner({ ...head(display, r.logicalId, r.type, r.path && constructName(r.path), r.physicalId), ...leaving(r) }));
+    }
+  }
+  return out;
+}
+
+/** A deployed resource that leaves: its properties and DeletionPolicy (local-deploy applies it as CloudFormation does). */
+function leaving(r: ResourceState): { oldProps: Record<string, unknown>; deletionPolicy?: string } {
+  return { oldProps: r.properties, ...(r.deletionPolicy !== undefined ? { deletionPolicy: r.deletionPolicy } : {}) };
+}

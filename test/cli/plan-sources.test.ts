@@ -1,0 +1,153 @@
+/**
+ * `dpi plan` against CloudFormation (a fake client: the deployed stacks of an assembly, the fleet's nested stacks as
+ * `AWS::CloudFormation::Stack` resources of the parent with CloudFormation's random name suffixes) and against another
+ * cloud assembly (`--from`): the fleet's one changed pipeline is one entry with its deployed physical ID, an identity
+ * that leaves is planned from the deployed template, a stack that is not deployed is all creates; a replaced
+ * subscription's dependents get the deploy-time value.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeResource, FakeStack, fakeCloudFormation, stackArn } from './fake-cloudformation';
+import { dpi, testNoSecretsPrinted } from './helpers';
+import { synthExample } from './plan-apps';
+import { planSeams } from '../../src/cli/commands/plan';
+import type { PlanEntry } from '../../src/handler/plan-types';
+import { readAssembly } from '../../src/local/assembly';
+import { synthFleetApp } from '../local/fleet-app';
+import { tempDir } from '../local/helpers';
+
+jest.setTimeout(240_000);
+
+const IDS = [2001, 2002, 2003, 2004, 2005];
+let work: { dir: string; cleanup: () => void };
+
+interface PlanDoc { entries: PlanEntry[]; summary: Record<string, number> }
+
+/** Physical IDs of the fake deployment by logical ID (numeric, as the service's record IDs are). */
+const PHYSICAL = new Map<string, string>();
+const physicalOf = (logicalId: string): string => {
+  if (!PHYSICAL.has(logicalId)) PHYSICAL.set(logicalId, String(9100 + PHYSICAL.size));
+  return PHYSICAL.get(logicalId)!;
+};
+
+/** The stacks of an assembly as CloudFormation shows them once deployed (physical IDs from `physicalOf`). */
+function deployedAs(app: string): FakeStack[] {
+  const stacks = readAssembly(app);
+  const cfnName = (name: string): string => (stacks.find((s) => s.stackName === name)?.nested ? `${name}-1RANDOM` : name);
+  return stacks.map((s) => ({
+    name: cfnName(s.stackName),
+    ...(s.nested ? { parentId: stackArn(cfnName(s.nested.parent.stackName)) } : {}),
+    pageSize: 3,
+    resources: Object.entries(s.template.Resources ?? {}).map(([logicalId, r]): FakeResource => {
+      const child = stacks.find((c) => c.nested?.parent.stackName === s.stackName && c.nested.logicalId === logicalId);
+      return {
+        logicalId,
+        type: r.Type,
+        physicalId: child ? stackArn(cfnName(child.stackName)) : physicalOf(logicalId),
+        ...(r.Type.startsWith('Custom::Dpi') ? { properties: r.Properties } : {}),
+      };
+    }),
+  }));
+}
+
+beforeAll(() => {
+  work = tempDir('dpi-plan-sources-');
+});
+afterAll(() => {
+  planSeams.cloudFormation = undefined;
+  work.cleanup();
+});
+
+describe('against CloudFormation (fake client), nested stacks followed', () => {
+  let v0: string;
+  let calls: string[];
+  beforeAll(() => {
+    v0 = join(work.dir, 'fleet-v0');
+    synthFleetApp(v0, { identities: IDS, types: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'] });
+    calls = [];
+    const deployed = deployedAs(v0);
+    planSeams.cloudFormation = () => fakeCloudFormation(deployed, calls);
+  });
+
+  test('the deployed app itself: every resource no change, read through the nested stacks', async () => {
+    const r = await dpi(['plan', '--app', v0, '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as PlanDoc;
+    expect(doc.entries.map((e) => e.action)).toEqual(IDS.map(() => 'no-change'));
+    expect(doc.entries.every((e) => e.physicalId === physicalOf(e.logicalId))).toBe(true);
+    expect(calls.filter((c) => c.startsWith('GetTemplateCommand')).length).toBeGreaterThanOrEqual(2);
+    expect(calls.some((c) => c.includes('-1RANDOM'))).toBe(true);
+    const text = await dpi(['plan', '--app', v0]);
+    expect(text.stdout).toBe(`No changes.\n\nPlan: 0 create, 0 update in place, 0 rebuild, 0 replace, 0 delete, 0 retain, ${IDS.length} no change\n`);
+  });
+
+  test('one identity changed and one removed: two entries with their deployed IDs; --fail-on delete trips', async () => {
+    const v1 = join(work.dir, 'fleet-v1');
+    const paths = synthFleetApp(v1, { identities: IDS.filter((i) => i !== 2005), types: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'] });
+    // Identity 2003 gets a third type in its own template only (the fleet gives every identity the same types).
+    const stacks = readAssembly(v1);
+    const nested = stacks.find((s) => Object.keys(s.template.Resources ?? {}).some((id) => id.startsWith('Identity2003')))!;
+    const [id2003] = Object.entries(nested.template.Resources!).find(([id]) => id.startsWith('Identity2003'))!;
+    const t = JSON.parse(readFileSync(nested.templateFile, 'utf8')) as { Resources: Record<string, { Properties: Record<string, unknown> }> };
+    t.Resources[id2003].Properties.NotificationTypes = ['ORDER_CHANGE', 'LISTINGS_ITEM_STATUS_CHANGE', 'REPORT_PROCESSING_FINISHED'];
+    writeFileSync(nested.templateFile, JSON.stringify(t));
+
+    const r = await dpi(['plan', '--app', v1, '--json', '--fail-on', 'delete']);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as PlanDoc & { gateFailed: boolean };
+    expect(doc.gateFailed).toBe(true);
+    const ch = doc.entries.filter((e) => e.action !== 'no-change').sort((a, b) => a.logicalId.localeCompare(b.logicalId));
+    expect(ch.map((e) => [e.logicalId.replace(/[0-9A-F]{8}$/, ''), e.action, e.physicalId])).toEqual([
+      ['Identity2003', 'update', physicalOf(id2003)],
+      ['Identity2005', 'delete', physicalOf([...PHYSICAL.keys()].find((k) => k.startsWith('Identity2005'))!)],
+    ]);
+    expect(ch[0].stack).toBe(paths.get(2003)!.replace(/^\/?/, ''));
+    expect(ch[0].constructPath).toBe(`${ch[0].stack}/Identity2003`);
+    expect(ch.every((e) => e.type === 'Custom::DpiNotificationPipeline')).toBe(true);
+    expect(doc.summary).toMatchObject({ 'update': 1, 'delete': 1, 'no-change': 3 });
+  });
+
+  test('a stack that is not deployed: every resource is a create', async () => {
+    const other = join(work.dir, 'example');
+    synthExample(other);
+    const r = await dpi(['plan', '--app', other, '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as PlanDoc;
+    expect(doc.entries.length).toBe(5);
+    expect(doc.entries.every((e) => e.action === 'create' && e.physicalId === undefined)).toBe(true);
+    expect(doc.summary.create).toBe(5);
+  });
+});
+
+describe('--from another cloud assembly (offline review)', () => {
+  test('a product change replaces the subscription; its dependents get the new ID; usage errors exit 2', async () => {
+    const base = synthExample(join(work.dir, 'base'));
+    const head = synthExample(join(work.dir, 'head'), { ordersProduct: 3002 });
+    const r = await dpi(['plan', '--app', head, '--from', base, '--json']);
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout) as PlanDoc;
+    const orders = doc.entries.find((e) => e.type === 'Custom::DpiSubscription')!;
+    expect(orders.action).toBe('replace');
+    expect(orders.constructPath).toBe('MarketplaceData/Orders');
+    expect(orders.changes).toContainEqual(expect.objectContaining({ prop: 'productId', from: '3001', to: '3002', effect: 'replace' }));
+    // The backfill and the order jobs reference the subscription: CloudFormation updates them with the new ID.
+    const dependents = doc.entries.filter((e) => e.type === 'Custom::DpiHistoryRequest' || e.type === 'Custom::DpiProductOrderJobs');
+    expect(dependents.length).toBe(2);
+    expect(dependents.every((e) => e.action !== 'no-change')).toBe(true);
+    expect(doc.entries.filter((e) => e.type === 'Custom::DpiNotificationPipeline').map((e) => e.action)).toEqual(['no-change', 'no-change']);
+
+    const same = await dpi(['plan', '--app', base, '--from', base, '--fail-on', 'replace,rebuild,delete']);
+    expect(same.code).toBe(0);
+    expect(same.stdout).toContain('No changes.');
+    const gate = await dpi(['plan', '--app', head, '--from', base, '--fail-on', 'replace,rebuild,delete']);
+    expect(gate.code).toBe(1);
+
+    expect((await dpi(['plan', '--app', head, '--from', base, '--local'])).code).toBe(2);
+    const missing = await dpi(['plan', '--app', head, '--from', join(work.dir, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--from:');
+  });
+});
+
+testNoSecretsPrinted();
