@@ -99,15 +99,19 @@ async function main(): Promise<void> {
         AuthUrl: u,
         RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bench',
       };
-      await admin(emu, 'DELETE', '/requests');
-      console.log = () => undefined; // the handler's JSON log lines
-      let r;
-      try {
-        r = await monitor({ Connection: Connection as never, Subscriptions: ids.map((id) => ({ id })) });
-      } finally {
-        console.log = realLog;
+      // The default source (transactions), then the opt-in listing (MonitorSource.HEALTHCHECKS: the event's Source).
+      for (const Source of [undefined, 'HEALTHCHECKS']) {
+        await admin(emu, 'DELETE', '/requests');
+        console.log = () => undefined; // the handler's JSON log lines
+        let r;
+        try {
+          r = await monitor({ Connection: Connection as never, Subscriptions: ids.map((id) => ({ id })), Source });
+        } finally {
+          console.log = realLog;
+        }
+        const expected = Source === undefined ? N : healthchecks ? pages : 1 + N;
+        row(`SubscriptionMonitor, ${Source ?? 'TRANSACTIONS'} (${r.subscriptions} monitored, ${r.failed} failed)`, await counted(emu), expected);
       }
-      row(`SubscriptionMonitor run (${r.subscriptions} monitored, ${r.failed} failed)`, await counted(emu), healthchecks ? pages : 1 + N);
     } finally {
       await emu.stop();
     }

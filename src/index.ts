@@ -9,4 +9,5 @@ export * from './subscriptions/subscription';
 export * from './subscriptions/history-request';
 export * from './subscriptions/product-order-jobs';
 export * from './monitoring/subscription-monitor';
+export * from './monitoring/monitor-source';
 export * from './monitoring/drift-monitor';

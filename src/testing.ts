@@ -62,6 +62,12 @@ export interface EmulatorOptions {
    * @default true
    */
   readonly healthchecks?: boolean;
+  /**
+   * Whether lists are paginated (the vendor's `links`/`meta.pagination` envelope); `false` answers every list with all
+   * its records as `{data: [...]}`, like a service that does not paginate (the transaction listing's cursor stays).
+   * @default true
+   */
+  readonly pagination?: boolean;
 }
 
 /** A running emulator. */

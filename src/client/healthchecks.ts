@@ -53,7 +53,10 @@ export interface HealthcheckQuery {
    * `payload_name__icontains`, ...); sent as they are.
    */
   filters?: Record<string, string | number>;
-  /** `order_by`: a comma list of fields, `-` for descending. Default: the service's order. */
+  /**
+   * `order_by`: a comma list of fields, `-` for descending. `id` is always the last key (added when absent) so that
+   * pages do not shift while they are read. Default: `id`.
+   */
   orderBy?: string;
   /**
    * The account when the token carries no `account_id` claim (e.g. the connection's `AccountId`); without either the
@@ -68,7 +71,8 @@ export interface HealthcheckQuery {
 export interface HealthchecksApi {
   /**
    * `GET /service/healthchecks/production/healthchecks/account/{account_id}`: every record of every page
-   * (`page_size` = `LIST_PAGE_SIZE`). `undefined` when the route answers 404 (a service that does not serve it).
+   * (`page_size` = `LIST_PAGE_SIZE`, `order_by` ending in `id`), following `links.next` / `meta.pagination` and the
+   * older shape's top-level `next`. `undefined` when the route answers 404 (a service that does not serve it).
    */
   list(q?: HealthcheckQuery): Promise<HealthcheckRecord[] | undefined>;
   /**
@@ -136,6 +140,59 @@ function recordsOf(body: unknown): HealthcheckRecord[] {
   });
 }
 
+/** A vendor datetime text (`YYYY-MM-DD[T ]HH:MM:SS[.fff][zone]`, UTC when it names none) as epoch ms. */
+export function vendorTimeMs(value: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?(Z|[+-]\d{2}:?\d{2})?$/.exec(value.trim());
+  if (!m) return undefined;
+  const zone = m[3] === undefined ? 'Z' : m[3].length === 5 ? `${m[3].slice(0, 3)}:${m[3].slice(3)}` : m[3];
+  const ms = Date.parse(`${m[1]}T${m[2] ?? '00:00:00'}${zone}`);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** When a healthcheck record ran: `hc_runtime`, else `modified_at`, as epoch ms (0 when neither parses). */
+export function healthcheckTimeMs(r: HealthcheckRecord): number {
+  return vendorTimeMs(r.hc_runtime || r.modified_at) ?? 0;
+}
+
+/**
+ * The newest record of each subscription and payload, in the order of their first appearance. The vendor documents
+ * the listing as the latest status per subscription and payload; a service that answers a history of checks
+ * instead must not let an older ERROR (or OK) stand for the payload. Newest = the latest `hc_runtime` (else
+ * `modified_at`); on a tie, the later in the listing.
+ */
+export function latestPerPayload(records: readonly HealthcheckRecord[]): HealthcheckRecord[] {
+  const latest = new Map<string, { r: HealthcheckRecord; at: number }>();
+  for (const r of records) {
+    const key = `${r.subscription_id}\u0000${r.payload_name}`;
+    const at = healthcheckTimeMs(r);
+    const prev = latest.get(key);
+    if (prev && prev.at > at) continue;
+    latest.set(key, { r, at });
+  }
+  return [...latest.values()].map((x) => x.r);
+}
+
+/** The `order_by` sent: the caller's keys, then `id` unless one of them is `id` already (a stable page order). */
+export function stableOrder(orderBy: string | undefined): string {
+  const keys = (orderBy ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+  return keys.some((k) => k.replace(/^-/, '') === 'id') ? keys.join(',') : [...keys, 'id'].join(',');
+}
+
+/**
+ * The next page of the older `{count, next, results}` shape (vendor example): the query of its top-level `next` URL,
+ * to be sent on the client's own base URL and path (never to the host the URL names); undefined when absent, null
+ * or not a URL.
+ */
+export function topLevelNext(body: unknown): URLSearchParams | undefined {
+  const next = isObject(body) ? body.next : undefined;
+  if (typeof next !== 'string' || next.trim() === '') return undefined;
+  try {
+    return new URL(next, 'http://relative.invalid').searchParams;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds the healthchecks API of one client. */
 export function createHealthchecksApi(deps: HealthchecksDeps): HealthchecksApi {
   let looked: Promise<string> | undefined;
@@ -153,12 +210,16 @@ export function createHealthchecksApi(deps: HealthchecksDeps): HealthchecksApi {
     const path = healthchecksPath(await accountId(q.accountId));
     const out: HealthcheckRecord[] = [];
     let page = 1;
+    // The query of the previous answer's top-level `next` (older shape), laid over ours for the next page.
+    let follow: URLSearchParams | undefined;
     for (let i = 0; i < deps.maxPages; i++) {
       const query = new URLSearchParams();
       for (const [k, v] of Object.entries(q.filters ?? {})) query.set(k, String(v));
-      if (q.orderBy !== undefined) query.set('order_by', q.orderBy);
+      query.set('order_by', stableOrder(q.orderBy));
       query.set('page_size', String(deps.pageSize));
-      if (page > 1) query.set('page', String(page));
+      // Following a top-level `next`: its query says where (page, offset, cursor); otherwise our page number.
+      if (page > 1 && !follow) query.set('page', String(page));
+      for (const [k, v] of follow ?? []) query.set(k, v);
       let body: unknown;
       try {
         body = await deps.request({ method: 'GET', service: 'baseUrl', path, query });
@@ -170,8 +231,15 @@ export function createHealthchecksApi(deps: HealthchecksDeps): HealthchecksApi {
       q.onPage?.(page);
       out.push(...recordsOf(body));
       const next = deps.nextPage(body, page);
-      if (next === undefined) return out;
-      page = next;
+      if (next !== undefined) {
+        page = next;
+        follow = undefined;
+        continue;
+      }
+      follow = topLevelNext(body);
+      if (follow === undefined) return out;
+      const n = Number(follow.get('page'));
+      page = Number.isInteger(n) && n > page ? n : page + 1;
     }
     throw new Error(`listing ${path} returned more than ${deps.maxPages} pages; stopping`);
   };

@@ -103,6 +103,8 @@ export interface Ctx {
   rateLimit: RateLimit | undefined;
   /** Request times (emulator clock) per client address within the window. */
   hits: Map<string, number[]>;
+  /** False: lists answer every record as `{data}` without `links`/`meta` (a service that does not paginate). */
+  pagination?: boolean;
   now(): number;
 }
 

@@ -54,6 +54,13 @@ export interface EmulatorOptions {
    * `false`: the route answers 404, like a service that does not serve it. Default true.
    */
   healthchecks?: boolean;
+  /**
+   * Paginate the lists (the vendor's envelope: `links`, `meta.pagination`, `page`/`page_size`). `false`: every list
+   * answers all its records as `{data: [...]}` without `links` or `meta`, like a service that does not paginate
+   * (the interface specification shows lists without pagination). The transaction listing's cursor
+   * (`meta.next_cursor`, in the specification) is not affected. Default true.
+   */
+  pagination?: boolean;
 }
 
 /** The read modes `EmulatorOptions.reads` accepts. */
@@ -90,6 +97,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     faults: [],
     rateLimit: opts.rateLimit === 'off' ? undefined : checkedRateLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT),
     hits: new Map(),
+    pagination: opts.pagination !== false,
   };
   const seed = (): void => {
     ctx.s = emptyState();

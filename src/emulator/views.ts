@@ -39,9 +39,11 @@ function pageLink(req: FastifyRequest, page: number): string {
  * A list answer, in both read modes: the vendor's documented envelope `{links: {first, last, next, prev}, data,
  * meta: {pagination: {page, pages, count}}}`, honouring `page` and `page_size` (default: the state's `pageSize`, at
  * most MAX_PAGE_SIZE); a page after the last one is a 404. The spec shows lists without saying how they page; the
- * read mode only decides the attributes of each record.
+ * read mode only decides the attributes of each record. With the emulator's `pagination: false`: `{data}` with every
+ * record, `page` and `page_size` ignored (a service that does not paginate).
  */
 export function listBody<T>(ctx: Ctx, req: FastifyRequest, records: T[]): Record<string, unknown> {
+  if (ctx.pagination === false) return { data: records };
   const size = Math.min(positive(req, 'page_size') ?? ctx.s.pageSize, MAX_PAGE_SIZE);
   const page = positive(req, 'page') ?? 1;
   const count = records.length;

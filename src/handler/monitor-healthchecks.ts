@@ -1,12 +1,17 @@
 /**
- * The subscription monitor's cheaper source: the account's healthchecks listing (vendor docs; one call per 100
- * records for the whole account), read once per run. A subscription without a healthcheck record, or every
+ * The subscription monitor's opt-in source (`MonitorSource.HEALTHCHECKS`, the event's `Source: 'HEALTHCHECKS'`): the
+ * account's healthchecks listing (vendor docs; one call per 100 records for the whole account), read once per run. It
+ * is cheaper than transactions but measures something else (the latest run of each payload, not every record):
+ * docs/constructs.md, "SubscriptionMonitor". A subscription without a healthcheck record, or every
  * subscription where the listing is not served (404) or fails, is read from its transactions instead (`monitor.ts`).
  */
-import { DpiClient, HealthcheckRecord } from '../client';
 import { messageOf } from './errors';
 import { log } from './log';
 import { PayloadHealth, SubscriptionHealth } from './monitor-types';
+import { DpiClient, HealthcheckRecord } from '../client';
+import { healthcheckTimeMs, latestPerPayload } from '../client/healthchecks';
+
+export { vendorTimeMs } from '../client/healthchecks';
 
 /** The listing of one run: the records per subscription ID, or why there are none. */
 export type AccountHealthchecks =
@@ -33,15 +38,6 @@ export async function readAccountHealthchecks(client: DpiClient, accountId: stri
   }
 }
 
-/** A vendor datetime text (`YYYY-MM-DD[T ]HH:MM:SS[.fff][zone]`, UTC when it names none) as epoch ms. */
-export function vendorTimeMs(text: string): number | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim());
-  if (!m) return undefined;
-  const zone = m[3] === undefined ? 'Z' : m[3].length === 5 ? `${m[3].slice(0, 3)}:${m[3].slice(3)}` : m[3];
-  const ms = Date.parse(`${m[1]}T${m[2] ?? '00:00:00'}${zone}`);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
 /**
  * Health of a subscription from its healthcheck records (the latest per payload): `ErrorRecords` = payloads whose
  * latest status is ERROR; `FreshnessHours` = hours since the payload's latest OK healthcheck (the window when its
@@ -49,15 +45,12 @@ export function vendorTimeMs(text: string): number | undefined {
  */
 export function healthFromChecks(subscriptionId: string, records: readonly HealthcheckRecord[], nowMs: number, windowHours: number,
   label?: string): SubscriptionHealth {
-  const byPayload = new Map<string, { error: boolean; fresh?: number; at: number }>();
-  for (const r of records) {
-    const payload = r.payload_name || '-';
-    const at = vendorTimeMs(r.hc_runtime || r.modified_at) ?? 0;
-    const prev = byPayload.get(payload);
-    // One record per payload is expected; if the service sends more, the newest counts.
-    if (prev && prev.at > at) continue;
+  const byPayload = new Map<string, { error: boolean; fresh?: number }>();
+  // One record per payload is expected; if the service sends more (a history of checks), the newest counts.
+  for (const r of latestPerPayload(records)) {
+    const at = healthcheckTimeMs(r);
     const fresh = r.status === 'OK' && at > 0 ? Math.max(0, Math.round(((nowMs - at) / 3_600_000) * 10) / 10) : undefined;
-    byPayload.set(payload, { error: r.status === 'ERROR', fresh, at });
+    byPayload.set(r.payload_name || '-', { error: r.status === 'ERROR', fresh });
   }
   const payloads: PayloadHealth[] = [...byPayload.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([payload, p]) => ({
     payload, errorRecords: p.error ? 1 : 0, freshnessHours: p.fresh ?? windowHours,

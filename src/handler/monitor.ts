@@ -1,10 +1,11 @@
 /**
- * The subscription monitor (`index.monitor`): run on a schedule by `SubscriptionMonitor`, it reads the account's
- * healthchecks listing once per run (the latest status of every subscription and payload, `monitor-healthchecks.ts`)
- * and, for a monitored subscription without a healthcheck record or where the listing is not served (404) or fails,
- * the subscription's transaction records (every page of the service's three-day window), classified exactly as
- * `dpi status` does. It publishes the result as CloudWatch embedded-metric-format lines in its log: no PutMetricData
- * call, no secret. A subscription that cannot be read is a metric and a log line, never a crash. What each metric
+ * The subscription monitor (`index.monitor`): run on a schedule by `SubscriptionMonitor`, it reads each monitored
+ * subscription's transaction records (every page of the service's three-day window), classified exactly as `dpi
+ * status` does. Only when the event asks for it (`Source: 'HEALTHCHECKS'`, the construct's `source:
+ * MonitorSource.HEALTHCHECKS`) it reads the account's healthchecks listing once per run instead (the latest status of
+ * every subscription and payload, `monitor-healthchecks.ts`), falling back to transactions for a monitored
+ * subscription without a healthcheck record and where the listing is not served (404) or fails. It publishes the
+ * result as CloudWatch embedded-metric-format lines in its log: no PutMetricData call, no secret. A subscription that cannot be read is a metric and a log line, never a crash. What each metric
  * means per source: docs/constructs.md, "SubscriptionMonitor".
  */
 import { summarise, StatusSummary, TxClass } from '../cli/classify';
@@ -27,6 +28,16 @@ export interface MonitorEvent {
   readonly Connection: ConnectionProperties;
   readonly Subscriptions: ReadonlyArray<{ readonly id: string; readonly label?: string }>;
   readonly Namespace?: string;
+  /**
+   * Where to read the health from: `HEALTHCHECKS` (the account's listing, with the fallback above); anything else,
+   * or none (the input of every monitor synthesized before the choice existed), the transactions.
+   */
+  readonly Source?: string;
+}
+
+/** True when the event asks for the healthchecks listing. */
+export function wantsHealthchecks(event: Pick<MonitorEvent, 'Source'>): boolean {
+  return typeof event.Source === 'string' && event.Source.trim().toUpperCase() === 'HEALTHCHECKS';
 }
 
 export type { HealthSource, PayloadHealth, SubscriptionHealth } from './monitor-types';
@@ -155,9 +166,10 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
   const nowMs = Date.now();
   let failed = 0;
   let calls = 0;
-  // The account's healthchecks listing, once per run (calls: its pages); a subscription it has no record of, or every
-  // subscription where it is not served or fails, is read from its transactions.
-  const checks = rt && subs.length > 0 ? await readAccountHealthchecks(rt.client, connectionAccountId(event.Connection)) : undefined;
+  // Asked for: the account's healthchecks listing, once per run (calls: its pages); a subscription it has no record of,
+  // or every subscription where it is not served or fails, is read from its transactions. Not asked: transactions only.
+  const checks = rt && subs.length > 0 && wantsHealthchecks(event)
+    ? await readAccountHealthchecks(rt.client, connectionAccountId(event.Connection)) : undefined;
   if (checks) calls += checks.calls;
   const window = MONITOR_WINDOW_DAYS * 24;
   let fromChecks = 0;
@@ -173,7 +185,8 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
     calls += h.calls;
     for (const l of emfLines(h, namespace, nowMs)) sink(l);
   }
-  const healthchecks = checks === undefined ? 'not read' : checks.served ? 'served' : checks.reason;
+  const healthchecks = !wantsHealthchecks(event) ? 'not asked'
+    : checks === undefined ? 'not read' : checks.served ? 'served' : checks.reason;
   log({ msg: 'monitor run', subscriptions: subs.length, failed, calls, healthchecks, fromHealthchecks: fromChecks, fromTransactions: subs.length - fromChecks });
   return { subscriptions: subs.length, failed, calls };
 }

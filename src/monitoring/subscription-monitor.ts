@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
 import { notifyOrAcknowledge } from './alarm-actions';
+import { MonitorSource } from './monitor-source';
 import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
@@ -35,19 +36,31 @@ export interface SubscriptionMonitorProps {
   readonly subscriptions?: ISubscription[];
 
   /**
-   * How often the monitor runs. Each run makes one token exchange (per warm container) and reads the account's
-   * healthchecks listing once (one call per 100 records); a subscription without a healthcheck record, or every
-   * subscription where the service does not serve the listing, costs one call per page of 200 transaction records.
-   * Either way far under the service's 1,000 requests per 5 minutes.
+   * Where each run reads the subscriptions' health from. `MonitorSource.TRANSACTIONS`: every transaction record of
+   * each subscription in the three-day window, classified as `dpi status` does (an ERROR record counts until it ages
+   * out or is retried; fresh = an attribution date loaded); one call per page of 200 records per subscription.
+   * `MonitorSource.HEALTHCHECKS`: the account's healthchecks listing once per run (the latest status per subscription
+   * and payload: a later OK run clears an ERROR, a run with no new data counts as fresh, no in-progress count),
+   * one call per 100 records of the whole account, falling back to transactions for a subscription the listing has
+   * no record of and where the service does not serve it (404) or it fails. Both are far under the service's 1,000
+   * requests per 5 minutes at the default interval; docs/constructs.md compares them metric by metric.
+   *
+   * @default MonitorSource.TRANSACTIONS
+   */
+  readonly source?: MonitorSource;
+
+  /**
+   * How often the monitor runs. Each run makes one token exchange (per warm container) and the calls of its
+   * `source`.
    *
    * @default Duration.minutes(15)
    */
   readonly interval?: Duration;
 
   /**
-   * The freshness alarm fires when the subscription's `FreshnessHours` is above this: from the healthchecks listing,
-   * the hours since its newest OK healthcheck; from transactions, the hours since the end of its newest loaded
-   * attribution date.
+   * The freshness alarm fires when the subscription's `FreshnessHours` is above this: with `MonitorSource.TRANSACTIONS`,
+   * the hours since the end of its newest loaded attribution date; with `MonitorSource.HEALTHCHECKS`, the hours since
+   * its newest OK healthcheck.
    *
    * @default Duration.hours(36)
    */
@@ -104,9 +117,9 @@ export interface MonitoredPipelineOptions {
 
 /** The alarms of one monitored subscription. */
 export interface MonitoredSubscriptionAlarms {
-  /** Something of the subscription in ERROR: a payload whose latest healthcheck is ERROR, or a record in ERROR (transactions). */
+  /** Something of the subscription in ERROR: a record in ERROR (transactions), or a payload whose latest healthcheck is ERROR (healthchecks). */
   readonly errors: cloudwatch.Alarm;
-  /** `FreshnessHours` above the threshold: no OK healthcheck (or no loaded attribution date) recently enough. */
+  /** `FreshnessHours` above the threshold: no loaded attribution date (transactions) or no OK healthcheck (healthchecks) recently enough. */
   readonly freshness: cloudwatch.Alarm;
   /** The monitor could not read the subscription's records. */
   readonly monitorFailed: cloudwatch.Alarm;
@@ -115,12 +128,12 @@ export interface MonitoredSubscriptionAlarms {
 const monitors = new WeakMap<Stack, string>();
 
 /**
- * Is my data arriving? One scheduled Lambda per stack reads the account's healthchecks listing once per run (the latest
- * status of every subscription and payload) and, for a subscription without a healthcheck record or where the service
- * does not serve the listing, the subscription's transaction records (the three-day window, every page, classified
- * exactly as `dpi status` does). It publishes, per subscription and per payload, `ErrorRecords`, `FreshnessHours` and
- * (from transactions) `InProgressRecords` in CloudWatch embedded metric format (no PutMetricData); docs/constructs.md
- * says what each means per source. Each subscription gets an error alarm,
+ * Is my data arriving? One scheduled Lambda per stack reads the transaction records of every monitored subscription
+ * (the service's three-day window, every page), classifies them exactly as `dpi status` does and publishes, per
+ * subscription and per payload, `ErrorRecords`, `InProgressRecords` and `FreshnessHours` (age of the newest loaded
+ * attribution date) in CloudWatch embedded metric format (no PutMetricData). With `source:
+ * MonitorSource.HEALTHCHECKS` it reads the account's healthchecks listing once per run instead (cheaper, but it
+ * measures the latest run of each payload, not every record: see `MonitorSource`). Each subscription gets an error alarm,
  * a freshness alarm and a monitor-failure alarm; the function has an alarm on its own errors; a dashboard shows a
  * row per subscription and, with `addPipeline()`, per notification pipeline.
  *
@@ -144,6 +157,7 @@ export class SubscriptionMonitor extends Construct {
 
   private readonly freshnessThreshold: Duration;
   private readonly topic?: sns.ITopic;
+  private readonly healthchecks: boolean;
   private readonly entries: Array<{ subscription: ISubscription; label: string; alarms: MonitoredSubscriptionAlarms }> = [];
 
   constructor(scope: Construct, id: string, props: SubscriptionMonitorProps) {
@@ -161,6 +175,11 @@ export class SubscriptionMonitor extends Construct {
     }
     this.freshnessThreshold = props.freshnessThreshold ?? Duration.hours(36);
     this.topic = props.alarmTopic;
+    const source = props.source ?? MonitorSource.TRANSACTIONS;
+    if (!Object.values(MonitorSource).includes(source)) {
+      throw invalid(this, 'source', String(source), 'is not a MonitorSource', 'use MonitorSource.TRANSACTIONS or MonitorSource.HEALTHCHECKS');
+    }
+    this.healthchecks = source === MonitorSource.HEALTHCHECKS;
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const role = new iam.Role(this, 'Role', {
@@ -187,6 +206,8 @@ export class SubscriptionMonitor extends Construct {
         // Resolved at synthesis, after every addSubscription().
         Subscriptions: Lazy.any({ produce: () => this.entries.map((e) => ({ id: e.subscription.subscriptionId, label: e.label })) }),
         Namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
+        // Only when asked: the default input (transactions) stays what it was before the choice existed.
+        ...(this.healthchecks ? { Source: MonitorSource.HEALTHCHECKS } : {}),
       }),
       retryAttempts: 0,
     }));
@@ -207,8 +228,11 @@ export class SubscriptionMonitor extends Construct {
         dashboardName: props.dashboardName ?? `${stack.stackName}-data-pipeline-integration`,
       });
       this.dashboard.addWidgets(new cloudwatch.TextWidget({
-        markdown: '# Data pipeline integration\nOne row per monitored subscription: its records as `dpi status` classifies them '
-          + '(in ERROR, in progress), the hours since its newest loaded attribution date, and its alarms.',
+        markdown: this.healthchecks
+          ? '# Data pipeline integration\nOne row per monitored subscription, from the account\'s healthchecks listing: its payloads '
+            + 'whose latest healthcheck is ERROR, the hours since its newest OK healthcheck, and its alarms.'
+          : '# Data pipeline integration\nOne row per monitored subscription: its records as `dpi status` classifies them '
+            + '(in ERROR, in progress), the hours since its newest loaded attribution date, and its alarms.',
         width: 18,
         height: 2,
       }), new cloudwatch.AlarmStatusWidget({ title: 'Monitor runs', alarms: [this.functionErrorsAlarm], width: 6, height: 2 }));
@@ -229,14 +253,18 @@ export class SubscriptionMonitor extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${label}: records in ERROR (dpi status --subscription <id> shows them).`,
+      alarmDescription: this.healthchecks
+        ? `${label}: a payload whose latest healthcheck is ERROR (dpi status shows them).`
+        : `${label}: records in ERROR (dpi status --subscription <id> shows them).`,
     });
     const freshness = this.metricFreshnessHours(subscription).createAlarm(this, `Freshness${i}`, {
       threshold,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${label}: no attribution date loaded in the last ${threshold} hours.`,
+      alarmDescription: this.healthchecks
+        ? `${label}: no OK healthcheck in the last ${threshold} hours.`
+        : `${label}: no attribution date loaded in the last ${threshold} hours.`,
     });
     const monitorFailed = this.metricMonitorFailed(subscription).createAlarm(this, `MonitorFailed${i}`, {
       threshold: 1,
@@ -294,19 +322,19 @@ export class SubscriptionMonitor extends Construct {
     );
   }
 
-  /** Payloads whose latest healthcheck is ERROR, or records in ERROR when read from transactions (maximum over 15 minutes). */
+  /** Records in ERROR (transactions), or payloads whose latest healthcheck is ERROR (healthchecks) (maximum over 15 minutes). */
   public metricErrorRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('ErrorRecords', subscription, props);
   }
 
-  /** Records still in progress or retrying; published only when the subscription is read from transactions (maximum over 15 minutes). */
+  /** Records still in progress or retrying; published only for a subscription read from transactions (maximum over 15 minutes). */
   public metricInProgressRecords(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('InProgressRecords', subscription, props);
   }
 
   /**
-   * Hours since the newest OK healthcheck, or (transactions) since the end of the newest loaded attribution date; 72, the
-   * transactions' window, when none.
+   * Hours since the end of the newest loaded attribution date (transactions), or since the newest OK healthcheck
+   * (healthchecks); 72, the transactions' window, when none.
    */
   public metricFreshnessHours(subscription: ISubscription, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.metric('FreshnessHours', subscription, props);

@@ -5,6 +5,7 @@
  */
 import { CLI_FIXTURES, dpi, ingest, requests, clearRequests, SUB, testNoSecretsPrinted, TxReport } from './helpers';
 import { RunningEmulator, startEmulator } from '../../src/emulator';
+import { makeJwt, ScriptedServer } from '../client/scripted-server';
 
 const NOW = 1763800000; // 2025-11-22T08:26:40Z
 const now = (): number => NOW * 1000;
@@ -110,6 +111,47 @@ test('the account-wide filters are refused with --subscription (usage, exit 2)',
   const r = await status(['--subscription', String(SUB), '--status', 'ERROR']);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('--status applies to the whole account');
+});
+
+test('a service that answers a history of checks: only the newest row per subscription and payload is shown and counted (an old ERROR does not exit 1)', async () => {
+  const server = await ScriptedServer.start();
+  try {
+    server.on('POST', '/auth/api/ref', { status: 200, body: { data: { attributes: { token: makeJwt({ account_id: 1001, exp: Math.ceil(Date.now() / 1000) + 3600 }) } } } });
+    const rec = (id: number, sub: number, payload: string, state: string, at: string, extra: Record<string, unknown> = {}): object => ({
+      id, subscription_id: sub, subscription_name: `s${sub}`, product_name: 'P', payload_name: payload, status: state, hc_runtime: at, modified_at: at, ...extra,
+    });
+    const listing = (...data: object[]): { status: number; body: object } => ({ status: 200, body: { data } });
+    server.on('GET', HC, listing(
+      // 9001/orders: ERROR, then OK (newer, listed first as a newest-first service would)
+      rec(12, 9001, 'orders', 'OK', '2025-11-22 07:00:00'),
+      rec(11, 9001, 'orders', 'ERROR', '2025-11-21 07:00:00', { err_msg: 'old failure' }),
+      // 9002/fees: OK, then ERROR (newer, listed last)
+      rec(21, 9002, 'fees', 'OK', '2025-11-20 07:00:00'),
+      rec(22, 9002, 'fees', 'ERROR', '2025-11-22 06:00:00', { err_msg: 'new failure' }),
+      rec(31, 9003, 'items', 'OK', '2025-11-22 05:00:00'),
+    ));
+    const run = (args: string[]) => dpi(['status', ...args], { env: { DPI_BASE_URL: server.url, DPI_REFRESH_TOKEN: 'rt' }, now });
+    const r = await run(['--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(1); // 9002/fees's newest is ERROR
+    const doc = JSON.parse(r.stdout);
+    expect(doc.rows.map((x: any) => [x.subscription_id, x.payload_name, x.status, x.err_msg])).toEqual([
+      ['9001', 'orders', 'OK', ''], ['9002', 'fees', 'ERROR', 'new failure'], ['9003', 'items', 'OK', ''],
+    ]);
+    expect(doc.summary).toEqual({ payloads: 3, subscriptions: 3, by_status: { ERROR: 1, OK: 2 }, subscriptions_with_error: 1 });
+
+    // Without 9002's newer ERROR, only the old ERROR of 9001/orders is left in the history: exit 0.
+    server.on('GET', HC, listing(
+      rec(11, 9001, 'orders', 'ERROR', '2025-11-21 07:00:00', { err_msg: 'old failure' }),
+      rec(12, 9001, 'orders', 'OK', '2025-11-22 07:00:00'),
+    ));
+    const ok = await run([]);
+    expect([ok.code, ok.stderr]).toEqual([0, '']);
+    expect(ok.stdout).toContain('1 payload of 1 subscription: 1 OK');
+    expect(ok.stdout).not.toContain('old failure');
+  } finally {
+    await server.close();
+  }
 });
 
 testNoSecretsPrinted();

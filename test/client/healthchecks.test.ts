@@ -6,6 +6,7 @@
 import { makeJwt, ScriptedServer } from './scripted-server';
 import { accountIdClaim, DpiClient, endpointsFromBase, ServiceError } from '../../src/client';
 import { LIST_PAGE_SIZE } from '../../src/client/client';
+import { stableOrder } from '../../src/client/healthchecks';
 import { DEFAULT_REFRESH_TOKEN, startEmulator } from '../../src/emulator';
 
 let server: ScriptedServer;
@@ -42,7 +43,7 @@ test('the token\'s account_id claim names the account: no GET /account; every pa
   ]);
   const seen = server.seen('GET', HC(3558));
   expect(seen.map((r) => [r.query.get('page'), r.query.get('page_size'), r.query.get('status__exact'), r.query.get('modified_at__gte'), r.query.get('order_by')]))
-    .toEqual([[null, String(LIST_PAGE_SIZE), 'ERROR', '2024-01-01 00:00:00', '-modified_at'], ['2', '100', 'ERROR', '2024-01-01 00:00:00', '-modified_at']]);
+    .toEqual([[null, String(LIST_PAGE_SIZE), 'ERROR', '2024-01-01 00:00:00', '-modified_at,id'], ['2', '100', 'ERROR', '2024-01-01 00:00:00', '-modified_at,id']]);
   expect(server.seen('GET', '/account')).toHaveLength(0);
 });
 
@@ -56,6 +57,44 @@ test('no claim: the given account ID; neither: GET /account once per client', as
   expect(await c.healthchecks.list()).toEqual([]);
   expect(await c.healthchecks.accountId()).toBe('1234');
   expect(server.seen('GET', '/account')).toHaveLength(1);
+});
+
+test('order_by always ends in id (pages do not shift): id by default, appended to a given order, kept when given', async () => {
+  expect([stableOrder(undefined), stableOrder('-modified_at'), stableOrder('status, -modified_at'), stableOrder('-id'), stableOrder('status,id')])
+    .toEqual(['id', '-modified_at,id', 'status,-modified_at,id', '-id', 'status,id']);
+  withClaims({ account_id: 5 });
+  server.on('GET', HC(5), { status: 200, body: { data: [] } });
+  await c.healthchecks.list();
+  await c.healthchecks.list({ orderBy: 'status' });
+  expect(server.seen('GET', HC(5)).map((r) => r.query.get('order_by'))).toEqual(['id', 'status,id']);
+});
+
+test('the older {count, next, results} shape: the top-level next is followed (its query, on our own host and path) until it is null', async () => {
+  withClaims({ account_id: 3558 });
+  const row = (id: number): object => ({ id, subscription_id: 100 + id, payload_name: 'orders', status: 'OK' });
+  server.on('GET', HC(3558),
+    // The vendor's example names its own host: only the query is followed, never the host.
+    { status: 200, body: { count: 5, next: `https://service.api.example.invalid${HC(3558)}?order_by=id&page=2&page_size=2`, previous: null, results: [row(1), row(2)] } },
+    { status: 200, body: { count: 5, next: `${HC(3558)}?order_by=id&page=3&page_size=2`, previous: 'x', results: [row(3), row(4)] } },
+    { status: 200, body: { count: 5, next: null, previous: 'x', results: [row(5)] } });
+  const rows = await c.healthchecks.list({ filters: { status: 'OK' } });
+  expect(rows!.map((r) => r.id)).toEqual(['1', '2', '3', '4', '5']);
+  const seen = server.seen('GET', HC(3558));
+  expect(seen.map((r) => [r.query.get('page'), r.query.get('page_size'), r.query.get('order_by'), r.query.get('status')])).toEqual([
+    [null, String(LIST_PAGE_SIZE), 'id', 'OK'], ['2', '2', 'id', 'OK'], ['3', '2', 'id', 'OK'],
+  ]);
+  // Every call went to this server (the scripted one), with the token.
+  expect(seen.every((r) => typeof r.headers.authorization === 'string')).toBe(true);
+});
+
+test('a top-level next without a page number (offset pagination) is followed as it is; no page number of ours is added', async () => {
+  withClaims({ account_id: 9 });
+  server.on('GET', HC(9),
+    { status: 200, body: { count: 3, next: `${HC(9)}?limit=2&offset=2`, results: [{ id: 1 }, { id: 2 }] } },
+    { status: 200, body: { count: 3, next: null, results: [{ id: 3 }] } });
+  expect((await c.healthchecks.list())!.map((r) => r.id)).toEqual(['1', '2', '3']);
+  const second = server.seen('GET', HC(9))[1].query;
+  expect([second.get('offset'), second.get('limit'), second.get('page'), second.get('order_by')]).toEqual(['2', '2', null, 'id']);
 });
 
 test('404 of the first page = not served (undefined); 403 and a 404 of a later page are errors', async () => {
@@ -96,7 +135,10 @@ test('against the emulator: the account from the token, the records of its trans
         expect(rows).toBeUndefined();
         continue;
       }
-      expect(rows!.map((r) => [r.subscription_id, r.status])).toEqual([['9102', 'ERROR'], ['9101', 'OK']]);
+      // order_by=id (the client's stable order): ascending record IDs.
+      expect(rows!.map((r) => [r.subscription_id, r.status]).sort()).toEqual([['9101', 'OK'], ['9102', 'ERROR']]);
+      const ids = rows!.map((r) => Number(r.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
       const onlyErrors = await client.healthchecks.list({ filters: { status: 'ERROR' }, accountId: 1001 });
       expect(onlyErrors!.map((r) => r.transaction_id)).toEqual(['t2']);
     } finally {

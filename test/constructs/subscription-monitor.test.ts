@@ -4,7 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks, AwsSolutionsChecks } from 'cdk-nag';
 import { fixture, roles, SECRET_ARN, sellerPipeline } from './helpers';
-import { Subscription, SubscriptionMonitor } from '../../src';
+import { MonitorSource, Subscription, SubscriptionMonitor } from '../../src';
 
 function subscription(stack: Stack, connection: ReturnType<typeof fixture>['connection'], id: string): Subscription {
   return new Subscription(stack, id, { connection, productId: 3001, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
@@ -105,6 +105,35 @@ describe('SubscriptionMonitor', () => {
     const g = fixture();
     expect(() => new SubscriptionMonitor(g.stack, 'Monitor', { connection: g.connection, interval: Duration.seconds(30) }))
       .toThrow(/interval '30 seconds' is shorter than a minute/);
+  });
+
+  test('source: transactions by default (the rule input has no Source, as before the choice existed); HEALTHCHECKS only when asked', () => {
+    // The input is a Fn::Join around the secret ARN and the subscription IDs: compared as its resolved JSON text.
+    const inputOf = (source?: MonitorSource): { input: string; t: Template } => {
+      const f = fixture();
+      const m = new SubscriptionMonitor(f.stack, 'Monitor', { connection: f.connection, ...(source ? { source } : {}) });
+      m.addSubscription(subscription(f.stack, f.connection, 'Orders'), { label: 'orders-us' });
+      const t = Template.fromStack(f.stack);
+      const rule = Object.values(t.findResources('AWS::Events::Rule'))[0];
+      return { input: JSON.stringify(f.stack.resolve(rule.Properties.Targets[0].Input)), t };
+    };
+    const byDefault = inputOf();
+    expect(byDefault.input).toContain('Subscriptions');
+    expect(byDefault.input).not.toContain('Source');
+    const explicit = inputOf(MonitorSource.TRANSACTIONS);
+    expect(explicit.t.toJSON()).toEqual(byDefault.t.toJSON());
+    byDefault.t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ErrorRecords', AlarmDescription: 'orders-us: records in ERROR (dpi status --subscription <id> shows them).' });
+
+    const listing = inputOf(MonitorSource.HEALTHCHECKS);
+    expect(listing.input).toContain('\\"Source\\":\\"HEALTHCHECKS\\"');
+    // Nothing else of the input differs.
+    expect(listing.input.replace(',\\"Source\\":\\"HEALTHCHECKS\\"', '')).toBe(byDefault.input);
+    listing.t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ErrorRecords', AlarmDescription: Match.stringLikeRegexp('latest healthcheck is ERROR') });
+    listing.t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'FreshnessHours', AlarmDescription: Match.stringLikeRegexp('no OK healthcheck in the last 36 hours') });
+
+    const g = fixture();
+    expect(() => new SubscriptionMonitor(g.stack, 'Monitor', { connection: g.connection, source: 'LISTING' as MonitorSource }))
+      .toThrow(/MyStack\/Monitor: source 'LISTING' is not a MonitorSource/);
   });
 
   test('cdk-nag: no unacknowledged finding on the monitor\'s resources in any of the four packs', () => {

@@ -25,6 +25,8 @@ export const SELLER_PIPELINE = {
  * vendor's documented shapes). `npm test` runs the handler and local suites in both (`DPI_EMULATOR_READS=vendor`).
  */
 export const TEST_READS: ReadMode = process.env.DPI_EMULATOR_READS === 'vendor' ? 'vendor' : 'minimal';
+/** `DPI_EMULATOR_PAGINATION=off`: the emulator answers every list unpaginated (`pagination: false`, a service that does not paginate). */
+export const TEST_PAGINATION = process.env.DPI_EMULATOR_PAGINATION !== 'off';
 
 export interface RequestLogEntry { method: string; path: string; status: number; query: Record<string, unknown> }
 
@@ -45,7 +47,9 @@ export interface JournalItem {
 export class HandlerHarness {
   static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string; rateLimit?: RateLimit | 'off' } = {}):
   Promise<HandlerHarness> {
-    const emu = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS, rateLimit: opts.rateLimit });
+    const emu = await startEmulator({
+      host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS, rateLimit: opts.rateLimit, pagination: TEST_PAGINATION,
+    });
     const journal = await startJournalServer();
     const h = new HandlerHarness(emu, journal);
     h.callerAccount = opts.callerAccount ?? DEFAULT_CLOUD_ACCOUNT;

@@ -1,5 +1,6 @@
 /**
- * The subscription monitor reading the account's healthchecks listing once per run: the metrics of that source, the
+ * The subscription monitor reading the account's healthchecks listing once per run, when asked (`Source:
+ * 'HEALTHCHECKS'`, the construct's `MonitorSource.HEALTHCHECKS`): the metrics of that source, the
  * fallback to transactions for a subscription without a healthcheck record and where the route answers 404 or
  * fails, and the service calls per run counted from the emulator's request log (50 subscriptions: 1 call vs 51).
  */
@@ -59,7 +60,7 @@ test('from the listing: ErrorRecords = payloads whose latest is ERROR, Freshness
     { id: 'f3', subscription_id: Number(sub), payload_name: 'fees', sender: 'ftpsync', status: 'IN_PROGRESS', timestamp: now - 60 },
   ]);
   await h.clearRequests();
-  const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: sub, label: 'orders-us' }] });
+  const r = await monitor({ Connection: h.connection as never, Source: 'HEALTHCHECKS', Subscriptions: [{ id: sub, label: 'orders-us' }] });
   expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
   expect(await callCounts()).toEqual({ healthchecks: 1, transactions: 0, other: 0 });
 
@@ -86,7 +87,7 @@ test('a monitored subscription without a healthcheck record is read from its tra
   // Only work in progress: no healthcheck record, but the transactions show it.
   await h.admin('POST', '/tx', { id: 'p1', subscription_id: Number(without), payload_name: 'orders', sender: 'supervisor', status: 'PROCESSING', timestamp: now - 60 });
   await h.clearRequests();
-  const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: withRecord }, { id: without }] });
+  const r = await monitor({ Connection: h.connection as never, Source: 'HEALTHCHECKS', Subscriptions: [{ id: withRecord }, { id: without }] });
   expect(r).toEqual({ subscriptions: 2, failed: 0, calls: 2 });
   expect(await callCounts()).toEqual({ healthchecks: 1, transactions: 1, other: 0 });
   const totals = emf().filter((e) => !e.Payload);
@@ -97,7 +98,7 @@ test('a monitored subscription without a healthcheck record is read from its tra
 test('a listing that fails (500) is a warning, and every subscription is read from its transactions', async () => {
   const ids = await seedSubscriptions(3);
   await h.admin('POST', '/faults', { pathPrefix: HC_PREFIX, status: 500, count: 1_000_000 });
-  const r = await monitor({ Connection: h.connection as never, Subscriptions: ids.map((id) => ({ id })) });
+  const r = await monitor({ Connection: h.connection as never, Source: 'HEALTHCHECKS', Subscriptions: ids.map((id) => ({ id })) });
   expect(r.failed).toBe(0);
   expect(emf().filter((e) => !e.Payload).map((e) => [e.Source, e.ErrorRecords])).toEqual([['transactions', 1], ['transactions', 0], ['transactions', 0]]);
   expect(h.logs.some((l) => l.includes('could not read the healthchecks listing'))).toBe(true);
@@ -105,7 +106,7 @@ test('a listing that fails (500) is a warning, and every subscription is read fr
 
 test('calls per run, 50 monitored subscriptions: 1 listing call with the route, 1 + 50 without it; the same errors either way', async () => {
   const ids = await seedSubscriptions(50);
-  const event = { Connection: h.connection as never, Subscriptions: ids.map((id) => ({ id })) };
+  const event = { Connection: h.connection as never, Source: 'HEALTHCHECKS', Subscriptions: ids.map((id) => ({ id })) };
   const errorsOf = (): string[] => emf().filter((e) => !e.Payload && (e.ErrorRecords as number) > 0).map((e) => e.SubscriptionId as string);
 
   await h.clearRequests();

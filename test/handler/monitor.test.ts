@@ -1,7 +1,9 @@
 /**
- * The subscription monitor (`index.monitor`) against the emulator: seeded TX reports, the exact EMF lines from the
- * transactions (the healthchecks route answering 404: the same classification as `dpi status`) and from the
- * healthchecks listing, calls per run with and without the route, and a subscription that cannot be read.
+ * The subscription monitor (`index.monitor`) against the emulator: by default (no `Source` in the event, the input
+ * of every monitor synthesized without `source`) it reads transactions only, even where the healthchecks listing is
+ * served: the exact EMF lines (the same classification as `dpi status`); the cases where the listing would say
+ * healthy and transactions alarm stay alarms by default; a subscription that cannot be read. The opt-in listing
+ * source: monitor-healthchecks.test.ts.
  */
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { runDpi } from '../../src/cli/program';
@@ -38,10 +40,6 @@ async function seed(sub: string): Promise<void> {
 }
 
 const HC_PREFIX = '/service/healthchecks/';
-/** Makes the healthchecks route answer 404 (a service that does not serve it) until the next reset. */
-async function withoutHealthchecks(): Promise<void> {
-  await h.admin('POST', '/faults', { pathPrefix: HC_PREFIX, status: 404, count: 1_000_000 });
-}
 /** The service calls of the run: method and path, without the token exchange and the account lookup (at most one). */
 async function calls(): Promise<string[]> {
   const all = (await h.requests()).filter((x) => x.path !== '/auth/api/ref');
@@ -52,15 +50,15 @@ async function calls(): Promise<string[]> {
 interface EmfDirective { Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }
 interface Emf { _aws: { CloudWatchMetrics: EmfDirective[] }; [k: string]: unknown }
 
-test('without the healthchecks route: EMF lines per payload and per subscription from the transactions, the same classification as dpi status', async () => {
+test('by default (no Source): EMF lines per payload and per subscription from the transactions, the same classification as dpi status; no listing call although it is served', async () => {
   const sub = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
   await seed(sub);
-  await withoutHealthchecks();
   await h.clearRequests();
   const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: sub, label: 'orders-us' }] });
-  // The listing's 404 and one transaction page: the minimum.
-  expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 2 });
-  expect(await calls()).toEqual([`GET ${HC_PREFIX}`, 'GET /service/transactions/tx']);
+  // One transaction page: the minimum; the healthchecks listing is not read unless asked for.
+  expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
+  expect(await calls()).toEqual(['GET /service/transactions/tx']);
+  expect(h.logs.some((l) => l.includes('"msg":"monitor run"') && l.includes('"healthchecks":"not asked"'))).toBe(true);
 
   const emf = lines.map((l) => JSON.parse(l) as Emf);
   expect(emf).toHaveLength(3);
@@ -98,6 +96,65 @@ test('without the healthchecks route: EMF lines per payload and per subscription
   }
   // No secret in any metric line or log line.
   expect(lines.join('\n') + h.logs.join('\n')).not.toContain(DEFAULT_REFRESH_TOKEN);
+});
+
+/** The subscription-level line of each subscription in the run, by ID. */
+const totals = (): Record<string, Emf> => Object.fromEntries(lines.map((l) => JSON.parse(l) as Emf).filter((e) => !e.Payload)
+  .map((e) => [e.SubscriptionId as string, e]));
+
+test('do no harm: where the listing would say healthy, the default (transactions) still alarms; the opt-in listing differs as documented', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  // A: a day in ERROR followed by a loaded day (the listing's latest is OK).
+  const a = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+  // B: three days of NO_DATA (each is an OK healthcheck; nothing loaded).
+  const b = await h.subscribe(3001, 362, { marketplace_id: 'A1F83G8C2ARO7P' });
+  // C: orders loaded (a healthcheck record); fees stuck in progress for a day (no healthcheck record of its own).
+  const c = await h.subscribe(3001, 362, { marketplace_id: 'A1PA6795UKMFR9' });
+  await h.admin('POST', '/tx', [
+    { id: 'a1', subscription_id: Number(a), payload_name: 'orders', sender: 'zeroadmin', status: 'ERROR', timestamp: now - 90_000, attribution_date: day(2) },
+    { id: 'a2', subscription_id: Number(a), payload_name: 'orders', sender: 'zeroadmin', status: 'PROCESSED', timestamp: now - 3_600, attribution_date: day(1) },
+    ...[1, 2, 3].map((d) => ({
+      id: `b${d}`, subscription_id: Number(b), payload_name: 'orders', sender: 'zeroadmin', status: 'NO_DATA', timestamp: now - d * 86_400 + 7_200, attribution_date: day(d),
+    })),
+    { id: 'c1', subscription_id: Number(c), payload_name: 'orders', sender: 'zeroadmin', status: 'PROCESSED', timestamp: now - 3_600, attribution_date: day(1) },
+    { id: 'c2', subscription_id: Number(c), payload_name: 'fees', sender: 'ftpsync', status: 'IN_PROGRESS', timestamp: now - 80_000, attribution_date: day(1) },
+  ]);
+  const event = { Connection: h.connection as never, Subscriptions: [{ id: a }, { id: b }, { id: c }] };
+
+  await h.clearRequests();
+  expect(await monitor(event)).toEqual({ subscriptions: 3, failed: 0, calls: 3 });
+  expect(await calls()).toEqual(Array(3).fill('GET /service/transactions/tx'));
+  const byTx = totals();
+  expect(Object.values(byTx).map((e) => e.Source)).toEqual(['transactions', 'transactions', 'transactions']);
+  expect(byTx[a].ErrorRecords).toBe(1); // the ERROR record still counts
+  expect(byTx[b].FreshnessHours).toBe(72); // nothing loaded in the window
+  expect(byTx[c].InProgressRecords).toBe(1); // the fees payload is seen
+  const feesLine = lines.map((l) => JSON.parse(l) as Emf).find((e) => e.SubscriptionId === c && e.Payload === 'fees');
+  expect(feesLine).toMatchObject({ InProgressRecords: 1, FreshnessHours: 72 });
+
+  // Opt-in (the construct's MonitorSource.HEALTHCHECKS): one listing call, and the documented differences.
+  lines.length = 0;
+  await h.clearRequests();
+  expect(await monitor({ ...event, Source: 'HEALTHCHECKS' })).toEqual({ subscriptions: 3, failed: 0, calls: 1 });
+  expect(await calls()).toEqual([`GET ${HC_PREFIX}`]);
+  const byList = totals();
+  expect(Object.values(byList).map((e) => e.Source)).toEqual(['healthchecks', 'healthchecks', 'healthchecks']);
+  expect(byList[a].ErrorRecords).toBe(0);
+  expect(byList[b].FreshnessHours as number).toBeLessThan(72);
+  expect(lines.some((l) => (JSON.parse(l) as Emf).Payload === 'fees')).toBe(false);
+});
+
+test('an unknown Source, or TRANSACTIONS, reads transactions like no Source', async () => {
+  const sub = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+  await seed(sub);
+  for (const Source of ['TRANSACTIONS', 'transactions', 'bogus']) {
+    lines.length = 0;
+    await h.clearRequests();
+    const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: sub }], Source });
+    expect(r).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
+    expect([Source, await calls()]).toEqual([Source, ['GET /service/transactions/tx']]);
+    expect([Source, totals()[sub].ErrorRecords]).toEqual([Source, 1]);
+  }
 });
 
 test('a subscription that cannot be read is a MonitorFailed metric and a log line; the others are still read', async () => {

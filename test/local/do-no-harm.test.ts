@@ -26,7 +26,8 @@ let by: { orders: number; paused: number; ads: number; storage: number };
 let ids: number[];
 
 beforeAll(async () => {
-  emu = await startEmulator({ host: '127.0.0.1', port: 0, reads: READS });
+  // DPI_EMULATOR_PAGINATION=off: against a service that does not paginate (lists answer every record, no links or meta).
+  emu = await startEmulator({ host: '127.0.0.1', port: 0, reads: READS, pagination: process.env.DPI_EMULATOR_PAGINATION !== 'off' });
   work = mkdtempSync(join(tmpdir(), 'dpi-do-no-harm-'));
 });
 afterAll(async () => {

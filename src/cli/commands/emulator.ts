@@ -32,7 +32,8 @@ export function emulatorCommand(ctx: RunContext): Command {
     .addOption(new Option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off')
       .default('1000/300', '1000/300'))
     .option('--no-healthchecks', 'do not serve the healthchecks listing (it answers 404, like a service that does not serve it)')
-    .action(async (opts: EmulatorFlags & { healthchecks?: boolean }) => {
+    .option('--no-pagination', 'answer every list with all its records as {data: [...]}, no links or meta (like a service that does not paginate)')
+    .action(async (opts: EmulatorFlags & { healthchecks?: boolean; pagination?: boolean }) => {
       const io = ctx.io;
       let port: number;
       let ttl: number | undefined;
@@ -61,7 +62,15 @@ export function emulatorCommand(ctx: RunContext): Command {
         // The server (fastify) is loaded only when the emulator runs.
         const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
         emu = await startEmulator({
-          host: opts.host, port, fixtures, tokenTtlSeconds: ttl, stateFile: opts.stateFile, reads, rateLimit, healthchecks: opts.healthchecks,
+          host: opts.host,
+          port,
+          fixtures,
+          tokenTtlSeconds: ttl,
+          stateFile: opts.stateFile,
+          reads,
+          rateLimit,
+          healthchecks: opts.healthchecks,
+          pagination: opts.pagination,
         });
       } catch (e) {
         intr.dispose();

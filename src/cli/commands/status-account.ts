@@ -4,6 +4,7 @@
  * `--subscription <id>`: it never pages each subscription's transactions of a whole account.
  */
 import { DpiClient, HealthcheckRecord } from '../../client';
+import { latestPerPayload } from '../../client/healthchecks';
 import { CliError, EXIT } from '../errors';
 import { Colour, isoSeconds, painter, renderTable, truncate } from '../format';
 
@@ -67,13 +68,17 @@ const byId = (a: string, b: string): number => {
   return x !== 0 ? x : a < b ? -1 : a > b ? 1 : 0;
 };
 
-/** Reads the listing (all pages) and builds the rows, sorted by subscription ID then payload. */
+/**
+ * Reads the listing (all pages) and builds the rows: the newest record per subscription and payload (a service that
+ * answers a history of checks shows, and exits on, the latest only, as the monitor counts them), sorted by
+ * subscription ID then payload.
+ */
 export async function collectAccountStatus(client: DpiClient, f: AccountStatusFilters, nowMs: number): Promise<AccountStatus> {
   const filters = healthcheckFilters(f, nowMs);
   const accountId = await client.healthchecks.accountId();
   const records = await client.healthchecks.list({ filters, accountId });
   if (records === undefined) throw new CliError(NOT_SERVED, EXIT.FAILURE);
-  const rows = records.map((r: HealthcheckRecord): AccountStatusRow => ({
+  const rows = latestPerPayload(records).map((r: HealthcheckRecord): AccountStatusRow => ({
     subscription_id: r.subscription_id,
     subscription_name: r.subscription_name,
     product_id: r.product_id,
