@@ -119,21 +119,44 @@ export function connectionEffect(oldProps: Record<string, unknown>, newProps: Re
 
 /**
  * The removal policy the handler applies when the resource's record leaves the stack (a Delete with the deployed
- * properties): the journal's facts when given, else what the deployed properties show (adopted = they name an
- * adoption; the recorded policy = the one an Update recorded from them).
+ * properties): from the journal's facts when given (exactly as the handler), else from what the deployed properties
+ * show (adopted = they name an adoption; the recorded policy = the one an Update recorded from them).
  */
 export function removalOf(oldProps: Record<string, unknown>, input: PlanInput, alwaysAdopted = false, namesAdoption = true): RemovalPolicyValue {
+  if (input.journal !== undefined) {
+    // The handler's own inputs: the journal record's facts (none when it holds no live record of it).
+    return removalPolicyOf(oldProps, { adopted: alwaysAdopted || input.journal.adopted === true, removalPolicy: input.journal.removalPolicy },
+      namesAdoption);
+  }
   const adoptId = typeof oldProps.AdoptId === 'string' ? oldProps.AdoptId : undefined;
-  const adopted = alwaysAdopted || (input.journal?.adopted ?? adoptId !== undefined);
+  const adopted = alwaysAdopted || adoptId !== undefined;
   let declared: RemovalPolicyValue | undefined;
   try {
     declared = declaredRemovalPolicy(oldProps);
   } catch {
     declared = undefined;
   }
-  const recorded = input.journal?.removalPolicy
-    ?? recordedRemovalPolicy(declared, adoptId, { adopted, removalPolicy: adopted ? 'retain' : undefined });
+  const recorded = recordedRemovalPolicy(declared, adoptId, { adopted, removalPolicy: adopted ? 'retain' : undefined });
   return removalPolicyOf(oldProps, { adopted, removalPolicy: recorded }, namesAdoption);
+}
+
+/**
+ * The handler's refusal of an in-place Update whose `JournalKey` changed: the record is looked up under the new key,
+ * none is there, and the claim of the record is held by the old key (subscription.ts, notification-pipeline.ts).
+ */
+export function journalKeyRefusal(oldProps: Record<string, unknown>, newProps: Record<string, unknown>, input: PlanInput,
+  id: string): string | undefined {
+  if (stable(oldProps.JournalKey ?? '') === stable(newProps.JournalKey ?? '')) return undefined;
+  const oldKey = typeof oldProps.JournalKey === 'string' && oldProps.JournalKey !== '' ? oldProps.JournalKey : `${input.stack}/${input.logicalId}`;
+  return `subscription ${id} is managed by ${oldKey} in the lifecycle journal; nothing was changed`;
+}
+
+/**
+ * Said with an ending when the lifecycle journal was not read (`input.journal` undefined): the handler decides
+ * ownership from the journal, which may record the record as adopted (then it is released, not ended).
+ */
+export function unlessAdopted(input: PlanInput): string {
+  return input.journal === undefined ? ' (this ends the record unless the lifecycle journal records it as adopted; the journal was not read)' : '';
 }
 
 /**

@@ -4,7 +4,9 @@
  */
 import { planOrderJobBatches } from '../client';
 import { historyDesiredOf, HistoryDesired, requestKey } from './history-request';
-import { call, connectionEffect, keptByCloudFormation, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges } from './plan-common';
+import {
+  call, connectionEffect, keptByCloudFormation, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges, unlessAdopted,
+} from './plan-common';
 import { historyRequestsAnew, ordersToSubmit } from './plan-decisions';
 import { PlanInput, PlannedCall } from './plan-types';
 import { orderJobsDesiredOf } from './product-order-jobs';
@@ -44,13 +46,14 @@ function historyCreate(props: Record<string, unknown>): PlanParts {
 function historyRemoval(oldProps: Record<string, unknown>, id: string, input: PlanInput): PlanParts {
   const kept = keptByCloudFormation(input);
   if (kept) return kept;
-  if (removalOf(oldProps, input) === 'retain') {
+  // The handler counts a request as adopted when its journal record says so or the deployed properties name an adoption.
+  if (removalOf(oldProps, input, typeof oldProps.AdoptId === 'string') === 'retain') {
     return { action: 'retain', calls: [], effects: [`history request ${id} is kept in the service (released)`] };
   }
   return {
     action: 'delete',
     calls: [call('PATCH', paths.history(id), `cancel history request ${id} if it is still pending or processing`)],
-    effects: [`history request ${id} is cancelled if still pending or processing (a finished one stays: nothing is sent then)`],
+    effects: [`history request ${id} is cancelled if still pending or processing (a finished one stays: nothing is sent then)${unlessAdopted(input)}`],
   };
 }
 

@@ -7,7 +7,10 @@
  */
 import { NotificationPipelineAttributes as A } from '../contract';
 import { pipelineDesired, PipelineDesired, Selection, selectionOf } from './notification-pipeline-state';
-import { call, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges } from './plan-common';
+import {
+  call, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges, unlessAdopted,
+  journalKeyRefusal,
+} from './plan-common';
 import { pipelineConvergence, pipelineUpdateDecision } from './plan-decisions';
 import { PlanAction, PlanInput, PlannedCall } from './plan-types';
 import { accountOfArn, isNumericId } from './props';
@@ -71,10 +74,13 @@ function patchEffects(d: PipelineDesired, before: Selection | undefined, input: 
         : !after.types.some(isQueueType) ? 'the new selection has no queue type' : 'the pipeline has no queue path to keep';
   const named = queueOf(input);
   if (before === undefined && after.types.some(isQueueType)) {
+    // The handler always sends the unified PATCH on adoption; whether the service keeps the queue depends on the
+    // pipeline's live account, region and queue path, which no template shows: planned as the worst case.
     return {
-      action: 'update',
+      action: 'rebuild',
       effects: [`the adopted pipeline of identity ${d.remoteIdentityId} gets one unified PATCH (${why}): its delivery resources are kept only if `
-        + `its account, region and queue path match; ${upstream}`],
+        + 'its account, region and queue path match what the service has, else they are rebuilt (its queue and prefix change; consumers of the '
+        + `old queue stop receiving): planned as rebuild, the worst case; ${upstream}`],
     };
   }
   return {
@@ -130,7 +136,7 @@ function removal(oldProps: Record<string, unknown>, id: string, input: PlanInput
       call('PATCH', paths.subscription(id), `end subscription ${id} (status invalid)`),
     ],
     effects: [`pipeline of identity ${old.remoteIdentityId} is removed: its upstream subscriptions and delivery resources are deleted; consumers `
-      + `of its queue stop receiving${named ? ` (${named})` : ''}; subscription ${id} becomes invalid`],
+      + `of its queue stop receiving${named ? ` (${named})` : ''}; subscription ${id} becomes invalid${unlessAdopted(input)}`],
   };
 }
 
@@ -151,6 +157,8 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
       effects: [`the pipeline is replaced (${decision.replace})`, ...made.effects, ...ended.effects, ...extra],
     };
   }
+  const keyRefusal = journalKeyRefusal(oldProps, newProps, input, id);
+  if (keyRefusal !== undefined) return { action: 'update', calls: [], effects: extra, failure: keyRefusal };
   const old = pipelineDesired(oldProps);
   const before = selectionOf(old);
   const conv = pipelineConvergence(before, { name: old.name, storageGroupId: old.storageGroupId }, d, selectionOf(d), false);

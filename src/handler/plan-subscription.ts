@@ -4,6 +4,7 @@
  */
 import {
   call, changedProps, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, NEW_ID, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges,
+  unlessAdopted, journalKeyRefusal,
 } from './plan-common';
 import { droppedParameterSplit, dropRefusal, subscriptionChanges, subscriptionReplacement } from './plan-decisions';
 import { PlanInput, PlannedCall } from './plan-types';
@@ -62,8 +63,11 @@ function removal(oldProps: Record<string, unknown>, id: string, input: PlanInput
     };
   }
   return {
-    calls: [call('PATCH', paths.subscription(id), `end subscription ${id} (status ${old.onDelete})`)],
-    effects: [`subscription ${id} becomes ${old.onDelete}; its history and jobs end with it (open history requests are cancelled)`],
+    calls: [
+      call('PATCH', paths.subscription(id), `end subscription ${id} (status ${old.onDelete})`),
+      call('PATCH', paths.history('{history}'), 'cancel an open history request of the ended subscription', 'for each open history request'),
+    ],
+    effects: [`subscription ${id} becomes ${old.onDelete}; its history and jobs end with it (open history requests are cancelled)${unlessAdopted(input)}`],
     ends: true,
   };
 }
@@ -104,10 +108,20 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
       ],
     };
   }
+  const keyRefusal = journalKeyRefusal(oldProps, newProps, input, id);
+  if (keyRefusal !== undefined) return { action: 'update', calls: [], effects: extra, failure: keyRefusal };
   const applied = appliedOf(old);
   const want = wantedParams(d);
-  const { refused } = droppedParameterSplit(applied, want, undefined, undefined);
-  if (refused.length > 0) return { action: 'update', calls: [], effects: extra, failure: dropRefusal(id, refused) };
+  // The handler's `previous` is the journal's (the parameters before the last change): a revert keeps what it added.
+  const previous: Applied | undefined = input.journal?.previousParameters !== undefined
+    ? { ...applied, params: { ...input.journal.previousParameters } } : undefined;
+  const { refused } = droppedParameterSplit(applied, want, previous, input.journal?.keptParameters);
+  if (refused.length > 0) {
+    const unread = input.journal === undefined
+      ? ['unless the last deployed change added them (a revert: the service then keeps them and the deploy succeeds); the lifecycle journal '
+        + 'was not read'] : [];
+    return { action: 'update', calls: [], effects: [...unread, ...extra], failure: dropRefusal(id, refused) };
+  }
   const conv = subscriptionChanges(applied, d, want, old.status, id);
   if (conv.refusal !== undefined) return { action: 'update', calls: [], effects: extra, failure: conv.refusal };
   const attrs = Object.keys(conv.changes);

@@ -68,6 +68,12 @@ export interface PlanEntry {
    * on it like on a risky action.
    */
   readonly failure?: string;
+  /**
+   * The worst case when a value of a decisive prop is known only at deploy time (a template parameter, an import, a
+   * dynamic reference, or a resource the deploy may replace): the action if that value changes, when it is worse than
+   * `action`. The effects name the prop and the source. `--fail-on` trips on it as on `action`.
+   */
+  readonly possibleAction?: PlanAction;
 }
 
 /** What `planResource` compares: the deployed and the declared properties of one resource. */
@@ -82,11 +88,20 @@ export interface PlanInput {
   /** Properties as declared; undefined when the resource leaves the stack. */
   readonly newProps?: Record<string, unknown>;
   /**
-   * What the lifecycle journal records of the deployed resource, when the caller can read it (e.g. `--local`).
-   * Without it the plan takes the deployed template as the truth: adopted = the deployed properties name an adoption
-   * (`AdoptId`), removal policy = the deployed `RemovalPolicy`.
+   * What the lifecycle journal records of the deployed record, when the caller could read the journal (`--local`:
+   * the local journal; CloudFormation mode: the journal table, when reachable); `{}` when the journal was read and
+   * holds no live record of it. The handler decides ownership from the journal: a record adopted earlier stays
+   * adopted (never ended) even after `existingSubscriptionId` was dropped from the declaration. Undefined: the
+   * journal was not read; the plan then takes the deployed properties (adopted = they name an adoption, `AdoptId`;
+   * removal policy = the deployed `RemovalPolicy`) and words an ending as "unless the lifecycle journal records it as
+   * adopted", keeping the action `delete` (the safe side for a gate).
    */
   readonly journal?: PlanJournalHint;
+  /**
+   * Props whose declared value is known only at deploy time, by wire property name, each with its source in words
+   * (e.g. `parameter IdentityParam`): the plan adds the action it would be if that value changes (`possibleAction`).
+   */
+  readonly deployTime?: Readonly<Record<string, string>>;
   /**
    * The deployed resource's attributes (`Fn::GetAtt` names, e.g. `NotificationQueueArn`, `Prefix`), when known:
    * effects then name the queue or prefix that goes away.
@@ -110,4 +125,11 @@ export interface PlanJournalHint {
   readonly adopted?: boolean;
   /** The removal policy the journal recorded. */
   readonly removalPolicy?: 'retain' | 'destroy';
+  /**
+   * A subscription's stored product parameters before the last deployed change (the journal's `previous`): a
+   * declaration that drops one the last change added (a revert) keeps it instead of failing.
+   */
+  readonly previousParameters?: Readonly<Record<string, string>>;
+  /** Stored parameters the journal records as kept by the service after an earlier revert. */
+  readonly keptParameters?: Readonly<Record<string, string>>;
 }

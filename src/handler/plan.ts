@@ -33,7 +33,11 @@ export const PLANNED_TYPES: readonly string[] = Object.keys(PLANNERS);
  * `failure` and no calls, never an exception. `changes` name the construct props; each says what that change alone
  * would make of the resource.
  */
-export function planResource(input: PlanInput): PlanEntry {
+export function planResource(given: PlanInput): PlanEntry {
+  // Without physical IDs (`--from`), an adopted record's ID is the one its deployed declaration adopted.
+  const adoptedId = given.oldProps?.AdoptId;
+  const input: PlanInput = given.physicalId === undefined && typeof adoptedId === 'string' && adoptedId !== ''
+    ? { ...given, physicalId: adoptedId } : given;
   const head = {
     type: input.type,
     stack: input.stack,
@@ -58,6 +62,9 @@ export function planResource(input: PlanInput): PlanEntry {
     });
     if (oldProps !== undefined && newProps !== undefined) changes = changesOf(planner, oldProps, newProps, input);
   }
+  const possible = planner && oldProps !== undefined && newProps !== undefined && parts.failure === undefined
+    ? worstCase(planner, oldProps, newProps, input, parts.action) : undefined;
+  if (possible) parts = { ...parts, effects: [...parts.effects, ...possible.effects] };
   return {
     ...head,
     action: parts.action,
@@ -65,7 +72,48 @@ export function planResource(input: PlanInput): PlanEntry {
     calls: parts.failure !== undefined ? [] : parts.calls,
     effects: parts.failure !== undefined ? [...parts.effects, `the deploy fails: ${parts.failure}`] : parts.effects,
     ...(parts.failure !== undefined ? { failure: parts.failure } : {}),
+    ...(possible ? { possibleAction: possible.action } : {}),
   };
+}
+
+/** How bad an Update's action is, for the worst case of a deploy-time value. */
+const SEVERITY: Partial<Record<PlanAction, number>> = { 'no-change': 0, 'update': 1, 'rebuild': 2, 'replace': 3 };
+
+/** A value as it would be if the deploy-time parts of it changed (every string differs). */
+function changedValue(v: unknown): unknown {
+  if (typeof v === 'string') return `${v}{changed at deploy time}`;
+  if (Array.isArray(v)) return v.map(changedValue);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, changedValue(x)]));
+  }
+  return v;
+}
+
+/**
+ * The worst case of the props whose value is known only at deploy time (`input.deployTime`): for each, the handler's
+ * decision if that value changes (the rest as declared); the worst action when it is worse than `action`, with one
+ * sentence per prop that would make it worse.
+ */
+function worstCase(planner: Planner, oldProps: Record<string, unknown>, newProps: Record<string, unknown>, input: PlanInput,
+  action: PlanAction): { action: PlanAction; effects: string[] } | undefined {
+  const base = SEVERITY[action];
+  if (base === undefined || input.deployTime === undefined) return undefined;
+  let worst: PlanAction | undefined;
+  const effects: string[] = [];
+  for (const [wire, source] of Object.entries(input.deployTime)) {
+    if (newProps[wire] === undefined) continue;
+    const simulated = { ...newProps, [wire]: changedValue(newProps[wire]) };
+    const sim = guarded('update', () => planner.update(oldProps, simulated, input));
+    // A stand-in the handler would refuse (e.g. not a removal policy) says nothing about a real value.
+    if (sim.failure !== undefined) continue;
+    const a = sim.action;
+    const rank = SEVERITY[a];
+    if (rank === undefined || rank <= base) continue;
+    const prop = planner.props.find((p) => p.wire === wire)?.prop ?? wire;
+    effects.push(`${prop} comes from ${source}: if its value changes, this is a ${a === 'update' ? 'update in place' : a}`);
+    if (worst === undefined || rank > SEVERITY[worst]!) worst = a;
+  }
+  return worst !== undefined ? { action: worst, effects } : undefined;
 }
 
 /** Runs a planner; a handler error (the handler would refuse the properties) becomes `failure`. */

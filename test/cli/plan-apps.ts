@@ -88,13 +88,17 @@ const UNKNOWN_SEGMENT = /\{[A-Za-z]+\}|%3C%3Cdeploy-time%3A[^/]*?%3E%3E|<<deploy
 export function unmatchedCalls(entries: readonly PlanEntry[], made: readonly Logged[]): { planned: string[]; made: string[] } {
   const left = made.map((r) => `${r.method} ${r.path}`);
   const planned: string[] = [];
-  for (const e of entries) {
-    for (const c of e.calls) {
-      const literal = c.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-      const pattern = new RegExp(`^${c.method} ${literal.replace(UNKNOWN_SEGMENT, '[^/]+')}$`);
-      const i = left.findIndex((m) => pattern.test(m));
-      if (i < 0) planned.push(`${c.method} ${c.path} (${e.logicalId})`);
-      else left.splice(i, 1);
+  // Every call the plan says is always made first; then a conditional one (`when`) matches a made call or none.
+  for (const conditional of [false, true]) {
+    for (const e of entries) {
+      for (const c of e.calls) {
+        if ((c.when !== undefined) !== conditional) continue;
+        const literal = c.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+        const pattern = new RegExp(`^${c.method} ${literal.replace(UNKNOWN_SEGMENT, '[^/]+')}$`);
+        const i = left.findIndex((m) => pattern.test(m));
+        if (i >= 0) left.splice(i, 1);
+        else if (!conditional) planned.push(`${c.method} ${c.path} (${e.logicalId})`);
+      }
     }
   }
   return { planned, made: left };

@@ -21,9 +21,11 @@ export function planCommand(ctx: RunContext): Command {
     .option('--from <dir>', 'compare with another cloud assembly instead of CloudFormation (offline review, e.g. the base branch\'s cdk.out)')
     .option('--region <region>', 'AWS region of the deployed stacks (default: the AWS SDK\'s, e.g. AWS_REGION)')
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
+    .option('--table <name>', 'lifecycle journal table to read who owns a record that a delete or replace ends (default: the '
+      + 'connection\'s journalTableName; not with --from)')
     .option('--all', 'also print the resources with no change')
-    .option('--fail-on <actions>', 'exit 1 when any of these actions is planned, comma-separated: create, update, rebuild, replace, '
-      + 'delete, retain, no-change, failure (a change the handler refuses); e.g. replace,rebuild,delete');
+    .option('--fail-on <actions>', 'exit 1 when any of these actions is planned or possible (a value decided at deploy time), comma-separated: '
+      + 'create, update, rebuild, replace, delete, retain, no-change, failure (a change the handler refuses); e.g. replace,rebuild,delete');
   addJsonOption(cmd);
   // Loaded when the command runs (the cli/ops part): the start-up of the other commands does not parse the
   // handler's decisions.

@@ -6,6 +6,7 @@
  * (`rebuild`) becomes a deploy-time placeholder on the declared side: CloudFormation then sends the dependents an
  * update with the new value, and the plan shows it.
  */
+import { DeployTimeSources, ParameterSource } from './plan-deploy-time';
 import type { PlanAction, PlanEntry, PlanInput } from '../../handler/plan-types';
 import { dependencyOrder, selectedDependencies } from '../../local/graph';
 import { isDpiType, isPlainObject, Template } from '../../local/template';
@@ -32,6 +33,45 @@ export interface TemplatePair {
   /** Construct paths by logical ID (declared side first). */
   readonly newPaths?: ReadonlyMap<string, string>;
   readonly oldPaths?: ReadonlyMap<string, string>;
+  /** The stack's name in the app (assembly), to find a nested stack's parent pair. */
+  readonly key?: string;
+  /** A nested stack: its parent's `key` and the logical ID of the `AWS::CloudFormation::Stack` resource holding it. */
+  readonly nestedIn?: { readonly parent: string; readonly logicalId: string };
+  /** The deployed stack's name (CloudFormation mode), for the journal keys of its resources. */
+  readonly deployedName?: string;
+}
+
+/** Wire properties no decision reads (the handler's connection and provider token; the journal key). */
+const NOT_DECIDING = new Set(['ServiceToken', 'Connection', 'JournalKey']);
+
+/** The declared props of a resource whose value is decided at deploy time, with their sources. */
+function deployTimeProps(props: Record<string, unknown>, sources: DeployTimeSources): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(props)) {
+    if (NOT_DECIDING.has(k)) continue;
+    const src = sources.sourceOf(v);
+    if (src !== undefined) out[k] = src;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * The plan entries of every pair, parents before their nested stacks (as `collectPlan` lists them): a nested
+ * stack's parameters are deploy-time only when its parent passes them differently or from a deploy-time value.
+ */
+export function planTemplatePairs(pairs: readonly TemplatePair[], planner: Planner): PlanEntry[] {
+  const byKey = new Map<string, DeployTimeSources>();
+  const out: PlanEntry[] = [];
+  for (const pair of pairs) {
+    const parent = pair.nestedIn ? byKey.get(pair.nestedIn.parent) : undefined;
+    const params: ParameterSource | undefined = pair.nestedIn
+      ? (name) => (parent ? parent.nestedParameterSource(pair.nestedIn!.logicalId, name) : `parameter ${name}`)
+      : undefined;
+    out.push(...planTemplatePair(pair, planner, (s) => {
+      if (pair.key !== undefined) byKey.set(pair.key, s);
+    }, params));
+  }
+  return out;
 }
 
 function dpiIds(t: Template | undefined): string[] {
@@ -67,12 +107,15 @@ export function withDeployTimeValues(value: unknown, changing: ReadonlySet<strin
  * The plan entries of one stack: its declared resources in dependency order, then the deployed ones that leave it
  * (dependents first, as the clean-up deletes them).
  */
-export function planTemplatePair(pair: TemplatePair, planner: Planner): PlanEntry[] {
+export function planTemplatePair(pair: TemplatePair, planner: Planner, onSources?: (s: DeployTimeSources) => void,
+  parameterSource?: ParameterSource): PlanEntry[] {
   const out: PlanEntry[] = [];
   const newRes = pair.newTemplate?.Resources ?? {};
   const oldRes = pair.oldTemplate?.Resources ?? {};
   const newIds = dpiIds(pair.newTemplate);
-  const changing = new Set<string>();
+  const sources = pair.newTemplate ? new DeployTimeSources(pair.newTemplate, pair.oldTemplate, parameterSource) : undefined;
+  if (sources) onSources?.(sources);
+  const changing = sources?.changing ?? new Set<string>();
   const input = (logicalId: string, type: string): Pick<PlanInput, 'type' | 'stack' | 'logicalId' | 'constructPath' | 'physicalId'> => {
     const constructPath = pair.newPaths?.get(logicalId) ?? pair.oldPaths?.get(logicalId);
     const physicalId = pair.physicalIds?.get(logicalId);
@@ -84,7 +127,7 @@ export function planTemplatePair(pair: TemplatePair, planner: Planner): PlanEntr
       ...(physicalId !== undefined ? { physicalId } : {}),
     };
   };
-  if (pair.newTemplate) {
+  if (pair.newTemplate && sources) {
     const declared = new Set(newIds);
     const order = dependencyOrder(newIds, selectedDependencies(pair.newTemplate, (id) => declared.has(id)));
     for (const id of order) {
@@ -92,14 +135,18 @@ export function planTemplatePair(pair: TemplatePair, planner: Planner): PlanEntr
       const before = oldRes[id];
       // A type change is not an update: CloudFormation refuses it (the old resource leaves, a new one is made).
       const old = before && before.Type === r.Type ? before : undefined;
+      const newProps = withDeployTimeValues(r.Properties ?? {}, changing) as Record<string, unknown>;
+      const deployTime = old ? deployTimeProps(newProps, sources) : undefined;
       const entry = planner({
         ...input(id, r.Type),
         ...(old ? { oldProps: old.Properties ?? {} } : {}),
-        newProps: withDeployTimeValues(r.Properties ?? {}, changing) as Record<string, unknown>,
+        newProps,
+        ...(deployTime ? { deployTime } : {}),
         // CloudFormation applies the updated template's UpdateReplacePolicy to the replaced resource.
         ...(r.UpdateReplacePolicy !== undefined ? { updateReplacePolicy: r.UpdateReplacePolicy } : {}),
       });
       if (CHANGES_REFERENCES.has(entry.action)) changing.add(id);
+      else if (entry.possibleAction !== undefined && CHANGES_REFERENCES.has(entry.possibleAction)) sources.possible.set(id, entry.possibleAction);
       out.push(entry);
     }
   }

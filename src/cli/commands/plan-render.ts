@@ -37,9 +37,10 @@ export function summarise(entries: readonly PlanEntry[]): PlanSummary {
 }
 
 /** The summary line, e.g. `Plan: 1 create, 2 update in place, 0 rebuild, 1 replace, 0 delete, 0 retain, 5 no change`. */
-export function summaryLine(s: PlanSummary, failures: number): string {
+export function summaryLine(s: PlanSummary, failures: number, possible = 0): string {
   const counts = PLAN_ACTIONS.map((a) => `${s[a]} ${ACTION_LABEL[a]}`).join(', ');
-  return `Plan: ${counts}${failures > 0 ? `; ${failures} refused by the handler (the deploy would fail)` : ''}`;
+  return `Plan: ${counts}${failures > 0 ? `; ${failures} refused by the handler (the deploy would fail)` : ''}`
+    + `${possible > 0 ? `; ${possible} with a worse possible action (a value decided at deploy time)` : ''}`;
 }
 
 /** A value that depends on a resource the same deploy makes (a deploy-time placeholder), as `{<resource>.<attribute>}`. */
@@ -65,7 +66,7 @@ function value(v: unknown): string {
 /** Renders the entries (no `no change` rows unless `all`) grouped by stack, and the summary line. */
 export function renderPlan(entries: readonly PlanEntry[], o: { all: boolean; paint: Painter }): string {
   const { paint } = o;
-  const shown = entries.filter((e) => o.all || e.action !== 'no-change' || e.failure !== undefined);
+  const shown = entries.filter((e) => o.all || e.action !== 'no-change' || e.failure !== undefined || e.possibleAction !== undefined);
   const width = Math.max(...PLAN_ACTIONS.map((a) => ACTION_LABEL[a].length));
   let text = '';
   let stack: string | undefined;
@@ -77,7 +78,8 @@ export function renderPlan(entries: readonly PlanEntry[], o: { all: boolean; pai
     const label = ACTION_LABEL[e.action];
     const name = sanitize(e.constructPath ?? `${e.stack}/${e.logicalId}`);
     const id = e.physicalId !== undefined ? ` ${sanitize(e.physicalId)}` : '';
-    text += `  ${paint(ACTION_COLOUR[e.action], label.padEnd(width))}  ${name}  (${e.type.replace(/^Custom::Dpi/, '')}${id})\n`;
+    const possible = e.possibleAction !== undefined ? `  ${paint(ACTION_COLOUR[e.possibleAction], `[possibly ${ACTION_LABEL[e.possibleAction]}]`)}` : '';
+    text += `  ${paint(ACTION_COLOUR[e.action], label.padEnd(width))}  ${name}  (${e.type.replace(/^Custom::Dpi/, '')}${id})${possible}\n`;
     for (const c of e.changes) {
       text += `      ~ ${c.prop}: ${value(c.from)} -> ${value(c.to)}${c.effect !== 'update' ? `  [${ACTION_LABEL[c.effect]}]` : ''}\n`;
     }
@@ -90,7 +92,7 @@ export function renderPlan(entries: readonly PlanEntry[], o: { all: boolean; pai
   }
   if (shown.length === 0) text += entries.length === 0 ? 'No Custom::Dpi* resources in the app or the deployed stacks.\n' : 'No changes.\n';
   const failures = entries.filter((e) => e.failure !== undefined).length;
-  return `${text}\n${summaryLine(summarise(entries), failures)}\n`;
+  return `${text}\n${summaryLine(summarise(entries), failures, entries.filter((e) => e.possibleAction !== undefined).length)}\n`;
 }
 
 /** The document of `dpi plan --json`: every resource (`no change` included) and the summary. */
@@ -99,6 +101,7 @@ export function planJson(entries: readonly PlanEntry[], failOn: readonly string[
     entries,
     summary: summarise(entries),
     failures: entries.filter((e) => e.failure !== undefined).length,
+    possible: entries.filter((e) => e.possibleAction !== undefined).length,
     ...(failOn.length > 0 ? { failOn, gateFailed: failed } : {}),
   };
 }

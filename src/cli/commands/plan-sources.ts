@@ -13,10 +13,11 @@ import { AssemblyStack, readAssembly } from '../../local/assembly';
 import type { LocalPlanSource } from '../../local/plan-source';
 import { readState, ResourceState } from '../../local/state';
 import { isDpiType, Template } from '../../local/template';
-import { CloudFormationSender, deployedResources, DeployedStack } from '../deployed';
+import { CloudFormationSender, deployedResources, DeployedStack, journalKeyOf } from '../deployed';
 import { CliError } from '../errors';
 import { loadPart } from '../lazy';
-import { CHANGES_REFERENCES, Planner, planTemplatePair, TemplatePair } from './plan-compare';
+import { CHANGES_REFERENCES, Planner, planTemplatePairs, TemplatePair } from './plan-compare';
+import { JournalTarget, PlanJournalOpener, readJournalHints, tableOf } from './plan-journal';
 import { assemblyPaths, constructName, metadataPath, StackPaths } from './plan-paths';
 
 /** What `collectPlan` reads. */
@@ -27,6 +28,42 @@ export interface PlanSourceOptions {
   readonly from?: string;
   /** Makes the CloudFormation client (default mode only). */
   readonly cloudFormation?: () => CloudFormationSender;
+  /** Opens the lifecycle journal (CloudFormation mode and `--local`); undefined: the journal is not read. */
+  readonly journal?: PlanJournalOpener;
+  /** `--table`: the journal table (default: each resource's connection's). */
+  readonly table?: string;
+  /** Says a note on stderr (e.g. that the journal could not be read). */
+  readonly warn?: (message: string) => void;
+}
+
+/** Where a deployed resource's journal record is, by `<plan stack>\0<logical ID>`. */
+type JournalRefs = Map<string, { key: string; table: string }>;
+
+const refOf = (stack: string, logicalId: string): string => `${stack}\0${logicalId}`;
+
+/**
+ * Plans twice when the first plan ends or replaces deployed records: the second time with what the lifecycle journal
+ * records of them (the handler decides ownership from it). When the journal cannot be read, the first plan stands
+ * (its endings say "unless the lifecycle journal records it as adopted") and `warn` says why.
+ */
+async function withJournal(o: PlanSourceOptions, refs: JournalRefs, plan: (planner: Planner) => PlanEntry[], planner: Planner): Promise<PlanEntry[]> {
+  const first = plan(planner);
+  if (!o.journal) return first;
+  const targets: JournalTarget[] = [];
+  for (const e of first) {
+    // Endings (who owns the record) and refusals (a dropped parameter a revert keeps) depend on the journal.
+    if ((e.action !== 'delete' && e.action !== 'replace' && e.failure === undefined) || e.physicalId === undefined) continue;
+    const where = refs.get(refOf(e.stack, e.logicalId));
+    if (where) targets.push({ ref: refOf(e.stack, e.logicalId), ...where, physicalId: e.physicalId });
+  }
+  if (targets.length === 0) return first;
+  const read = await readJournalHints(targets, o.journal);
+  if ('error' in read) {
+    o.warn?.(`dpi plan: the lifecycle journal could not be read (${read.error}); a planned delete ends the record unless the journal `
+      + 'records it as adopted');
+    return first;
+  }
+  return plan((input) => planner({ ...input, journal: read.hints.get(refOf(input.stack, input.logicalId)) ?? {} }));
 }
 
 function readApp(dir: string, what: string): AssemblyStack[] {
@@ -59,9 +96,18 @@ function pathsOf(t: Template | undefined, known: ReadonlyMap<string, string> | u
 /** The plan entries of the app against what is deployed (see the module comment). */
 export async function collectPlan(o: PlanSourceOptions, planner: Planner): Promise<PlanEntry[]> {
   const stacks = readApp(o.app, '--app');
-  if (o.local) return planLocal(stacks, o, planner);
-  const pairs = o.from !== undefined ? fromAssembly(stacks, readApp(o.from, '--from')) : await fromCloudFormation(stacks, o.cloudFormation!());
-  return pairs.flatMap((p) => planTemplatePair(p, planner));
+  const refs: JournalRefs = new Map();
+  if (o.local) return withJournal(o, refs, (p) => planLocal(stacks, o, p, refs), planner);
+  if (o.from !== undefined) return planTemplatePairs(fromAssembly(stacks, readApp(o.from, '--from')), planner);
+  const pairs = await fromCloudFormation(stacks, o.cloudFormation!());
+  for (const p of pairs) {
+    if (p.deployedName === undefined) continue;
+    for (const [id, r] of Object.entries(p.oldTemplate?.Resources ?? {})) {
+      if (!isDpiType(r.Type)) continue;
+      refs.set(refOf(p.display, id), { key: journalKeyOf(p.deployedName, id, r.Properties), table: tableOf(r.Properties, o.table) });
+    }
+  }
+  return withJournal(o, refs, (p) => planTemplatePairs(pairs, p), planner);
 }
 
 /** `--from DIR`: stacks matched by name (a nested stack's is derived from its parent's and its logical ID in both). */
@@ -76,6 +122,7 @@ function fromAssembly(stacks: AssemblyStack[], old: AssemblyStack[]): TemplatePa
     const before = oldByName.get(s.stackName);
     return {
       display: names.get(s.stackName)!,
+      ...linkOf(s),
       newTemplate: s.template,
       ...(before ? { oldTemplate: before.template } : {}),
       newPaths: pathsOf(s.template, newPaths.get(s.stackName)?.resources),
@@ -88,6 +135,11 @@ function fromAssembly(stacks: AssemblyStack[], old: AssemblyStack[]): TemplatePa
     pairs.push({ display: oldNames.get(s.stackName)!, oldTemplate: s.template, oldPaths: pathsOf(s.template, oldPaths.get(s.stackName)?.resources) });
   }
   return pairs;
+}
+
+/** A pair's place in the app: its stack name and, for a nested stack, its parent and holding resource. */
+function linkOf(s: AssemblyStack): Pick<TemplatePair, 'key' | 'nestedIn'> {
+  return { key: s.stackName, ...(s.nested ? { nestedIn: { parent: s.nested.parent.stackName, logicalId: s.nested.logicalId } } : {}) };
 }
 
 /** Whether the top-level stack above a nested stack is in the app. */
@@ -161,6 +213,8 @@ async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSe
     const oldTemplate = d ? await deployedTemplate(d, cfn) : undefined;
     pairs.push({
       display: names.get(s.stackName)!,
+      ...linkOf(s),
+      ...(d ? { deployedName: d.stackName } : {}),
       newTemplate: s.template,
       ...(oldTemplate ? { oldTemplate } : {}),
       physicalIds: physicalIdsOf(d),
@@ -179,13 +233,14 @@ async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSe
     const display = `${displayOf.get(d.parentStack) ?? d.parentStack}/${holder?.logicalId ?? d.stackName}`;
     displayOf.set(d.stackName, display);
     const oldTemplate = await deployedTemplate(d, cfn);
-    if (oldTemplate) pairs.push({ display, oldTemplate, physicalIds: physicalIdsOf(d), oldPaths: pathsOf(oldTemplate, undefined) });
+    if (!oldTemplate) continue;
+    pairs.push({ display, deployedName: d.stackName, oldTemplate, physicalIds: physicalIdsOf(d), oldPaths: pathsOf(oldTemplate, undefined) });
   }
   return pairs;
 }
 
 /** `--local`: the local-deploy state against the app resolved the way the runner resolves it. */
-function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Planner): PlanEntry[] {
+function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Planner, refs: JournalRefs): PlanEntry[] {
   let state;
   try {
     state = readState(o.state);
@@ -200,6 +255,10 @@ function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Plann
   const head = (display: string, logicalId: string, type: string, path: string | undefined, physicalId: string | undefined) => ({
     type, stack: display, logicalId, ...(path !== undefined ? { constructPath: path } : {}), ...(physicalId !== undefined ? { physicalId } : {}),
   });
+  // Where each deployed resource's journal record is (the state's stack name is the one its events carried).
+  const remember = (display: string, r: ResourceState): void => {
+    refs.set(refOf(display, r.logicalId), { key: journalKeyOf(r.stack, r.logicalId, r.properties), table: tableOf(r.properties, o.table) });
+  };
   for (const s of stacks) {
     const display = names.get(s.stackName)!;
     const declaredPaths = paths.get(s.stackName)?.resources;
@@ -212,6 +271,7 @@ function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Plann
     const declared = new Set<string>();
     for (const r of sp.resources) {
       const before = source.deployed(s.stackName, r.logicalId);
+      if (before) remember(display, before);
       if (before && before.type !== r.type) {
         throw new CliError(`${s.stackName}/${r.logicalId}: Update of resource type is not permitted (${before.type} -> ${r.type}); `
           + 'local-deploy refuses this change: rename the construct to replace it');
@@ -238,6 +298,7 @@ function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Plann
     sp.finish();
     for (const r of [...source.deployedOf(s.stackName)].reverse()) {
       if (declared.has(r.logicalId)) continue;
+      remember(display, r);
       out.push(planner({ ...head(display, r.logicalId, r.type, r.path && constructName(r.path), r.physicalId), ...leaving(r) }));
     }
   }
@@ -249,6 +310,7 @@ function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Plann
     };
     const display = parentDisplay(name);
     for (const r of [...source.deployedOf(name)].reverse()) {
+      remember(display, r);
       out.push(planner({ ...head(display, r.logicalId, r.type, r.path && constructName(r.path), r.physicalId), ...leaving(r) }));
     }
   }

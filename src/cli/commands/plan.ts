@@ -13,6 +13,7 @@ import { cloudFormationClient, CloudFormationSender } from '../deployed';
 import { CliError, EXIT } from '../errors';
 import { painter } from '../format';
 import { Planner } from './plan-compare';
+import { dynamoJournalOpener, localJournalOpener, PlanJournalOpener } from './plan-journal';
 import { ACTION_LABEL, planJson, renderPlan } from './plan-render';
 import { collectPlan } from './plan-sources';
 
@@ -27,16 +28,29 @@ export interface PlanFlags {
   all?: boolean;
   json?: boolean;
   failOn?: string;
+  table?: string;
 }
 
 /** What `--fail-on` can name besides the actions: `failure`, a change the handler refuses (the deploy would fail). */
 export const FAIL_ON_FAILURE = 'failure';
 
-/** Seams of `dpi plan` (tests): the CloudFormation client and the decision function. */
+/**
+ * Seams of `dpi plan` (tests): the CloudFormation client, the decision function and the journal opener of
+ * CloudFormation mode (with a CloudFormation seam and no journal seam, the journal table is not read).
+ */
 export const planSeams: {
   cloudFormation?: (o: { region?: string; profile?: string }) => CloudFormationSender;
   planner?: Planner;
+  journal?: PlanJournalOpener;
 } = {};
+
+/** Where the plan reads the lifecycle journal: the local one (--local), the table (CloudFormation mode), none (--from). */
+function journalOpener(flags: PlanFlags): PlanJournalOpener | undefined {
+  if (flags.local) return localJournalOpener(flags.state);
+  if (flags.from !== undefined) return undefined;
+  if (planSeams.journal) return planSeams.journal;
+  return planSeams.cloudFormation ? undefined : dynamoJournalOpener({ region: flags.region, profile: flags.profile, state: flags.state });
+}
 
 /** Parses `--fail-on` (comma-separated actions; `update-in-place` and `no-change` spelled with dashes or spaces). */
 export function parseFailOn(value: string | undefined): string[] {
@@ -54,9 +68,20 @@ export function parseFailOn(value: string | undefined): string[] {
   return out;
 }
 
-/** Whether an entry trips the gate. */
+/**
+ * Whether an entry trips the gate: its action, its possible action (a value decided at deploy time may make it that,
+ * e.g. a possible replace), or a refused change with `failure`.
+ */
 export function tripsGate(e: PlanEntry, failOn: readonly string[]): boolean {
-  return failOn.includes(e.action) || (e.failure !== undefined && failOn.includes(FAIL_ON_FAILURE));
+  return failOn.includes(e.action) || (e.possibleAction !== undefined && failOn.includes(e.possibleAction))
+    || (e.failure !== undefined && failOn.includes(FAIL_ON_FAILURE));
+}
+
+/** What an entry trips the gate with, as the message names it. */
+function trippedAs(e: PlanEntry, failOn: readonly string[]): string {
+  if (failOn.includes(e.action)) return ACTION_LABEL[e.action as PlanAction];
+  if (e.possibleAction !== undefined && failOn.includes(e.possibleAction)) return `possibly ${ACTION_LABEL[e.possibleAction]}`;
+  return FAIL_ON_FAILURE;
 }
 
 /** Runs `dpi plan`. */
@@ -73,6 +98,9 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     state: flags.state,
     from: flags.from,
     cloudFormation: () => (planSeams.cloudFormation ?? cloudFormationClient)({ region: flags.region, profile: flags.profile }),
+    journal: journalOpener(flags),
+    ...(flags.table !== undefined ? { table: flags.table } : {}),
+    warn: (m) => ctx.io.stderr.write(`${m}\n`),
   }, planner);
   const tripped = entries.filter((e) => tripsGate(e, failOn));
   if (flags.json) {
@@ -81,7 +109,7 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     ctx.io.stdout.write(renderPlan(entries, { all: !!flags.all, paint: painter(useColour(ctx)) }));
   }
   if (tripped.length > 0) {
-    const kinds = [...new Set(tripped.map((e) => (failOn.includes(e.action) ? ACTION_LABEL[e.action as PlanAction] : FAIL_ON_FAILURE)))];
+    const kinds = [...new Set(tripped.map((e) => trippedAs(e, failOn)))];
     throw new CliError(`--fail-on: ${tripped.length} resource${tripped.length === 1 ? '' : 's'} planned to ${kinds.join(', ')}`, EXIT.DATA_ERROR);
   }
 }
