@@ -6,7 +6,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, CommanderError } from 'commander';
 import * as pkg from '../../package.json';
-import { localDeployCommand } from '../local/command';
+import { localDeployCommand } from './commands/local-deploy';
 import { insecureTransportReason } from '../local/transport';
 import { driftCommand } from './commands/drift-command';
 import { emulatorCommand } from './commands/emulator';

@@ -8,7 +8,6 @@
  * result as CloudWatch embedded-metric-format lines in its log: no PutMetricData call, no secret. A subscription that cannot be read is a metric and a log line, never a crash. What each metric
  * means per source: docs/constructs.md, "SubscriptionMonitor".
  */
-import { summarise, StatusSummary, TxClass } from '../cli/classify';
 import { TxRecord } from '../client';
 import { ConnectionProperties } from '../contract';
 import { messageOf } from './errors';
@@ -17,6 +16,7 @@ import { healthFromChecks, readAccountHealthchecks } from './monitor-healthcheck
 import { PayloadHealth, SubscriptionHealth } from './monitor-types';
 import { runtimeFor } from './runtime';
 import { LambdaContextLike } from './types';
+import { summarise, StatusSummary, TxClass } from '../client/classify';
 
 /** Default namespace of the metrics. */
 export const MONITOR_NAMESPACE = 'DataPipelineIntegration';

@@ -25,4 +25,3 @@ export type { LocalState, ResourceState, StackState } from './state';
 export { defaultHandlerPath, findPackageRoot } from './handler';
 export { startJournalServer, readJournalState, JOURNAL_STATE_FILE_NAME, JOURNAL_LOCAL_REGION } from './journal-server';
 export type { JournalServer, JournalServerOptions, JournalState, SavedTable } from './journal-server';
-export { localDeployCommand } from './command';

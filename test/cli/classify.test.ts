@@ -1,8 +1,8 @@
 import { CASES } from './expected';
-import { CLASS_ORDER, classifyTx, latestById, summarise } from '../../src/cli/classify';
 import { redact } from '../../src/cli/errors';
 import { renderTable, sanitize } from '../../src/cli/format';
 import { TxRecord } from '../../src/client';
+import { CLASS_ORDER, classifyTx, latestById, summarise } from '../../src/client/classify';
 
 describe('classifyTx: every TX status x sender of the spec', () => {
   test('the table covers 9 statuses x 4 senders', () => {

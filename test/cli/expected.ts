@@ -1,4 +1,4 @@
-import { TxClass } from '../../src/cli/classify';
+import { TxClass } from '../../src/client/classify';
 
 /**
  * Every TX status x sender of the spec, with the class `dpi status` gives it. Written out by hand

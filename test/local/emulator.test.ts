@@ -7,8 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthTinyApp, TinyAppOptions } from './apps';
 import { tempDir } from './helpers';
+import { localDeployCommand } from '../../src/cli/commands/local-deploy';
 import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../../src/emulator';
-import { defaultHandlerPath, findPackageRoot, localDeployCommand, LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
+import { defaultHandlerPath, findPackageRoot, LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
 
 const BUNDLE = defaultHandlerPath();
 if (!existsSync(BUNDLE)) {

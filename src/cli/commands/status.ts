@@ -2,7 +2,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
 import { DpiClient, ServiceError } from '../../client';
-import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../classify';
+import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../../client/classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';

@@ -2,7 +2,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
 import { DpiClient, TxPage, TxQuery, TxRecord, validateTxQuery } from '../../client';
-import { SENDERS, TX_STATUSES } from '../classify';
+import { SENDERS, TX_STATUSES } from '../../client/classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, FailureContext, toCliError } from '../errors';

@@ -4,10 +4,10 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
-import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
-import { DEFAULT_CONCURRENCY, parseConcurrency } from './scheduler';
-import { loadPart } from '../cli/lazy';
-import { READ_MODES, ReadMode } from '../emulator/core';
+import { READ_MODES, ReadMode } from '../../emulator/core';
+import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from '../../local/defaults';
+import { DEFAULT_CONCURRENCY, parseConcurrency } from '../../local/scheduler';
+import { loadPart } from '../lazy';
 
 interface LocalDeployFlags {
   app: string;
@@ -44,7 +44,7 @@ export function localDeployCommand(): Command {
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
     .action(async (flags: LocalDeployFlags) => {
       // The runner (and the emulator it may embed) is loaded only when the command runs.
-      const { runLocalDeploy } = loadPart<typeof import('./runner')>('local/runner', '../local/runner');
+      const { runLocalDeploy } = loadPart<typeof import('../../local/runner')>('local/runner', '../local/runner');
       const result = await runLocalDeploy({
         app: flags.app,
         emulatorUrl: flags.emulator,

@@ -1,7 +1,8 @@
 /**
- * How `dpi status` reads transaction records (pure functions; see docs/cli.md "How status classifies records").
+ * How a transaction record is read (pure functions; see docs/cli.md "How status classifies records"): shared by
+ * `dpi status` and the SubscriptionMonitor Lambda, so it lives beside the client, below both.
  */
-import { TxRecord } from '../client';
+import { TxRecord } from './types';
 
 /** What a TX (its sender and status, read together) says about the data. */
 export type TxClass =
