@@ -45,6 +45,12 @@ function assembly(resources: Record<string, unknown>): string {
   return dir;
 }
 
+/** Succeeded: the error is part of the comparison, so a failure shows why. */
+async function deployed(o: LocalDeployOptions): Promise<void> {
+  const r = await runLocalDeploy(o);
+  expect({ success: r.success, error: r.error }).toEqual({ success: true, error: undefined });
+}
+
 const records = (): Array<{ pk: string; type: string }> =>
   (readJournalState(journalFile()).tables.find((t) => t.TableName === 'dpi-lifecycle-journal')?.Items ?? [])
     .map((i) => ({ pk: String((i.pk as { S: string }).S), type: String((i.type as { S: string }).S) }));
@@ -59,12 +65,12 @@ test('deploy, no-change rerun, update, destroy: the journal accumulates across r
 
   // No changes: no journal server, file untouched.
   lines = [];
-  expect((await runLocalDeploy(opts(v1))).success).toBe(true);
+  await deployed(opts(v1));
   expect(lines.some((l) => l.startsWith('Journal at'))).toBe(false);
 
   // An update in a new run sees the records of the earlier run (restored from the file).
   const v2 = assembly({ A: dpiResource('Custom::DpiSubscription', { Key: 'a', Value: 'v2' }) });
-  expect((await runLocalDeploy(opts(v2))).success).toBe(true);
+  await deployed(opts(v2));
   expect(records().map((r) => r.type).sort()).toEqual(['Create', 'Update']);
 
   const r4 = await runLocalDeploy(opts(undefined, { destroy: true }));
@@ -93,10 +99,10 @@ test('a corrupt journal file fails the run before any change, naming the file', 
 
 test('a state directory the runner creates ignores itself (.gitignore with *); an existing one is left alone', async () => {
   const app = assembly({ A: dpiResource('Custom::DpiSubscription', { Key: 'a' }) });
-  expect((await runLocalDeploy(opts(app))).success).toBe(true);
+  await deployed(opts(app));
   expect(readFileSync(join(stateDir(), '.gitignore'), 'utf8').split('\n')).toContain('*');
   const own = join(tmp.dir, 'mine');
   mkdirSync(own);
-  expect((await runLocalDeploy(opts(app, { stateFile: join(own, 'state.json') }))).success).toBe(true);
+  await deployed(opts(app, { stateFile: join(own, 'state.json') }));
   expect(existsSync(join(own, '.gitignore'))).toBe(false);
 });
