@@ -12,6 +12,8 @@ const project = new awscdk.AwsCdkConstructLibrary({
   defaultReleaseBranch: 'main',
   packageManager: javascript.NodePackageManager.NPM,
   projenrcTs: true,
+  // engines: node >= 20. Node.js 22 and 24 are supported and tested in CI (test:node); 20 (end of life) still works and
+  // is tested (the build machine's), but is deprecated (README, "Supported Node.js versions").
   minNodeVersion: '20.0.0',
 
   // The peer range keeps the oldest supported aws-cdk-lib (test:min-cdk runs the construct tests against it); the
@@ -33,14 +35,14 @@ const project = new awscdk.AwsCdkConstructLibrary({
   excludeTypescript: ['src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**'],
   lambdaAutoDiscover: false,
 
-  // The lifecycle journal of the handler (DynamoDB) and the local DynamoDB-compatible server that
-  // `dpi local-deploy` runs it against. Runtime dependencies of the package (the handler bundle keeps
-  // `@aws-sdk/*` external and is loaded in-process by local-deploy; the CLI requires dynalite), bundled
-  // into the package tarball because jsii requires non-jsii dependencies to be bundled. `dpi drift` and
-  // `dpi orphans` read the deployed stacks with the CloudFormation client (standard AWS credential chain).
-  bundledDeps: ['@aws-sdk/client-dynamodb@^3', '@aws-sdk/client-cloudformation@^3', 'dynalite@^4'],
-
+  // No runtime dependencies (peers only). The AWS SDK clients of the command line and of the handler that
+  // `dpi local-deploy` loads in process (DynamoDB: the lifecycle journal; CloudFormation: `dpi drift`, `orphans`,
+  // `plan`) and dynalite (the local DynamoDB-compatible journal server) are bundled into the vendor bundle
+  // (assets/local/vendor, below); the handler's Lambda bundle keeps `@aws-sdk/*` external (the runtime provides it).
   devDeps: [
+    '@aws-sdk/client-dynamodb@^3',
+    '@aws-sdk/client-cloudformation@^3',
+    'dynalite@^4',
     'aws-cdk-lib@2.276.0',
     'constructs@10.5.1',
     'cdk-nag@^3.0.2',
@@ -63,6 +65,13 @@ const project = new awscdk.AwsCdkConstructLibrary({
       testTimeout: 30_000,
       collectCoverage: false,
       testPathIgnorePatterns: ['/node_modules/', '/cdk.out/', '/lib/'],
+      // On Node.js 20 the AWS SDK's nine-line version warning is silenced in the tests (and the dpi they spawn).
+      globalSetup: '<rootDir>/test/jest-global-setup.ts',
+      // The examples import the package by name, as a customer's app does: its sources here.
+      moduleNameMapper: {
+        '^data-pipeline-integration-cdk$': '<rootDir>/src/index.ts',
+        '^data-pipeline-integration-cdk/testing$': '<rootDir>/src/testing.ts',
+      },
     },
   },
 
@@ -89,7 +98,15 @@ project.tryFindObjectFile('package.json')?.addOverride('jest.transform', {
 new JsonFile(project, 'tsconfig.typecheck.json', {
   obj: {
     extends: './tsconfig.json',
-    compilerOptions: { noEmit: true, rootDir: '.' },
+    compilerOptions: {
+      noEmit: true,
+      rootDir: '.',
+      // The examples import the package by name, as a customer's app does: its sources here.
+      paths: {
+        'data-pipeline-integration-cdk': ['./src/index.ts'],
+        'data-pipeline-integration-cdk/testing': ['./src/testing.ts'],
+      },
+    },
     include: ['.projenrc.ts', 'projenrc/**/*.ts', 'src/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     exclude: ['node_modules', '**/cdk.out/**', 'lib', 'assets'],
   },
@@ -98,20 +115,36 @@ new JsonFile(project, 'tsconfig.typecheck.json', {
 // Bundles: the custom-resource handler (the Lambda code) and the `dpi` command line.
 project.bundler.addBundle('./src/handler/index.ts', {
   platform: 'node',
-  target: 'node22',
+  // The Lambda runtime's Node.js (HANDLER_RUNTIME, src/connection/provider.ts; test/constructs/lambda-runtime.test.ts).
+  target: 'node24',
   externals: ['@aws-sdk/*'],
   minify: true,
   sourcemap: false,
 });
+// The third-party modules of the command line and the runner (the SDK clients, dynalite) are bundled once, into the
+// vendor bundle (src/local/vendor.ts); in the other parts each is a shim that loads it from there when first required
+// (src/local/vendor-load.ts), so `dpi --version` parses none of it and the package ships the SDK once. dynalite's
+// LevelDB backend (native bindings, unused: the journal server runs dynalite in memory) is a stub that throws.
+const VENDOR_SHIMS: Record<string, string> = {
+  '@aws-sdk/client-dynamodb': 'client-dynamodb',
+  '@aws-sdk/client-cloudformation': 'client-cloudformation',
+  'dynalite': 'dynalite',
+};
+const vendorAliases = Object.fromEntries(Object.entries(VENDOR_SHIMS).map(([id, shim]) => [`--alias:${id}`, `./src/local/vendor-shims/${shim}.ts`]));
+// Built by projenrc/vendor-bundle.ts (esbuild's API: a plugin fixes dynalite's computed requires) into assets/local/vendor.
+project.bundler.bundleTask.spawn(project.addTask('bundle:local/vendor', {
+  description: 'Create the vendor bundle (the AWS SDK clients and dynalite) from ./src/local/vendor.ts',
+  exec: 'ts-node --transpile-only projenrc/vendor-bundle.ts',
+}));
 project.bundler.addBundle('./src/cli/dpi.ts', {
   platform: 'node',
   target: 'node20',
   banner: '#!/usr/bin/env node',
   executable: true,
-  // dynalite (the local journal server) loads LevelDB bindings relative to its own files: it is a
-  // runtime dependency of the package, required from node_modules, never bundled.
-  externals: ['@aws-sdk/*', 'dynalite'],
+  // Any other SDK client stays a require (test/packaging fails on it: the package has no dependencies).
+  externals: ['@aws-sdk/*'],
   minify: true,
+  esbuildArgs: vendorAliases,
 });
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 
@@ -128,13 +161,15 @@ project.package.addField('typesVersions', { '*': { testing: ['lib/testing.d.ts']
 
 // The heavy parts of the command line, each its own bundle, loaded only by the commands that run them
 // (src/cli/lazy.ts): dpi tx, status and the lookups start without parsing them; cli/ops holds dpi drift and dpi orphans.
+// The runner loads the emulator's bundle (src/local/emulator-part.ts) and the vendor bundle: each is shipped once.
 for (const part of ['./src/local/runner.ts', './src/emulator/server.ts', './src/cli/ops.ts']) {
   project.bundler.addBundle(part, {
     platform: 'node',
     target: 'node20',
-    externals: ['@aws-sdk/*', 'dynalite'],
+    externals: ['@aws-sdk/*'],
     minify: true,
     sourcemap: false,
+    esbuildArgs: vendorAliases,
   });
 }
 
@@ -186,6 +221,28 @@ minCdk.exec("jest --ci --config test/min-cdk/jest.config.js test/constructs --te
 });
 project.testTask.spawn(minCdk);
 project.gitignore.exclude('/.min-cdk/');
+// (npm packs git-ignored files unless .npmignore excludes them too: the package must not ship a second aws-cdk-lib.)
+project.npmignore?.exclude('/.min-cdk/');
+
+// The jest suites on another Node.js (`npm run test:node -- 24 [jest args]`): node-<platform>-<arch>@<version> from the
+// npm registry into .node/<version>/ (git-ignored; installed once), first on PATH, so jest, its workers and every
+// `node` the tests spawn run on it. CI (.ci/run) runs it for each supported version after the build (which runs on the
+// machine's Node.js).
+project.addTask('test:node', {
+  description: 'The jest suites on Node.js <version> (npm run test:node -- 22 [jest args]), installed from the npm registry into .node/<version>',
+  receiveArgs: true,
+  exec: 'bash -c \'set -euo pipefail; v="${1:?usage: npm run test:node -- <version> [jest args]}"; shift; '
+    + 'pkg="node-$(node -p process.platform)-$(node -p process.arch)"; bin="$PWD/.node/$v/node_modules/$pkg/bin"; '
+    + '[ -x "$bin/node" ] || npm install --no-save --no-package-lock --no-audit --no-fund --prefix ".node/$v" "$pkg@$v"; '
+    + 'export PATH="$bin:$PATH"; echo "jest on Node.js $(node -v) ($bin/node)"; '
+    + 'exec node node_modules/.bin/jest --ci --passWithNoTests "${@}"\' test:node', // not $@: projen would put the arguments there
+});
+project.gitignore.exclude('/.node/');
+project.npmignore?.exclude('/.node/');
+
+// jsii, jsii-rosetta and jsii-pacmak print a ten-line box on Node.js 20 (end of life) at every start; the build still
+// runs on 20 on purpose (deprecated, still tested: see test:node), so the box is silenced for the build.
+project.tasks.addEnvironment('JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION', '20');
 
 // The package builds with the newest aws-cdk-lib on purpose (the peer range keeps the oldest; test:min-cdk tests it):
 // jsii's warning that the devDependency should equal the peer floor is silenced.
@@ -206,7 +263,8 @@ const demo = project.addTask('demo', {
   description: 'Synthesize the example app and run it through create, update and destroy against the embedded emulator',
 });
 demo.spawn(project.bundler.bundleTask);
-demo.exec('ts-node --transpile-only scripts/demo.ts');
+// src/cli/node-version.ts: on Node.js 20 one line of dpi's instead of the AWS SDK's nine-line version warning, as in `dpi`.
+demo.exec('ts-node --transpile-only -r ./src/cli/node-version.ts scripts/demo.ts');
 // The demo is part of the test suite: if it breaks, CI breaks.
 project.testTask.spawn(demo);
 
@@ -235,7 +293,8 @@ project.addTask('bench:growth', {
 
 project.addTask('faults', {
   description: 'The fault matrix: every fault kind at every service call of the example app\'s lifecycle, and the kill test; prints the table',
-  exec: 'ts-node --transpile-only scripts/faults.ts',
+  // scripts/package-alias.ts: the example app's import of the package resolves to src/.
+  exec: 'ts-node --transpile-only -r ./scripts/package-alias.ts scripts/faults.ts',
   receiveArgs: true,
 }).prependSpawn(project.bundler.bundleTask);
 
@@ -247,5 +306,8 @@ project.addTask('dpi', {
 
 project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out');
 project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci', 'tsconfig.typecheck.json', '.dpi');
+// lib/local and lib/emulator hold only what the types of the testing entry point refer to (src/testing.ts imports their
+// types; its functions load the bundles in assets/): their declarations ship, their JavaScript (never required) does not.
+project.npmignore?.exclude('/lib/local/*.js', '/lib/emulator/*.js');
 
 project.synth();

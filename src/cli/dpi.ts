@@ -1,13 +1,31 @@
 /** Entry point of the bundled `dpi` command line (assets/cli/dpi/index.js; the bundler adds the shebang). */
-import { runDpi } from './program';
+import './node-version'; // first: replaces the AWS SDK's Node.js version warning before any client loads
+import { writeSync } from 'node:fs';
+import * as pkg from '../../package.json';
 
-runDpi(process.argv.slice(2)).then(
-  (code) => {
-    // Keep a code a command set itself (e.g. local-deploy) when it is higher.
-    process.exitCode = Math.max(Number(process.exitCode ?? 0), code);
-  },
-  (e: unknown) => {
-    process.stderr.write(`dpi: unexpected failure: ${(e as Error)?.message ?? String(e)}\n`);
-    process.exitCode = 2;
-  },
-);
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // What commander prints for the version option (program.ts), without loading commander and the commands: the
+  // start-up of `dpi --version` is a bare Node.js start plus this file.
+  // A synchronous write to the descriptor: process.stdout would load Node's stream modules for six bytes.
+  const line = `${(pkg as { version?: string }).version ?? '0.0.0'}\n`;
+  try {
+    writeSync(1, line);
+  } catch {
+    process.stdout.write(line);
+  }
+} else {
+  // Required here, not imported: the bundler then evaluates the program and its commands only on this path.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { runDpi } = require('./program') as typeof import('./program');
+  runDpi(argv).then(
+    (code) => {
+      // Keep a code a command set itself (e.g. local-deploy) when it is higher.
+      process.exitCode = Math.max(Number(process.exitCode ?? 0), code);
+    },
+    (e: unknown) => {
+      process.stderr.write(`dpi: unexpected failure: ${(e as Error)?.message ?? String(e)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

@@ -13,8 +13,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { EmulatorFixtures, loadFixturesFile, ReadMode, RunningEmulator, startEmulator } from '../emulator';
+import type { EmulatorFixtures, ReadMode, RunningEmulator } from '../emulator';
+import { startEmulator } from './emulator-part';
 import type { FixturesSource } from './options';
+import { loadFixturesFile } from '../emulator/fixtures';
 
 /** File name of the embedded emulator's state (beside the local-deploy state file). */
 export const EMULATOR_STATE_FILE_NAME = 'emulator-state.json';

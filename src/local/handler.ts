@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { HANDLER_ASSET_DIR, HandlerExports } from '../contract';
 import type { CfnEvent, LocalRuntime } from '../handler';
+import { isVendorId, loadVendor, VENDOR_IDS } from './vendor-load';
 
 /** Name of this package (to find its root). */
 export const PACKAGE_NAME = 'data-pipeline-integration-cdk';
@@ -88,9 +89,11 @@ interface InternalModule {
   filename: string;
   paths: string[];
   exports: unknown;
+  require(id: string): unknown;
   _compile(code: string, filename: string): void;
 }
 interface ModuleStatics {
+  prototype: InternalModule;
   new (id: string, parent?: unknown): InternalModule;
   _nodeModulePaths(dir: string): string[];
 }
@@ -104,6 +107,28 @@ function withLocalConsole(code: string): string {
   const m = /^(#![^\n]*\n)?(\s*(['"])use strict\3;?)?/.exec(code);
   const head = m ? m[0] : '';
   return `${head}${decl}${code.slice(head.length)}`;
+}
+
+/**
+ * The `require` of the loaded handler. The handler bundle keeps `@aws-sdk/*` external (the Lambda runtime provides the
+ * SDK); the package has no dependency on the SDK, so the clients the handler uses locally (DynamoDB for the journal;
+ * CloudFormation) come from the package's vendor bundle (vendor-load.ts; from the sources: node_modules). Any other
+ * module resolves as usual from the handler's directory; a missing `@aws-sdk/*` client is an error that says so.
+ */
+function handlerRequire(file: string, own: (id: string) => unknown): (id: string) => unknown {
+  return (id) => {
+    if (isVendorId(id) && id.startsWith('@aws-sdk/')) return loadVendor(id);
+    try {
+      return own(id);
+    } catch (e) {
+      if (id.startsWith('@aws-sdk/') && (e as { code?: string }).code === 'MODULE_NOT_FOUND') {
+        const provided = VENDOR_IDS.filter((v) => v.startsWith('@aws-sdk/')).join(', ');
+        throw new Error(`the handler bundle ${file} requires ${id}, which local runs do not provide (they provide ${provided}; `
+          + 'secrets, the caller account and IAM are local stand-ins): install it next to your app, or report the handler call that needs it');
+      }
+      throw e;
+    }
+  };
 }
 
 /**
@@ -121,6 +146,8 @@ export function loadHandler(file: string): HandlerModule {
   m.filename = file;
   m.paths = M._nodeModulePaths(dirname(file));
   m.localConsole = handlerConsole;
+  // The module's own require (Node's `require` inside the module calls `module.require`), scoped to this handler.
+  m.require = handlerRequire(file, M.prototype.require.bind(m));
   m._compile(withLocalConsole(readFileSync(file, 'utf8')), file);
   const exp = m.exports as Partial<HandlerModule>;
   if (typeof exp[HandlerExports.ON_EVENT] !== 'function') {

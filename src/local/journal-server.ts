@@ -83,9 +83,13 @@ interface DynaliteOptions {
 }
 type DynaliteFactory = (options: DynaliteOptions) => Server;
 
-/** Loads dynalite (a runtime dependency of this package, never bundled into the CLI). */
+/**
+ * Loads dynalite. It is not a dependency of the package: in the bundles of the command line and the runner, esbuild
+ * replaces it by a shim that loads it from the vendor bundle (vendor-load.ts), where it is bundled with its memory
+ * backend only (level-stub.ts: this server never gives dynalite a path); from the sources, from node_modules.
+ */
 function dynalite(): DynaliteFactory {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
   return require('dynalite') as DynaliteFactory;
 }
 

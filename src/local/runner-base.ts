@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { HandlerExports } from '../contract';
-import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../emulator';
+import type { RunningEmulator } from '../emulator';
 import { AssemblyStack } from './assembly';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { planFixtures, startEmbeddedEmulator } from './embedded';
@@ -25,6 +25,7 @@ import { parseConcurrency } from './scheduler';
 import { emptyState, LocalState, ResourceState, StackState, writeState } from './state';
 import { requireSecureEmulatorUrl } from './transport';
 import { WaitReporter } from './waits';
+import { DEFAULT_REFRESH_TOKEN } from '../emulator/default-fixtures';
 
 /** The runner's state and plumbing (the deploy and destroy parts extend it). */
 export abstract class RunnerBase {

@@ -1,13 +1,16 @@
 /**
  * Constants, shapes and small functions of the local runner (runner-*.ts).
  */
-import { READ_MODES, ReadMode } from '../emulator';
+import type { ReadMode } from '../emulator';
+import { READ_MODES } from '../emulator/core';
+import { KINDS } from '../kinds';
 import { ResourceState } from './state';
 import { isPlainObject, TemplateResource } from './template';
 
 export const CONNECTION = 'Connection';
 export const FRAMEWORK_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
-export const WAITER_TYPES = new Set(['Custom::DpiHistoryRequest']);
+/** The kinds whose completion the provider polls (isComplete). */
+export const WAITER_TYPES = new Set<string>(KINDS.filter((k) => k.polled).map((k) => k.type));
 export const DEFAULT_TIMEOUT_SECONDS = 1800;
 export const MAX_DATA_BYTES = 4096;
 /** With concurrency, the state file is written at most this often during a stack's resource events (see `save`). */
