@@ -1,24 +1,26 @@
 /**
- * Benchmarks of the service client against the emulator (see docs/bench.md).
+ * Benchmarks of the service client against the emulator, of the `dpi` start-up and of synth against its floor (see docs/bench.md).
  *
  *   npx ts-node --transpile-only bench/run.ts      (or: npm run bench)
  *
  * Prints ratios of two variants measured side by side in one run (interleaved rounds), plus the service calls
  * each variant made, read from the emulator's request log. No absolute-time assertions: the machine is shared.
  * Loopback only: the emulator listens on 127.0.0.1 with a free port and is stopped at the end.
- * BENCH_ROUNDS (1-20, default 7) sets the rounds per case. Exit code 1 when a variant made other service calls
- * than expected (counts are deterministic; times are never asserted).
+ * BENCH_ROUNDS (1-20, default 7) sets the rounds per case; BENCH_CASES (e.g. `5,7`) runs only the cases of those
+ * numbers. Exit code 1 when a variant made other service calls (or, in the synth cases, other templates) than
+ * expected (counts are deterministic; times are never asserted).
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { CaseContext, cliStartup, concurrentTokenSharing, jwtCaching, retryOverhead, txCli, txListing } from './cases';
+import { synthFloor } from './synth-cases';
 import { startEmulator } from '../src/emulator';
 import { AbResult } from './lib/ab';
 import { EmulatorAdmin } from './lib/admin';
 import { formatCase, tableHeader } from './lib/report';
 
-/** No new round starts after this much time (the whole run stays well under a minute). */
-const BUDGET_MS = 45_000;
+/** No new round of a case starts after this much time since the case began. */
+const CASE_BUDGET_MS = 20_000;
 
 function roundsFromEnv(): number {
   const raw = process.env.BENCH_ROUNDS;
@@ -28,30 +30,44 @@ function roundsFromEnv(): number {
   return n;
 }
 
+/** The case numbers BENCH_CASES selects (all when unset). */
+function casesFromEnv(): Set<number> | undefined {
+  const raw = process.env.BENCH_CASES;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const picked = raw.split(',').map((p) => Number(p.trim()));
+  if (picked.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('BENCH_CASES must list case numbers, e.g. 5,7');
+  return new Set(picked);
+}
+
 async function main(): Promise<boolean> {
   const started = performance.now();
   const rounds = roundsFromEnv();
   // The benchmarks measure the client, not the service's rate limit (thousands of calls in seconds).
   const emu = await startEmulator({ host: '127.0.0.1', port: 0, rateLimit: 'off' });
   try {
-    const ctx: CaseContext = { url: emu.url, admin: new EmulatorAdmin(emu.url), rounds, deadline: Date.now() + BUDGET_MS };
+    const only = casesFromEnv();
+    const ctx: CaseContext = { url: emu.url, admin: new EmulatorAdmin(emu.url), rounds, deadline: 0 };
     const cpus = os.cpus();
-    console.log('DPI client benchmarks (ratios measured side by side in one run; B/A > 1 means variant A is that many times faster)');
+    console.log('DPI benchmarks: client, command line, synth (ratios measured side by side in one run; B/A > 1 means variant A is that many times faster)');
     console.log(`environment: node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} core(s)`
       + `${cpus[0] ? ` (${cpus[0].model.trim()})` : ''}, load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`emulator: ${emu.url} (in process); ${rounds} round(s) per case, A/B interleaved (AB, BA, ...) after one warm-up run each`);
     console.log('');
     console.log(tableHeader());
-    const cases: Array<(c: CaseContext) => Promise<AbResult>> = [jwtCaching, concurrentTokenSharing, txListing, retryOverhead, cliStartup, txCli];
+    const cases: Array<(c: CaseContext) => Promise<AbResult>> = [jwtCaching, concurrentTokenSharing, txListing, retryOverhead, cliStartup, txCli,
+      synthFloor({ number: 7, pipelines: 200 }),
+      synthFloor({ number: 8, pipelines: 200, builtinValidation: false }),
+      synthFloor({ number: 9, pipelines: 2000, maxRounds: 5 })];
     let failed = 0;
-    for (const run of cases) {
-      const result = await run(ctx);
+    for (const [i, run] of cases.entries()) {
+      if (only && !only.has(i + 1)) continue;
+      const result = await run({ ...ctx, deadline: Date.now() + CASE_BUDGET_MS });
       for (const line of formatCase(result)) console.log(line);
       if (result.mismatches.length > 0) failed++;
     }
     console.log('');
     console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`
-      + `${failed > 0 ? `; ${failed} case(s) made unexpected service calls` : ''}`);
+      + `${failed > 0 ? `; ${failed} case(s) failed their count check` : ''}`);
     return failed === 0;
   } finally {
     await emu.stop();

@@ -36,6 +36,8 @@ export interface AbResult {
   notes: string[];
   /** Counts that differed from the expected ones (deterministic, unlike times); empty when all matched. */
   mismatches: string[];
+  /** What the counts are, for the check line. @default 'service calls' */
+  counted?: string;
 }
 
 /** Expected counts of one variant per run (only the keys given are checked). */

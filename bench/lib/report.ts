@@ -32,7 +32,7 @@ export function formatCase(r: AbResult): string[] {
   lines.push(row('ratio B/A (median of rounds)', formatRatio(median(r.ratios)), `${formatRatio(rmin)}-${formatRatio(rmax)}`, ''));
   for (const n of r.notes) lines.push(`  ${n}`);
   lines.push(r.mismatches.length === 0
-    ? '  check: service calls as expected in every run'
+    ? `  check: ${r.counted ?? 'service calls'} as expected in every run`
     : `  CHECK FAILED: ${r.mismatches.join('; ')}`);
   return lines;
 }

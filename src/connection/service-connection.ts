@@ -1,9 +1,13 @@
-import { Token } from 'aws-cdk-lib';
+import { Annotations, Stack, Token } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, IConstruct } from 'constructs';
 import { ConnectionBinding, DpiProvider } from './provider';
+import { ProviderOptions, validateProviderOptions } from './provider-options';
 import { invalid, numStr, requirePositiveInteger } from './validation';
 import { ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
+
+export type { ProviderOptions } from './provider-options';
 
 /**
  * Keys under which a notification pipeline's result is stored in its product-107 subscription, for the parts
@@ -122,6 +126,33 @@ export interface ServiceConnectionProps {
   readonly journalTableName?: string;
 
   /**
+   * A lifecycle journal table you manage (e.g. a `dynamodb.TableV2` in this or another stack, or an imported table),
+   * instead of the one the handler creates by name. The handler then never creates a table: it is granted read and
+   * write on this table's items (and `DescribeTable`) only, and checks at first use that the table exists and has
+   * the journal's key schema, failing with a reason that names the table otherwise.
+   *
+   * Required key schema: partition key `pk` (String) and sort key `sk` (String), no other key; items are small (a
+   * resource's record, a claim, a lock). Billing: on-demand (`PAY_PER_REQUEST`) fits the bursty deploy-time load;
+   * with provisioned capacity, throttling fails deployments. Keep point-in-time recovery and deletion protection on
+   * and a `RETAIN` removal policy: the records must outlive the stacks whose service records they prove. Use one
+   * table for all stacks of the account and region (as the default does), so that a stack finds what another
+   * stack's resources claimed. Not with `journalTableName`.
+   *
+   * @default - the handler creates and uses the table named `journalTableName`
+   */
+  readonly journalTable?: dynamodb.ITable;
+
+  /**
+   * Options of the stack's single custom resource provider (VPC, role, permissions boundary, log group, memory,
+   * timeout). One provider serves every resource of a stack, made by the stack's first `ServiceConnection`: give
+   * the options on that first connection (later ones may omit them), or the same objects on each; other options on a
+   * later connection of the same stack are a synth error naming both values.
+   *
+   * @default - the provider as described in docs/constructs.md ("How it deploys")
+   */
+  readonly provider?: ProviderOptions;
+
+  /**
    * Where a notification pipeline's result parts are stored when product 107's record names no key for them.
    *
    * @default - `subscriptions` and `meta`
@@ -172,8 +203,14 @@ export class ServiceConnection extends Construct {
   public readonly userId?: number;
   /** Name of the lifecycle journal's DynamoDB table. */
   public readonly journalTableName: string;
+  /** The lifecycle journal table you supplied (`journalTable`), when given. */
+  public readonly journalTable?: dynamodb.ITable;
+  /** The provider options given to this connection (`provider`), when given. */
+  public readonly providerOptions?: ProviderOptions;
 
   private readonly metadataKeys?: PipelineMetadataKeys;
+  /** The providers `_bind` has granted the secret and the journal to. */
+  private readonly grantedProviders = new WeakSet<DpiProvider>();
 
   constructor(scope: Construct, id: string, props: ServiceConnectionProps) {
     super(scope, id);
@@ -219,7 +256,20 @@ export class ServiceConnection extends Construct {
     requirePositiveInteger(this, 'accountId', props.accountId);
     requirePositiveInteger(this, 'userId', props.userId);
 
-    this.journalTableName = props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
+    if (props.journalTable && props.journalTableName !== undefined) {
+      throw invalid(this, 'journalTableName', props.journalTableName, `cannot be combined with journalTable (${props.journalTable.node.path})`,
+        'give journalTable for a table you manage, or journalTableName for one the handler creates');
+    }
+    this.journalTable = props.journalTable;
+    if (props.journalTable?.node.defaultChild && Stack.of(props.journalTable) === Stack.of(this)) {
+      Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-table-in-stack',
+        `journalTable (${props.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
+        + 'the records its handler needs, and stacks with different journals cannot see each other\'s records; define the table once per '
+        + 'account and region in a stack of its own and import it (docs/constructs.md, "A journal table you manage")');
+    }
+    this.journalTableName = props.journalTable?.tableName ?? props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
+    validateProviderOptions(this, props.provider);
+    this.providerOptions = props.provider;
     if (!Token.isUnresolved(this.journalTableName) && !/^[A-Za-z0-9_.-]{3,255}$/.test(this.journalTableName)) {
       throw invalid(this, 'journalTableName', this.journalTableName, 'is not a DynamoDB table name',
         'use 3 to 255 letters, digits, underscores, hyphens and dots');
@@ -238,9 +288,9 @@ export class ServiceConnection extends Construct {
     this.metadataKeys = props.pipelineMetadataKeys;
 
     // The provider of this stack can read the secret and use the journal even before a resource binds.
-    const provider = DpiProvider.of(this);
+    const provider = DpiProvider.of(this, this.providerOptions, this);
     provider.grantSecretRead(this.refreshToken);
-    provider.grantJournal(this.journalTableName);
+    this.grantJournalTo(provider);
   }
 
   /**
@@ -251,13 +301,23 @@ export class ServiceConnection extends Construct {
    * @internal
    */
   public _bind(resource: IConstruct, options: { readonly wait?: boolean } = {}): ConnectionBinding {
-    const provider = DpiProvider.of(resource);
-    provider.grantSecretRead(this.refreshToken);
-    provider.grantJournal(this.journalTableName);
+    const provider = DpiProvider.of(resource, this.providerOptions, this);
+    // The same grants for every resource of a stack: made once per provider (the provider's own check resolves tokens).
+    if (!this.grantedProviders.has(provider)) {
+      this.grantedProviders.add(provider);
+      provider.grantSecretRead(this.refreshToken);
+      this.grantJournalTo(provider);
+    }
     return {
       serviceToken: options.wait ? provider.waiterServiceToken() : provider.serviceToken,
       connection: this._connectionProperties(),
     };
+  }
+
+  /** The journal grants of a provider: the supplied table (items only), else the named table (created on first use). */
+  private grantJournalTo(provider: DpiProvider): void {
+    if (this.journalTable) provider.grantProvidedJournal(this.journalTable);
+    else provider.grantJournal(this.journalTableName);
   }
 
   /**

@@ -6,19 +6,21 @@ import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct } from 'constructs';
 import { LegacyNotificationPipeline } from './legacy-notification-pipeline';
+import { NotificationConsumerOptions, NotificationPipelineAlarmOptions, NotificationPipelineProps } from './notification-pipeline-props';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from './notification-type';
 import { checkPipelineResourceLimit } from './resource-limit';
+import { notifyOrAcknowledge } from '../alarm-actions';
 import { acknowledge, acknowledgeWildcards } from '../connection/nag';
 import { DpiProvider } from '../connection/provider';
-import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
-import { NotificationPipelineAttributes, NotificationPipelineProperties, ResourceTypes } from '../contract';
-import { notifyOrAcknowledge } from '../monitoring/alarm-actions';
+import { NotificationPipelineAttributes, ResourceTypes } from '../contract';
+import type { NotificationPipelineWire } from '../kinds/notification-pipeline';
+
+export * from './notification-pipeline-props';
 
 /** The deployment regions the service accepts for unified notification pipelines. */
 const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
@@ -26,153 +28,20 @@ const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-wes
 /** The unified pipelines of an app, by remote identity (construct path of the first). */
 const pipelinesByIdentity = new WeakMap<IConstruct, Map<number, string>>();
 
-/** Options of `NotificationPipeline.addAlarms()`. */
-export interface NotificationPipelineAlarmOptions {
-  /**
-   * Alarm when the oldest message of the object-notification queue is older than this.
-   *
-   * @default Duration.hours(1)
-   */
-  readonly maxMessageAge?: Duration;
-
-  /**
-   * Alarm when records wait longer than this before the delivery stream writes them (queue types only).
-   *
-   * @default Duration.minutes(15)
-   */
-  readonly maxDeliveryDelay?: Duration;
-
-  /**
-   * A topic the alarms notify (alarm and OK).
-   *
-   * @default - no action
-   */
-  readonly alarmTopic?: sns.ITopic;
-}
+/** The role ARNs (as given: tokens) each provider was already granted `iam:GetRole` on. */
+const grantedRoleArns = new WeakMap<DpiProvider, Set<string>>();
 
 /**
- * Properties of a `NotificationPipeline`.
+ * `provider.grantRoleRead(roleArns)` unless this exact list was granted already: the pipelines of a stack share
+ * their roles, and the provider's own de-duplication resolves the list every time.
  */
-export interface NotificationPipelineProps {
-  /** Connection to the service. */
-  readonly connection: ServiceConnection;
-
-  /**
-   * The remote identity (seller: type 17, vendor: type 18) whose notifications
-   * the pipeline delivers. Changing it replaces the pipeline.
-   */
-  readonly remoteIdentityId: number;
-
-  /**
-   * The account type of the remote identity; it decides which notification
-   * types are allowed. Changing it replaces the pipeline.
-   */
-  readonly accountType: AccountType;
-
-  /** The notification types to subscribe (non-empty, no duplicates, valid for the account type). */
-  readonly notificationTypes: NotificationType[];
-
-  /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
-  readonly roles: INotificationPipelineRoles;
-
-  /**
-   * The AWS region in which the service provisions the pipeline's delivery
-   * resources; one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1,
-   * ap-east-1.
-   *
-   * @default - the stack's region (required when the stack is environment-agnostic)
-   */
-  readonly deploymentRegion?: string;
-
-  /**
-   * Destination (storage group) ID recorded with the pipeline's subscription.
-   *
-   * @default - none
-   */
-  readonly storageGroupId?: number;
-
-  /**
-   * Display name of the pipeline's subscription.
-   *
-   * @default - the service's default name
-   */
-  readonly name?: string;
-
-  /**
-   * What to do when some types fail to subscribe.
-   *
-   * @default PartialFailure.FAIL
-   */
-  readonly partialFailure?: PartialFailure;
-
-  /**
-   * What happens to the pipeline when the resource leaves the stack (removed
-   * from the app, the stack deleted, the resource replaced). `RETAIN` and
-   * `DESTROY` are accepted.
-   *
-   * - `DESTROY` deletes the pipeline (upstream subscriptions and the
-   *   pipeline-specific delivery resources) and marks its subscription invalid.
-   * - `RETAIN` keeps the pipeline running and releases it: the resource is
-   *   still rendered with DeletionPolicy `Delete`, so CloudFormation shows it
-   *   deleted, while the handler only marks its lifecycle journal record
-   *   `released` (for an adopted pipeline it restores what the adoption
-   *   changed where it can). Another stack may then adopt it
-   *   (`existingSubscriptionId`), and `dpi orphans` never lists it.
-   *
-   * `DESTROY` on an adopted pipeline (`existingSubscriptionId`) is an explicit
-   * choice: the pipeline that existed before the stack is then deleted when
-   * the stack is deleted, when the resource is replaced, and when the deploy
-   * that adopted it rolls back.
-   *
-   * A Delete uses the properties of the last successful deploy: change the
-   * removal policy in a deploy before the one that removes the resource.
-   *
-   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set, otherwise RemovalPolicy.DESTROY
-   */
-  readonly removalPolicy?: RemovalPolicy;
-
-  /**
-   * The ID of the existing product-107 subscription of a unified pipeline
-   * to adopt instead of creating a pipeline.
-   *
-   * Create then makes no new pipeline: it checks that the subscription exists
-   * and is live, claims it and the remote identity for this resource (refused,
-   * naming the owner, when another resource manages either) and reconciles the
-   * pipeline to the declared selection with the unified update (the service
-   * shows no read of a pipeline's types, roles or region, so the update is
-   * always sent; its result is what later updates and the delete rely on).
-   * `removalPolicy` then defaults to `RETAIN`: a delete releases the pipeline
-   * and leaves it running.
-   *
-   * @default - a new pipeline is created
-   */
-  readonly existingSubscriptionId?: number;
-}
-
-/**
- * Options of `NotificationPipeline.addConsumer()`.
- */
-export interface NotificationConsumerOptions {
-  /**
-   * Maximum number of queue messages per invocation.
-   *
-   * @default 10
-   */
-  readonly batchSize?: number;
-
-  /**
-   * Maximum time to gather messages before invoking.
-   *
-   * @default - no batching window
-   */
-  readonly maxBatchingWindow?: Duration;
-
-  /**
-   * Whether the function reports individual failed messages.
-   *
-   * @default true
-   */
-  readonly reportBatchItemFailures?: boolean;
+function grantRoleReadOnce(provider: DpiProvider, roleArns: string[]): void {
+  let granted = grantedRoleArns.get(provider);
+  if (!granted) grantedRoleArns.set(provider, granted = new Set());
+  const key = roleArns.join('\n');
+  if (granted.has(key)) return;
+  granted.add(key);
+  provider.grantRoleRead(roleArns);
 }
 
 /**
@@ -206,23 +75,29 @@ export class NotificationPipeline extends Construct {
   public static readonly ACCEPTED_DEPLOYMENT_REGIONS: string[] = [...ACCEPTED_DEPLOYMENT_REGIONS];
 
   /** The service's subscription ID of the pipeline (product 107). */
-  public readonly subscriptionId: string;
+  public get subscriptionId(): string { return this.att(NotificationPipelineAttributes.SUBSCRIPTION_ID); }
   /** Comma-separated names of the types that were subscribed. */
-  public readonly subscribedTypes: string;
+  public get subscribedTypes(): string { return this.att(NotificationPipelineAttributes.SUBSCRIBED_TYPES); }
   /** Comma-separated names of the types that failed (only with `PartialFailure.ALLOW`). */
-  public readonly failedTypes: string;
+  public get failedTypes(): string { return this.att(NotificationPipelineAttributes.FAILED_TYPES); }
   /** Name of the shared bucket. */
-  public readonly bucketName: string;
+  public get bucketName(): string { return this.att(NotificationPipelineAttributes.BUCKET_NAME); }
   /** The pipeline's key prefix in the shared bucket. */
-  public readonly prefix: string;
+  public get prefix(): string { return this.att(NotificationPipelineAttributes.PREFIX); }
   /** ARN of the object-notification queue of the pipeline's prefix. */
-  public readonly notificationQueueArn: string;
+  public get notificationQueueArn(): string { return this.att(NotificationPipelineAttributes.NOTIFICATION_QUEUE_ARN); }
   /** ARN of the delivery stream. */
-  public readonly deliveryStreamArn: string;
+  public get deliveryStreamArn(): string { return this.att(NotificationPipelineAttributes.DELIVERY_STREAM_ARN); }
   /** The object-notification queue (imported handle). */
-  public readonly notificationQueue: sqs.IQueue;
+  public get notificationQueue(): sqs.IQueue {
+    this._notificationQueue ??= sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
+    return this._notificationQueue;
+  }
   /** The shared bucket (imported handle). */
-  public readonly bucket: s3.IBucket;
+  public get bucket(): s3.IBucket {
+    this._bucket ??= s3.Bucket.fromBucketName(this, 'Bucket', this.bucketName);
+    return this._bucket;
+  }
   /** The deployment region. */
   public readonly deploymentRegion: string;
   /** The remote identity. */
@@ -232,15 +107,19 @@ export class NotificationPipeline extends Construct {
   /**
    * Name of the event bus the service's rule is on (event-bus types); `''` when the selection has none.
    */
-  public readonly eventBusName: string;
+  public get eventBusName(): string { return this.att(NotificationPipelineAttributes.EVENT_BUS_NAME); }
   /** ID (name) of the service's rule on that bus (event-bus types); `''` when the selection has none. */
-  public readonly eventBridgeRuleId: string;
+  public get eventBridgeRuleId(): string { return this.att(NotificationPipelineAttributes.EVENT_BRIDGE_RULE_ID); }
   /** The event-bus destination the service registered upstream (event-bus types); `''` otherwise. */
-  public readonly eventBridgeDestinationId: string;
+  public get eventBridgeDestinationId(): string { return this.att(NotificationPipelineAttributes.EVENT_BRIDGE_DESTINATION_ID); }
   /** The queue destination the service registered upstream (queue types); `''` otherwise. */
-  public readonly sqsDestinationId: string;
+  public get sqsDestinationId(): string { return this.att(NotificationPipelineAttributes.SQS_DESTINATION_ID); }
 
   private readonly resource: CustomResource;
+  /** The attribute tokens made so far (made on first use: most pipelines of a large app never read them). */
+  private readonly atts: Partial<Record<string, string>> = {};
+  private _notificationQueue?: sqs.IQueue;
+  private _bucket?: s3.IBucket;
   private _eventBus?: events.IEventBus;
   private _rule?: events.IRule;
   private _deliveryStream?: firehose.IDeliveryStream;
@@ -286,7 +165,7 @@ export class NotificationPipeline extends Construct {
       byIdentity.set(props.remoteIdentityId, this.node.path);
     }
     const binding = props.connection._bind(this);
-    const properties: Omit<NotificationPipelineProperties, 'ServiceToken'> = {
+    const properties: Omit<NotificationPipelineWire, 'ServiceToken'> = {
       Connection: binding.connection,
       RemoteIdentityId: numStr(props.remoteIdentityId),
       AccountType: props.accountType,
@@ -312,26 +191,18 @@ export class NotificationPipeline extends Construct {
     // A 403 of the unified create is retried only while a role is young (IAM propagation): the handler reads
     // the roles' creation time.
     const roleArns = [props.roles.managementRoleArn, ...(needsEventBus && props.roles.eventBusRoleArn ? [props.roles.eventBusRoleArn] : [])];
-    DpiProvider.of(this).grantRoleRead(roleArns);
+    grantRoleReadOnce(DpiProvider.of(this), roleArns);
     // Past CloudFormation's resource limit, say how many pipelines fit and point to the fleet (before aws-cdk-lib's error).
     checkPipelineResourceLimit(this, (c) => c instanceof NotificationPipeline);
 
     this.deploymentRegion = region;
     this.remoteIdentityId = props.remoteIdentityId;
     this.notificationTypes = [...types];
-    this.subscriptionId = this.resource.getAttString(NotificationPipelineAttributes.SUBSCRIPTION_ID);
-    this.subscribedTypes = this.resource.getAttString(NotificationPipelineAttributes.SUBSCRIBED_TYPES);
-    this.failedTypes = this.resource.getAttString(NotificationPipelineAttributes.FAILED_TYPES);
-    this.bucketName = this.resource.getAttString(NotificationPipelineAttributes.BUCKET_NAME);
-    this.prefix = this.resource.getAttString(NotificationPipelineAttributes.PREFIX);
-    this.notificationQueueArn = this.resource.getAttString(NotificationPipelineAttributes.NOTIFICATION_QUEUE_ARN);
-    this.deliveryStreamArn = this.resource.getAttString(NotificationPipelineAttributes.DELIVERY_STREAM_ARN);
-    this.notificationQueue = sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
-    this.bucket = s3.Bucket.fromBucketName(this, 'Bucket', this.bucketName);
-    this.eventBusName = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BUS_NAME);
-    this.eventBridgeRuleId = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BRIDGE_RULE_ID);
-    this.eventBridgeDestinationId = this.resource.getAttString(NotificationPipelineAttributes.EVENT_BRIDGE_DESTINATION_ID);
-    this.sqsDestinationId = this.resource.getAttString(NotificationPipelineAttributes.SQS_DESTINATION_ID);
+  }
+
+  /** The token of attribute `name` (one per attribute and pipeline, so a property reads the same string every time). */
+  private att(name: string): string {
+    return this.atts[name] ??= this.resource.getAttString(name);
   }
 
   /**
