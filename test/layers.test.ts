@@ -41,8 +41,27 @@ describe('layers import downward only', () => {
     expect([...violations('handler', (t) => t === 'local'), ...violations('client', (t) => t === 'local')]).toEqual([]);
   });
 
+  test('src/kinds (bundled into the Lambda) imports nothing but the contract, and no package', () => {
+    expect(importedLayers(join(SRC, 'kinds', 'types.ts')).map((i) => i.layer)).toEqual(['contract']);
+    expect(violations('kinds', (t) => t !== 'contract')).toEqual([]);
+    const packages = files(join(SRC, 'kinds')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:from\s+|import\(|require\()\s*'([^.'][^']*)'/g)]
+      .map((m) => `${relative(SRC, f)} imports ${m[1]}`));
+    expect(packages).toEqual([]);
+  });
+
   test('src/emulator imports nothing from the rest of src/', () => {
     expect(violations('emulator', () => true)).toEqual([]);
+  });
+
+  test('src/notifications imports nothing from src/monitoring (monitoring sits on notifications, not beside it)', () => {
+    expect(violations('notifications', (t) => t === 'monitoring')).toEqual([]);
+  });
+
+  test('the notifications rule sees imports (the monitor imports notifications, the shared alarm helper is below both)', () => {
+    const monitor = importedLayers(join(SRC, 'monitoring', 'subscription-monitor.ts')).map((i) => i.layer);
+    expect(monitor).toEqual(expect.arrayContaining(['notifications', 'alarm-actions']));
+    const pipeline = importedLayers(join(SRC, 'notifications', 'notification-pipeline.ts')).map((i) => i.layer);
+    expect(pipeline).toContain('alarm-actions');
   });
 
   test('the check sees imports (a file of the command line imports the layers below it)', () => {

@@ -1,5 +1,7 @@
 import * as path from 'path';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -8,6 +10,8 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, IConstruct } from 'constructs';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
+import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
+import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
 import { ConnectionProperties, HandlerExports } from '../contract';
 
 /**
@@ -22,6 +26,11 @@ export interface ConnectionBinding {
 
 /** Fixed construct ID of the provider singleton, directly under the stack. */
 export const PROVIDER_ID = 'DpiProvider';
+
+/** Handler environment: its log group's name (kept in step with `HANDLER_LOG_GROUP_ENV` of src/handler/errors.ts). */
+export const HANDLER_LOG_GROUP_ENV = 'DPI_HANDLER_LOG_GROUP';
+/** Handler environment: the journal tables supplied by connections (in step with src/handler/journal-provided.ts). */
+export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
 
 /** Stacks (nested stacks of a fleet) whose resources use the provider of their parent stack. */
 const parentProviderStacks = new WeakSet<Stack>();
@@ -50,7 +59,7 @@ export function providerStackOf(scope: IConstruct): Stack {
   return stack;
 }
 
-/** Runtime of the handler Lambda: the newest Node.js runtime that aws-cdk-lib offers. */
+/** Runtime of every function running the bundled handler (docs/handler.md, "Lambda runtime"); in the oldest supported aws-cdk-lib. */
 export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 /**
@@ -68,25 +77,42 @@ export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
  * functions can read every connection's refresh token secret.
  */
 export class DpiProvider extends Construct {
-  /** Return the provider of the stack that contains `scope`, creating it on first use. */
-  public static of(scope: IConstruct): DpiProvider {
+  /**
+   * Return the provider of the stack that contains `scope`, creating it on first use (with `options`, given by the
+   * connection at `requester`). Options that differ from those the provider was made with are an error: one provider
+   * per stack.
+   */
+  public static of(scope: IConstruct, options?: ProviderOptions, requester?: IConstruct): DpiProvider {
     const stack = providerStackOf(scope);
     const existing = stack.node.tryFindChild(PROVIDER_ID);
     if (existing) {
       if (!(existing instanceof DpiProvider)) {
         throw new Error(`${stack.node.path}: the construct ID '${PROVIDER_ID}' is reserved for the data pipeline integration provider; rename your construct`);
       }
+      if (hasProviderOptions(options)) {
+        const differing = differingProviderOptions(existing.options, options!);
+        if (differing.length > 0) {
+          throw new Error(`${(requester ?? scope).node.path}: provider options differ from those of ${existing.madeBy} (${differing.join('; ')}), `
+            + `which made the provider ${existing.node.path} of the stack; one provider serves every resource of a stack and is made by the `
+            + 'first ServiceConnection of the stack: give the provider options on that first connection (the others may omit them), or the '
+            + 'same objects on each');
+        }
+      }
       return existing;
     }
-    return new DpiProvider(stack, PROVIDER_ID);
+    return new DpiProvider(stack, PROVIDER_ID, options ?? {}, (requester ?? scope).node.path);
   }
 
-  /** The role shared by the handler functions (onEvent and isComplete). */
-  public readonly handlerRole: iam.Role;
+  /** The role shared by the handler functions (onEvent and isComplete): the library's, or `options.role`. */
+  public readonly handlerRole: iam.IRole;
   /** The handler function (`index.onEvent`). */
   public readonly onEventFunction: lambda.Function;
-  /** Log group of the handler functions. */
-  public readonly handlerLogGroup: logs.LogGroup;
+  /** Log group of the handler functions: the library's, or `options.logGroup`. */
+  public readonly handlerLogGroup: logs.ILogGroup;
+  /** The options the provider was made with. */
+  public readonly options: ProviderOptions;
+  /** Construct path of the connection (or resource) that made the provider. */
+  public readonly madeBy: string;
   /** The provider (framework Lambda) in front of the handler. */
   public readonly provider: cr.Provider;
 
@@ -96,25 +122,50 @@ export class DpiProvider extends Construct {
   private readonly grantedSecrets = new Set<string>();
   private readonly grantedJournals = new Set<string>();
   private readonly grantedRoles = new Set<string>();
+  private readonly providedJournals: string[] = [];
+  private readonly handlerFunctions: lambda.Function[] = [];
   private waiter?: cr.Provider;
 
-  private constructor(scope: Construct, id: string) {
+  private constructor(scope: Construct, id: string, options: ProviderOptions, madeBy: string) {
     super(scope, id);
+    this.options = options;
+    this.madeBy = madeBy;
 
     this.code = lambda.Code.fromAsset(path.join(__dirname, '..', '..', 'assets', 'handler', 'index'));
 
-    this.handlerLogGroup = new logs.LogGroup(this, 'HandlerLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      // The library's own logs go with the stack: `cdk destroy` leaves nothing behind.
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.handlerRole = new iam.Role(this, 'HandlerRole', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Data pipeline integration custom resource handler',
-    });
+    if (options.logGroup) {
+      this.handlerLogGroup = options.logGroup;
+    } else {
+      const group = new logs.LogGroup(this, 'HandlerLogs', {
+        retention: options.logRetention ?? logs.RetentionDays.ONE_MONTH,
+        // The library's own logs go with the stack: `cdk destroy` leaves nothing behind.
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      acknowledgeLogGroup(group);
+      this.handlerLogGroup = group;
+    }
+    if (options.role) {
+      this.handlerRole = options.role;
+    } else {
+      const role = new iam.Role(this, 'HandlerRole', {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: 'Data pipeline integration custom resource handler',
+      });
+      acknowledgeInlinePolicies(role);
+      this.handlerRole = role;
+    }
     this.handlerLogGroup.grantWrite(this.handlerRole);
-    acknowledgeLogGroup(this.handlerLogGroup);
-    acknowledgeInlinePolicies(this.handlerRole);
+    if (options.vpc) {
+      this.grantNetworkInterfaces(this.handlerRole);
+      acknowledgeWildcards(this, [{
+        pattern: /^\*$/,
+        reason: 'A function in a VPC manages its network interfaces (ec2:CreateNetworkInterface, ...): these EC2 actions do not support resource-level permissions.',
+      }]);
+    }
+    if (options.permissionsBoundary) {
+      // Every role created below this construct (the handler role, the framework roles, the waiter's): not a given `role`.
+      iam.PermissionsBoundary.of(this).apply(options.permissionsBoundary);
+    }
 
     this.onEventFunction = this.createHandler('OnEvent', HandlerExports.ON_EVENT);
 
@@ -130,11 +181,13 @@ export class DpiProvider extends Construct {
     this.frameworkLogGroup.grantWrite(this.frameworkRole);
     acknowledgeLogGroup(this.frameworkLogGroup);
     acknowledgeInlinePolicies(this.frameworkRole);
+    if (options.vpc) this.grantNetworkInterfaces(this.frameworkRole);
 
     this.provider = new cr.Provider(this, 'Provider', {
       onEventHandler: this.onEventFunction,
       logGroup: this.frameworkLogGroup,
       frameworkOnEventRole: this.frameworkRole,
+      ...this.networkProps(),
     });
     this.acknowledgeFramework(this.provider);
 
@@ -165,6 +218,7 @@ export class DpiProvider extends Construct {
       this.frameworkLogGroup.grantWrite(completeRole);
       acknowledgeLogGroup(waiterLogs);
       acknowledgeInlinePolicies(completeRole);
+      if (this.options.vpc) this.grantNetworkInterfaces(completeRole);
       this.waiter = new cr.Provider(this, 'WaiterProvider', {
         onEventHandler: this.onEventFunction,
         isCompleteHandler: isComplete,
@@ -176,6 +230,7 @@ export class DpiProvider extends Construct {
         // A separate role: sharing the onEvent role would make a dependency cycle
         // (onEvent role policy -> state machine -> isComplete function -> role policy).
         frameworkCompleteAndTimeoutRole: completeRole,
+        ...this.networkProps(),
         disableWaiterStateMachineLogging: false,
         waiterStateMachineLogOptions: {
           destination: waiterLogs,
@@ -217,6 +272,23 @@ export class DpiProvider extends Construct {
   }
 
   /**
+   * Let the handler functions use the lifecycle journal table `table` that a connection supplied (`journalTable`, once
+   * per table): read and write its items (and describe it, to check its key schema); never create it. The handler
+   * learns that the table is supplied from its environment (`DPI_PROVIDED_JOURNAL_TABLES`).
+   */
+  public grantProvidedJournal(table: dynamodb.ITable): void {
+    if (this.providedJournals.includes(table.tableName)) {
+      return;
+    }
+    this.providedJournals.push(table.tableName);
+    table.grantReadWriteData(this.handlerRole);
+    table.grant(this.handlerRole, 'dynamodb:DescribeTable');
+    if (this.providedJournals.length === 1) {
+      for (const fn of this.handlerFunctions) this.addProvidedJournalsEnvironment(fn);
+    }
+  }
+
+  /**
    * Let the handler functions read the creation time of `roleArns` (`iam:GetRole`): a 403 of the unified create
    * is retried only while a role is younger than a few minutes (IAM propagation).
    */
@@ -251,7 +323,8 @@ export class DpiProvider extends Construct {
         acknowledgeDeployTimeFunction(child, child.node.id === 'framework-onEvent'
           ? 'invoked asynchronously by CloudFormation; the framework reports every outcome, failures included, to the stack\'s response URL, '
             + 'so a dead-letter queue would hold nothing that CloudFormation does not already show (and end with its timeout)'
-          : 'invoked synchronously by the waiter state machine, which reports failures to CloudFormation; a dead-letter queue would never receive an event');
+          : 'invoked synchronously by the waiter state machine, which reports failures to CloudFormation; a dead-letter queue would never receive an event',
+        this.options.vpc !== undefined);
       }
     }
   }
@@ -262,43 +335,40 @@ export class DpiProvider extends Construct {
       handler: `index.${exportName}`,
       runtime: HANDLER_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: 256,
-      timeout: Duration.minutes(10),
+      memorySize: this.options.memorySize ?? 256,
+      timeout: this.options.timeout ?? Duration.minutes(10),
       role: this.handlerRole,
       logGroup: this.handlerLogGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       description: `Data pipeline integration custom resource handler (${exportName})`,
+      // Failure reasons name the log group the handler really writes to.
+      environment: { [HANDLER_LOG_GROUP_ENV]: this.handlerLogGroup.logGroupName },
+      ...this.networkProps(),
     });
+    this.handlerFunctions.push(fn);
+    if (this.providedJournals.length > 0) this.addProvidedJournalsEnvironment(fn);
     acknowledgeDeployTimeFunction(fn, 'invoked synchronously by the provider framework, which reports its failures to CloudFormation; '
-      + 'a dead-letter queue would never receive an event');
+      + 'a dead-letter queue would never receive an event', this.options.vpc !== undefined);
     return fn;
   }
-}
 
-/**
- * Acknowledgements (HIPAA Security, NIST 800-53 R5, Serverless) of a deploy-time function of the provider: what it
- * does not have and why. Each names the rule and the resource.
- */
-function acknowledgeDeployTimeFunction(fn: lambda.Function, dlqReason: string): void {
-  acknowledgeCompliance(fn, 'LambdaDLQ', `A deploy-time function: ${dlqReason}.`);
-  acknowledgeCompliance(fn, 'LambdaConcurrency', 'A deploy-time function run once per resource event; reserved concurrency would take capacity from the '
-    + 'account for functions that are idle between deployments, and CloudFormation already bounds how many run at once.');
-  acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface and AWS APIs (Secrets Manager, DynamoDB, IAM, STS) and '
-    + 'reaches no resource inside a VPC; a VPC would need a NAT gateway or endpoints for no gain.');
-  acknowledge(fn, 'Serverless-LambdaDLQ', `A deploy-time function: ${dlqReason}.`);
-  acknowledge(fn, 'Serverless-LambdaTracing', 'A deploy-time function: every event and every service call is logged as one JSON line (request ID, '
-    + 'path, status, duration), which is what an operator reads; X-Ray traces would add cost and wildcard permissions.');
-}
+  private addProvidedJournalsEnvironment(fn: lambda.Function): void {
+    fn.addEnvironment(PROVIDED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => this.providedJournals.join(',') }));
+  }
 
-/** Acknowledgements of the provider's log groups for the HIPAA Security and NIST 800-53 R5 packs. */
-function acknowledgeLogGroup(group: logs.LogGroup): void {
-  acknowledgeCompliance(group, 'CloudWatchLogGroupEncrypted', 'CloudWatch Logs encrypts these logs at rest with service-managed keys; '
-    + 'they hold no secret (the handler redacts the refresh token and tokens from every line and reason), so a customer-managed key '
-    + 'would add cost and a key policy without protecting more.');
-}
+  /** VPC placement of the functions (as aws-cdk-lib's `Provider` takes it); nothing without `vpc`. */
+  private networkProps(): { vpc?: ec2.IVpc; vpcSubnets?: ec2.SubnetSelection; securityGroups?: ec2.ISecurityGroup[] } {
+    const { vpc, vpcSubnets, securityGroups } = this.options;
+    return vpc ? { vpc, vpcSubnets, securityGroups } : {};
+  }
 
-/** Acknowledgements of inline policies (grants) on the provider's roles for the HIPAA Security and NIST 800-53 R5 packs. */
-function acknowledgeInlinePolicies(role: iam.Role): void {
-  acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'The policy is made by aws-cdk-lib grants for this role alone and names only this stack\'s '
-    + 'resources; an inline policy cannot be attached to another principal, which a managed policy could.');
+  /** What a function in a VPC needs to attach its network interfaces (the managed AWSLambdaVPCAccessExecutionRole's actions). */
+  private grantNetworkInterfaces(role: iam.IRole): void {
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      sid: 'VpcNetworkInterfaces',
+      actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface',
+        'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+      resources: ['*'],
+    }));
+  }
 }

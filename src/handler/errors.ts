@@ -92,3 +92,46 @@ export function reasonOf(err: unknown): string {
   }
   return truncate(scrub(text.replace(/\s+/g, ' ').trim()));
 }
+
+/**
+ * Environment variable through which the construct tells the handler the name of its log group (the provider's
+ * explicit log group, or the one given in `ServiceConnectionProps.provider.logGroup`). Kept in step with
+ * `HANDLER_LOG_GROUP_ENV` of src/connection/provider.ts (a test checks both).
+ */
+export const HANDLER_LOG_GROUP_ENV = 'DPI_HANDLER_LOG_GROUP';
+
+/**
+ * The log group this invocation's lines go to: the one the construct named, else Lambda's own variables (the
+ * function's configured log group, else `/aws/lambda/<function name>`); undefined outside Lambda (the local runner,
+ * tests), where no CloudWatch log group holds the lines.
+ */
+export function handlerLogGroup(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const named = env[HANDLER_LOG_GROUP_ENV] || env.AWS_LAMBDA_LOG_GROUP_NAME;
+  if (named) return named;
+  return env.AWS_LAMBDA_FUNCTION_NAME ? `/aws/lambda/${env.AWS_LAMBDA_FUNCTION_NAME}` : undefined;
+}
+
+/** The error a Lambda handler throws so that CloudFormation shows exactly its message (internal). */
+export class FailureReason extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FailureReason';
+    // No stack frames: the Lambda runtime sends `stack` as the error's trace, and the provider framework writes
+    // every trace line after the first into the reason CloudFormation shows.
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+/**
+ * The failure CloudFormation shows, as one sentence: in Lambda, what failed (`what`, e.g. `Create of Orders`), why
+ * (the scrubbed reason of `err`, on one line) and where the details are (`see CloudWatch log group <name>`); outside
+ * Lambda (no log group: the local runner shows its own log) the reason alone, as before. No stack frames, no
+ * newline, no secret; the log pointer is never cut off.
+ */
+export function failureReason(what: string, err: unknown, logGroup: string | undefined = handlerLogGroup()): FailureReason {
+  if (!logGroup) return new FailureReason(reasonOf(err));
+  const pointer = `; see CloudWatch log group ${scrub(logGroup).replace(/\s+/g, '')}`;
+  const why = reasonOf(err).replace(/[.;\s]+$/, '');
+  const head = `${what.replace(/\s+/g, ' ')} failed: `;
+  return new FailureReason(`${head}${truncate(why, Math.max(60, MAX_REASON_LENGTH - head.length - pointer.length))}${pointer}`);
+}

@@ -3,7 +3,38 @@
  * Lambda handlers: `index.onEvent`, `index.isComplete`, `index.monitor` (SubscriptionMonitor) and `index.drift` (DriftMonitor).
  * See docs/handler.md.
  */
-export { onEvent, isComplete } from './dispatch';
+import { isComplete as dispatchIsComplete, onEvent as dispatchOnEvent } from './dispatch';
+import { failureReason } from './errors';
+import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
+
+/** What failed, for the reason CloudFormation shows: `Create of Orders` (the request type and the logical ID). */
+function whatOf(event: CfnEvent, waiting: boolean): string {
+  const request = typeof event?.RequestType === 'string' ? event.RequestType : 'Request';
+  const id = typeof event?.LogicalResourceId === 'string' ? ` of ${event.LogicalResourceId}` : '';
+  return `${request}${id}${waiting ? ' (waiting for completion)' : ''}`;
+}
+
+/**
+ * The provider framework's onEvent. A failure reaches CloudFormation as one sentence (what failed, why, and in Lambda
+ * the handler's own log group), without stack frames; the details are in that log group.
+ */
+export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Promise<OnEventResult> {
+  try {
+    return await dispatchOnEvent(event, context);
+  } catch (e) {
+    throw failureReason(whatOf(event, false), e);
+  }
+}
+
+/** The provider framework's isComplete (only history requests wait); failures as with `onEvent`. */
+export async function isComplete(event: CfnEvent, context?: LambdaContextLike): Promise<IsCompleteResult> {
+  try {
+    return await dispatchIsComplete(event, context);
+  } catch (e) {
+    throw failureReason(whatOf(event, true), e);
+  }
+}
+
 export { monitor, setMetricSink } from './monitor';
 export type { MonitorEvent } from './monitor';
 export { drift, setStackResourceLister, setStackTemplateReader } from './drift-check';

@@ -23,14 +23,19 @@ import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, messageOf } from './errors';
+import { checkProvidedTable, providedJournalTables } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
 
-/** One record of a resource. */
-export interface JournalRecord<D> {
+/**
+ * One record of a resource. `D`: the kind's document (written with its `kind` tag, the resource type, since the
+ * kinds registry: see `taggedKind` in src/kinds; older documents have no tag); `S`: the kind's journal states
+ * (e.g. `SubscriptionState`).
+ */
+export interface JournalRecord<D, S extends string = string> {
   readonly key: string;
   readonly id: string;
-  readonly state: string;
+  readonly state: S;
   readonly physicalId?: string;
   readonly version: number;
   readonly updatedAt: string;
@@ -42,9 +47,9 @@ export interface Journal {
   /** Every record of a resource (strongly consistent, all pages). */
   records<D>(key: string): Promise<JournalRecord<D>[]>;
   /** Writes a new record (fails if the ID exists). */
-  create<D>(key: string, state: string, doc: D, physicalId?: string): Promise<JournalRecord<D>>;
+  create<D, S extends string = string>(key: string, state: S, doc: D, physicalId?: string): Promise<JournalRecord<D, S>>;
   /** Writes a record's next state; fails when another invocation changed it meanwhile. */
-  save<D>(rec: JournalRecord<D>, state: string, doc: D, physicalId?: string): Promise<JournalRecord<D>>;
+  save<D, S extends string = string>(rec: JournalRecord<D, S>, state: S, doc: D, physicalId?: string): Promise<JournalRecord<D, S>>;
   /** Records that `owner` owns service record `kind`/`id`; returns the owner on record (an earlier one wins). */
   claim(kind: string, id: string, owner: string): Promise<string>;
   /** The owners of service records `kind`/`ids` (absent: unclaimed). */
@@ -124,7 +129,7 @@ function fromItem<D>(item: Record<string, ddb.AttributeValue>): JournalRecord<D>
   };
 }
 
-function toItem<D>(r: JournalRecord<D>): Record<string, ddb.AttributeValue> {
+function toItem<D>(r: JournalRecord<D, string>): Record<string, ddb.AttributeValue> {
   const item: Record<string, ddb.AttributeValue> = {
     pk: S(r.key), sk: S(r.id), state: S(r.state), version: N(r.version), updatedAt: S(r.updatedAt), doc: S(JSON.stringify(r.doc)),
   };
@@ -211,6 +216,8 @@ export interface JournalOptions {
   /** A DynamoDB-compatible endpoint (local runner, tests): static local credentials, region us-east-1. */
   readonly endpoint?: string;
   readonly sleep: (ms: number) => Promise<void>;
+  /** A table the user supplied (never created, key schema checked); default: listed in `DPI_PROVIDED_JOURNAL_TABLES`. */
+  readonly provided?: boolean;
 }
 
 const clients = new Map<string, ddb.DynamoDBClient>();
@@ -228,11 +235,12 @@ export function dynamoJournal(opts: JournalOptions): Journal {
     clients.set(ck, client);
   }
   const c = client;
+  const provided = opts.provided ?? providedJournalTables().includes(table);
   const ready = (): Promise<void> => {
-    const k = `${ck}|${table}`;
+    const k = `${ck}|${table}|${provided ? 'provided' : 'own'}`;
     let p = ensured.get(k);
     if (!p) {
-      p = ensureTable(c, table, opts.sleep);
+      p = provided ? checkProvidedTable(c, table, opts.sleep) : ensureTable(c, table, opts.sleep);
       p.catch(() => ensured.delete(k));
       ensured.set(k, p);
     }
@@ -265,13 +273,13 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       } while (start);
       return out;
     }),
-    create: <D>(key: string, state: string, doc: D, physicalId?: string) => run(async () => {
-      const rec: JournalRecord<D> = { key, id: newRecordId(), state, physicalId, version: 1, updatedAt: new Date().toISOString(), doc };
+    create: <D, S extends string = string>(key: string, state: S, doc: D, physicalId?: string) => run(async () => {
+      const rec: JournalRecord<D, S> = { key, id: newRecordId(), state, physicalId, version: 1, updatedAt: new Date().toISOString(), doc };
       await c.send(new m.PutItemCommand({ TableName: table, Item: toItem(rec), ConditionExpression: 'attribute_not_exists(pk)' }));
       return rec;
     }),
-    save: <D>(rec: JournalRecord<D>, state: string, doc: D, physicalId?: string) => run(async () => {
-      const next: JournalRecord<D> = {
+    save: <D, S extends string = string>(rec: JournalRecord<D, S>, state: S, doc: D, physicalId?: string) => run(async () => {
+      const next: JournalRecord<D, S> = {
         ...rec, state, doc, physicalId: physicalId ?? rec.physicalId, version: rec.version + 1, updatedAt: new Date().toISOString(),
       };
       try {

@@ -8,7 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
-import { notifyOrAcknowledge } from './alarm-actions';
+import { notifyOrAcknowledge } from '../alarm-actions';
 import { SUBSCRIPTION_MONITOR_NAMESPACE } from './subscription-monitor';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
@@ -111,11 +111,14 @@ export class DriftMonitor extends Construct {
       actions: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'],
       resources: [stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${stack.stackName}-*/*` })],
     }));
+    const journalTable = props.connection.journalTable;
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'ReadLifecycleJournal',
       actions: ['dynamodb:DescribeTable', 'dynamodb:Query'],
-      resources: [stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.connection.journalTableName })],
+      // A supplied table (`journalTable`) by its own ARN (it may be imported from elsewhere); else the named table of this account and region.
+      resources: [journalTable?.tableArn ?? stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.connection.journalTableName })],
     }));
+    journalTable?.encryptionKey?.grantDecrypt(role);
     this.function = new lambda.Function(this, 'Function', {
       code: lambda.Code.fromAsset(path.join(__dirname, '..', '..', 'assets', 'handler', 'index')),
       handler: 'index.drift',

@@ -1,3 +1,4 @@
+import { createHash } from 'crypto';
 import * as path from 'path';
 import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -8,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
-import { notifyOrAcknowledge } from './alarm-actions';
+import { notifyOrAcknowledge } from '../alarm-actions';
 import { MonitorSource } from './monitor-source';
 import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
@@ -137,6 +138,10 @@ const monitors = new WeakMap<Stack, string>();
  * a freshness alarm and a monitor-failure alarm; the function has an alarm on its own errors; a dashboard shows a
  * row per subscription and, with `addPipeline()`, per notification pipeline.
  *
+ * A subscription's alarms are named after the subscription (its construct ID and a hash of its construct path), so
+ * adding or removing another subscription keeps them. Upgrading from a release that numbered them by insertion order
+ * (`Errors1`, ...) replaces the existing monitor alarms once (docs/constructs.md, "SubscriptionMonitor").
+ *
  * @example
  * declare const connection: ServiceConnection;
  * declare const orders: Subscription;
@@ -247,8 +252,9 @@ export class SubscriptionMonitor extends Construct {
     }
     const label = options.label ?? subscription.node.path;
     const threshold = (options.freshnessThreshold ?? this.freshnessThreshold).toHours({ integral: false });
-    const i = this.entries.length + 1;
-    const errors = this.metricErrorRecords(subscription).createAlarm(this, `Errors${i}`, {
+    // Named after the subscription, not its position: adding or removing another subscription keeps these alarms.
+    const key = alarmKey(subscription);
+    const errors = this.metricErrorRecords(subscription).createAlarm(this, `Errors-${key}`, {
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -257,7 +263,7 @@ export class SubscriptionMonitor extends Construct {
         ? `${label}: a payload whose latest healthcheck is ERROR (dpi status shows them).`
         : `${label}: records in ERROR (dpi status --subscription <id> shows them).`,
     });
-    const freshness = this.metricFreshnessHours(subscription).createAlarm(this, `Freshness${i}`, {
+    const freshness = this.metricFreshnessHours(subscription).createAlarm(this, `Freshness-${key}`, {
       threshold,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -266,7 +272,7 @@ export class SubscriptionMonitor extends Construct {
         ? `${label}: no OK healthcheck in the last ${threshold} hours.`
         : `${label}: no attribution date loaded in the last ${threshold} hours.`,
     });
-    const monitorFailed = this.metricMonitorFailed(subscription).createAlarm(this, `MonitorFailed${i}`, {
+    const monitorFailed = this.metricMonitorFailed(subscription).createAlarm(this, `MonitorFailed-${key}`, {
       threshold: 1,
       evaluationPeriods: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -360,6 +366,17 @@ export class SubscriptionMonitor extends Construct {
     notifyOrAcknowledge(alarm, this.topic);
   }
 
+}
+
+/**
+ * The stable part of the construct IDs of a subscription's alarms: its construct ID (letters and digits) and a hash
+ * of its construct path, so that two subscriptions with the same ID under different scopes do not collide and the
+ * key does not depend on the other monitored subscriptions.
+ */
+function alarmKey(subscription: ISubscription): string {
+  const readable = subscription.node.id.replace(/[^A-Za-z0-9]/g, '').slice(0, 48);
+  const hash = createHash('sha256').update(subscription.node.path).digest('hex').slice(0, 8);
+  return `${readable}-${hash}`;
 }
 
 /** cdk-nag acknowledgements of the monitor's function, log group and role. */

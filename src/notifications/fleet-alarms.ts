@@ -4,8 +4,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { NotificationPipeline } from './notification-pipeline';
 import { NotificationDelivery } from './notification-type';
+import { notifyOrAcknowledge } from '../alarm-actions';
 import { invalid } from '../connection/validation';
-import { notifyOrAcknowledge } from '../monitoring/alarm-actions';
 
 /** Options of `NotificationPipelineFleet.addAlarms()`. */
 export interface NotificationPipelineFleetAlarmOptions {

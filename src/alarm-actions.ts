@@ -1,7 +1,7 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { acknowledgeCompliance } from '../connection/nag';
+import { acknowledgeCompliance } from './connection/nag';
 
 /**
  * Lets `topic` hear an alarm (alarm and OK). Without a topic the alarm only shows its state, and the compliance packs'

@@ -1,0 +1,79 @@
+/**
+ * A lifecycle journal table the user supplied (`ServiceConnectionProps.journalTable`, a table managed in
+ * CloudFormation): the handler never creates it, it only checks at first use that the table exists, is usable and has
+ * the key schema the journal needs. See docs/handler.md ("The lifecycle journal").
+ */
+import type * as ddb from '@aws-sdk/client-dynamodb';
+import { HandlerError } from './errors';
+import { log } from './log';
+
+/**
+ * Environment variable of the provider's handler functions: the comma-separated names of the journal tables that
+ * connections supplied (`journalTable`). Kept in step with src/connection/provider-options.ts (a test checks both).
+ */
+export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
+
+/** The key schema the journal needs: partition key `pk` and sort key `sk`, both strings. */
+export const JOURNAL_KEY_SCHEMA = 'partition key pk (String) and sort key sk (String)';
+
+/** The journal tables supplied by the connections of this function's stack (from its environment). */
+export function providedJournalTables(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[PROVIDED_JOURNAL_TABLES_ENV] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+}
+
+type DdbModule = typeof import('@aws-sdk/client-dynamodb');
+
+function sdk(): DdbModule {
+  // The Lambda runtime provides the SDK (external in the bundle); `dpi local-deploy` ships it as a dependency.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  return require('@aws-sdk/client-dynamodb') as DdbModule;
+}
+
+const TYPE_NAMES: Record<string, string> = { S: 'String', N: 'Number', B: 'Binary' };
+
+/** What is wrong with a table's key schema for the journal (undefined when it is right). */
+export function keySchemaProblem(table: ddb.TableDescription): string | undefined {
+  const keys = table.KeySchema ?? [];
+  const types = new Map((table.AttributeDefinitions ?? []).map((d) => [d.AttributeName, d.AttributeType]));
+  const hash = keys.find((k) => k.KeyType === 'HASH')?.AttributeName;
+  const range = keys.find((k) => k.KeyType === 'RANGE')?.AttributeName;
+  if (hash === 'pk' && range === 'sk' && keys.length === 2 && types.get('pk') === 'S' && types.get('sk') === 'S') return undefined;
+  const part = (name: string | undefined): string => (name === undefined ? 'none' : `${name} (${TYPE_NAMES[types.get(name) ?? ''] ?? types.get(name) ?? '?'})`);
+  return `has partition key ${part(hash)} and sort key ${part(range)}`;
+}
+
+/**
+ * Checks a supplied journal table before its first use: it must exist (the handler never creates it), become usable
+ * (ACTIVE or UPDATING; waits up to 2 minutes while it is CREATING) and have the journal's key schema.
+ */
+export async function checkProvidedTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>): Promise<void> {
+  const m = sdk();
+  const describe = async (): Promise<ddb.TableDescription | undefined> => {
+    try {
+      return (await client.send(new m.DescribeTableCommand({ TableName: table }))).Table;
+    } catch (e) {
+      if ((e as { name?: string }).name === 'ResourceNotFoundException') return undefined;
+      throw e;
+    }
+  };
+  const usable = (t: ddb.TableDescription | undefined): boolean => t?.TableStatus === 'ACTIVE' || t?.TableStatus === 'UPDATING';
+  let t = await describe();
+  for (let i = 0; i < 120 && t?.TableStatus === 'CREATING'; i++) {
+    if (i === 0) log({ msg: 'waiting for the supplied lifecycle journal table to become ACTIVE', table });
+    await sleep(1000);
+    t = await describe();
+  }
+  if (t === undefined) {
+    throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) does not exist; the handler never creates a supplied `
+      + `table: deploy it (${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
+  }
+  if (!usable(t)) {
+    throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) is ${t.TableStatus ?? 'in an unknown state'}, not ACTIVE; `
+      + 'deploy again once it is ACTIVE');
+  }
+  const problem = keySchemaProblem(t);
+  if (problem) {
+    throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) ${problem}; the journal needs ${JOURNAL_KEY_SCHEMA}: `
+      + 'supply a table with that key schema');
+  }
+}

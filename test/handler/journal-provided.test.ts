@@ -1,0 +1,109 @@
+/**
+ * A lifecycle journal table supplied by the user (`ServiceConnectionProps.journalTable`): the handler uses it, never
+ * creates it, and refuses one with the wrong key schema, naming the table.
+ */
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { HandlerHarness } from './helpers';
+import { ResourceTypes } from '../../src/contract';
+import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
+import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../src/handler/journal-provided';
+
+const SUBSCRIPTION = {
+  ProductId: '3001',
+  RemoteIdentityId: '362',
+  StorageGroupId: '501',
+  ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+  Status: 'active',
+  Name: 'Orders',
+  OnDelete: 'invalid',
+};
+
+let h: HandlerHarness;
+let client: DynamoDBClient;
+let saved: string | undefined;
+
+beforeAll(async () => {
+  h = await HandlerHarness.start();
+  client = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  saved = process.env[PROVIDED_JOURNAL_TABLES_ENV];
+});
+afterAll(async () => {
+  if (saved === undefined) delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
+  else process.env[PROVIDED_JOURNAL_TABLES_ENV] = saved;
+  client.destroy();
+  h.assertNoSecrets();
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.reset();
+  resetJournalCache();
+});
+
+async function tables(): Promise<string[]> {
+  return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+}
+
+async function createTable(name: string, hash: string, range: string, rangeType: 'S' | 'N' = 'S'): Promise<void> {
+  await client.send(new CreateTableCommand({
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: hash, AttributeType: 'S' }, { AttributeName: range, AttributeType: rangeType }],
+    KeySchema: [{ AttributeName: hash, KeyType: 'HASH' }, { AttributeName: range, KeyType: 'RANGE' }],
+  }));
+}
+
+async function create(): Promise<{ ok: boolean; reason?: string }> {
+  try {
+    await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', SUBSCRIPTION));
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, reason: (e as Error).message };
+  }
+}
+
+describe('a supplied journal table', () => {
+  test('is used as it is: the records land in it', async () => {
+    await createTable(h.journalTable, 'pk', 'sk');
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = `other-table,${h.journalTable}`;
+    expect(await create()).toEqual({ ok: true });
+    const items = (await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? [];
+    expect(items.map((i) => i.pk.S)).toContain('HandlerTest/Resource');
+  });
+
+  test('is never created: a missing one fails with a reason naming it, and stays missing', async () => {
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    const before = await tables();
+    const r = await create();
+    expect(r.ok).toBe(false);
+    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} (the connection's journalTable) does not exist`);
+    expect(r.reason).toContain('never creates');
+    expect(await tables()).toEqual(before);
+    expect(await tables()).not.toContain(h.journalTable);
+    // Nothing was created in the service either: the journal is checked before the first changing call.
+    expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
+  });
+
+  test('with another key schema: refused, naming the table, its keys and the keys the journal needs', async () => {
+    await createTable(h.journalTable, 'id', 'version', 'N');
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    const r = await create();
+    expect(r.ok).toBe(false);
+    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} (the connection's journalTable) has partition key id (String) `
+      + 'and sort key version (Number); the journal needs partition key pk (String) and sort key sk (String)');
+  });
+
+  test('without the variable, the handler creates its own table as before', async () => {
+    delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
+    expect(await tables()).not.toContain(h.journalTable);
+    expect(await create()).toEqual({ ok: true });
+    expect(await tables()).toContain(h.journalTable);
+  });
+
+  test('the option wins over the environment', async () => {
+    delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
+    const journal = dynamoJournal({ table: 'not-there', endpoint: h.journal.endpoint, sleep: async () => undefined, provided: true });
+    await expect(journal.records('x')).rejects.toThrow('not-there (the connection\'s journalTable) does not exist');
+    expect(await tables()).not.toContain('not-there');
+    expect(providedJournalTables({ [PROVIDED_JOURNAL_TABLES_ENV]: ' a, b ,,' })).toEqual(['a', 'b']);
+  });
+});
