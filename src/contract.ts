@@ -66,34 +66,12 @@ export const DEFAULT_JOURNAL_TABLE = 'dpi-lifecycle-journal';
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 
-interface Base {
-  readonly ServiceToken?: string;
-  readonly Connection: ConnectionProperties;
-}
-
-/** `Custom::DpiNotificationPipeline` (product 107, unified). Physical ID = the product-107 subscription ID. */
-export interface NotificationPipelineProperties extends Base {
-  readonly RemoteIdentityId: string;
-  /** `seller` | `vendor` */
-  readonly AccountType: string;
-  readonly NotificationTypes: string[];
-  readonly RoleArn: string;
-  readonly EbToFhRoleArn?: string;
-  readonly DeploymentRegion: string;
-  readonly StorageGroupId?: string;
-  readonly Name?: string;
-  /** `FAIL` | `ALLOW` */
-  readonly PartialFailure: string;
-  /** An existing product-107 subscription (pipeline) to adopt instead of creating one. */
-  readonly AdoptId?: string;
-  /**
-   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
-   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
-   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
-   * versions: `destroy`.
-   */
-  readonly RemovalPolicy?: string;
-}
+// The wire properties of each kind live with the kind (src/kinds); these names stay for the constructs and tests.
+export type { NotificationPipelineWire as NotificationPipelineProperties } from './kinds/notification-pipeline';
+export type { LegacyNotificationPipelineWire as LegacyNotificationPipelineProperties } from './kinds/legacy-notification-pipeline';
+export type { SubscriptionWire as SubscriptionProperties } from './kinds/subscription';
+export type { HistoryRequestWire as HistoryRequestProperties } from './kinds/history-request';
+export type { ProductOrderJobsWire as ProductOrderJobsProperties } from './kinds/product-order-jobs';
 
 /** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
 export const NotificationPipelineAttributes = {
@@ -116,77 +94,3 @@ export const NotificationPipelineAttributes = {
   /** Queue path: the destination registered upstream (`meta.sqs_destination_id`). */
   SQS_DESTINATION_ID: 'SqsDestinationId',
 } as const;
-
-/** `Custom::DpiLegacyNotificationPipeline` (product 86, adopt only). Physical ID = the subscription ID. */
-export interface LegacyNotificationPipelineProperties extends Base {
-  readonly SubscriptionId: string;
-  readonly RemoteIdentityId: string;
-  readonly QueueArn: string;
-  readonly NotificationTypes: string[];
-  /**
-   * `true` | `false`. When `true`, the resource's Create/Update DELETEs the legacy
-   * pipeline (so a unified pipeline that depends on it can be created in the
-   * same deploy); Delete of a retired resource does nothing remotely.
-   */
-  readonly Retired: string;
-  /**
-   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
-   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
-   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
-   * versions: `destroy`.
-   */
-  readonly RemovalPolicy?: string;
-}
-
-/** `Custom::DpiSubscription`. Physical ID = the subscription ID. Attributes: `SubscriptionId`, `Status`. */
-export interface SubscriptionProperties extends Base {
-  readonly ProductId: string;
-  readonly StorageGroupId?: string;
-  readonly RemoteIdentityId?: string;
-  /** Flat string map, excluding `stage_ids` (see StageIds). */
-  readonly ProductParameters?: Record<string, string>;
-  /** Stage IDs (each >= 1000); the handler encodes them as the stringified JSON array `stage_ids`. */
-  readonly StageIds?: string[];
-  /** `active` | `paused` */
-  readonly Status: string;
-  readonly Name?: string;
-  /** ISO 8601 datetime; default: the time of creation. */
-  readonly DateStart?: string;
-  /** `invalid` | `cancelled` */
-  readonly OnDelete: string;
-  /** An existing subscription to adopt instead of creating one. */
-  readonly AdoptId?: string;
-  /**
-   * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
-   * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
-   * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
-   * versions: `destroy`.
-   */
-  readonly RemovalPolicy?: string;
-}
-
-/** `Custom::DpiHistoryRequest`. Physical ID = the history transaction ID. Attributes: `HistoryTransactionId`, `Status`. */
-export interface HistoryRequestProperties extends Base {
-  readonly SubscriptionId: string;
-  readonly StartDate?: string;
-  readonly EndDate?: string;
-  readonly Dates?: string[];
-  readonly StageId?: string;
-  readonly ProductId?: string;
-  /** `YYYY-MM-DD HH:MM:SS` */
-  readonly StartTime?: string;
-  /** `true` | `false` */
-  readonly WaitForCompletion: string;
-  /** Seconds the deploy may wait (for the ceiling, and for completion when asked). */
-  readonly TimeoutSeconds: string;
-  /** An existing history transaction to adopt instead of requesting one. */
-  readonly AdoptId?: string;
-}
-
-/** `Custom::DpiProductOrderJobs`. Physical ID = the primary job ID. Attributes: `PrimaryJobId`, `JobIds`, `BatchCount`. */
-export interface ProductOrderJobsProperties extends Base {
-  readonly SubscriptionId: string;
-  readonly OrderIds: string[];
-  /** default 1000 */
-  readonly StageId?: string;
-}

@@ -1,23 +1,13 @@
-import { ConnectionProperties, ResourceTypes } from '../contract';
+import { ConnectionProperties } from '../contract';
+import { KIND_TYPES } from '../kinds';
 import { HandlerError, reasonOf } from './errors';
-import { historyRequest, historyRequestComplete } from './history-request';
-import { legacyNotificationPipeline } from './legacy-notification-pipeline';
+import { eventHooks } from './kind-events';
 import { log, logEvent } from './log';
-import { notificationPipeline } from './notification-pipeline';
-import { productOrderJobs } from './product-order-jobs';
-import { Runtime, runtimeFor } from './runtime';
-import { subscription } from './subscription';
+import { runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
-type OnEventFn = (event: CfnEvent, rt: Runtime) => Promise<OnEventResult>;
-
-const HANDLERS: Record<string, OnEventFn> = {
-  [ResourceTypes.NOTIFICATION_PIPELINE]: notificationPipeline,
-  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: legacyNotificationPipeline,
-  [ResourceTypes.SUBSCRIPTION]: subscription,
-  [ResourceTypes.HISTORY_REQUEST]: historyRequest,
-  [ResourceTypes.PRODUCT_ORDER_JOBS]: productOrderJobs,
-};
+/** The event hooks of the registry's kinds (src/kinds, src/handler/kind-events.ts); undefined for any other type. */
+const hooksFor = eventHooks;
 
 function connectionOf(event: CfnEvent): ConnectionProperties {
   return event.ResourceProperties?.Connection as ConnectionProperties;
@@ -41,8 +31,8 @@ async function guarded<T>(what: string, event: CfnEvent, fn: () => Promise<T>): 
 export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Promise<OnEventResult> {
   logEvent('onEvent', event);
   return guarded('onEvent', event, async () => {
-    const fn = HANDLERS[event.ResourceType];
-    if (!fn) throw new HandlerError(`unknown resource type ${event.ResourceType}; this provider serves ${Object.values(ResourceTypes).join(', ')}`);
+    const fn = hooksFor(event.ResourceType)?.onEvent;
+    if (!fn) throw new HandlerError(`unknown resource type ${event.ResourceType}; this provider serves ${KIND_TYPES.join(', ')}`);
     if (event.RequestType !== 'Create' && event.RequestType !== 'Update' && event.RequestType !== 'Delete') {
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
@@ -55,7 +45,8 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
 export async function isComplete(event: CfnEvent, context?: LambdaContextLike): Promise<IsCompleteResult> {
   logEvent('isComplete', event);
   return guarded('isComplete', event, async () => {
-    if (event.ResourceType !== ResourceTypes.HISTORY_REQUEST) return { IsComplete: true };
-    return historyRequestComplete(event, runtimeFor(connectionOf(event), context));
+    const fn = hooksFor(event.ResourceType)?.isComplete;
+    if (!fn) return { IsComplete: true };
+    return fn(event, runtimeFor(connectionOf(event), context));
   });
 }

@@ -4,6 +4,7 @@
  */
 import { DpiClient, Job, Subscription } from '../client';
 import { ResourceTypes } from '../contract';
+import type { PerKind } from '../kinds';
 import type { DriftDifference, DriftResource, DriftRow, ShownParameters } from './drift';
 import { BulkReads } from './drift-reads';
 import { isStatus } from './errors';
@@ -287,7 +288,8 @@ async function orderJobsDrift(c: Check, { reads }: CheckContext, rec: JournalRec
 
 export type Checker = (c: Check, x: CheckContext, rec: JournalRecord<never> | undefined) => Promise<void>;
 
-export const CHECKERS: Record<string, Checker> = {
+/** The drift check of each kind (one per kind of the registry). */
+export const CHECKERS: PerKind<Checker> = {
   [ResourceTypes.SUBSCRIPTION]: subscriptionDrift as Checker,
   [ResourceTypes.NOTIFICATION_PIPELINE]: pipelineDrift as Checker,
   [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: legacyDrift as Checker,

@@ -17,6 +17,7 @@
  */
 import { DpiClient } from '../client';
 import { DEFAULT_PIPELINE_METADATA_KEYS, ResourceTypes } from '../contract';
+import { isKindType, KIND_TYPES, KindType, KINDS } from '../kinds';
 import { Check, CHECKERS } from './drift-checkers';
 import { BulkReads, productOf, RefusedRead } from './drift-reads';
 import { Journal, JournalRecord } from './journal';
@@ -83,7 +84,7 @@ export interface DriftDeps {
 export type ShownParameters = ReadonlyMap<string, Record<string, string>> | undefined;
 
 /** Resource types whose check uses the stored product parameters. */
-const PARAMETER_TYPES = new Set<string>([ResourceTypes.SUBSCRIPTION, ResourceTypes.NOTIFICATION_PIPELINE]);
+const PARAMETER_TYPES = new Set<string>(KINDS.filter((k) => k.readsParameters).map((k) => k.type));
 
 /** A physical ID the parameter reads accept (a positive integer subscription ID). */
 function parameterReadable(r: DriftResource): boolean {
@@ -106,7 +107,7 @@ export async function readShownParameters(resources: readonly DriftResource[], c
 
 /** Whether a resource type is one this library's provider serves. */
 export function isDpiType(type: string): boolean {
-  return (Object.values(ResourceTypes) as string[]).includes(type);
+  return isKindType(type);
 }
 
 /** Journal states of a record whose remote object no longer belongs to the resource. */
@@ -128,7 +129,7 @@ export interface CheckReads {
 
 /** Why a resource cannot be checked at all (no type of this library, no physical ID); undefined when it can. */
 function uncheckable(r: DriftResource): string | undefined {
-  if (!CHECKERS[r.type]) return `not a resource type of this library (${Object.values(ResourceTypes).join(', ')})`;
+  if (!isKindType(r.type)) return `not a resource type of this library (${KIND_TYPES.join(', ')})`;
   if (!r.physicalId || !/^[A-Za-z0-9_-]+$/.test(r.physicalId)) return `no physical ID of a service record (${r.physicalId || 'none'}): the resource was never created`;
   return undefined;
 }
@@ -154,7 +155,8 @@ export async function checkResource(r: DriftResource, deps: DriftDeps, read?: Ch
   const params = read ? read.shown : await readShownParameters([r], deps.client);
   const subscriptionsKey = deps.pipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions;
   try {
-    await CHECKERS[r.type](c, { client: deps.client, reads: read?.reads ?? new BulkReads(deps.client), shown: params, subscriptionsKey }, rec);
+    const checker = CHECKERS[r.type as KindType];
+    await checker(c, { client: deps.client, reads: read?.reads ?? new BulkReads(deps.client), shown: params, subscriptionsKey }, rec);
   } catch (e) {
     if (!(e instanceof RefusedRead)) throw e;
     c.cannotCheck(e.message);

@@ -5,9 +5,10 @@ import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { historyCancellable, historyRequestsAnew } from './plan-decisions';
-import { Props } from './props';
+import { readProps } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, IsCompleteResult, OnEventResult } from './types';
+import { HISTORY_REQUEST_FIELDS, HistoryRequestKind, HistoryRequestState } from '../kinds/history-request';
 
 /** Interval between capacity checks while the history ceiling is reached. */
 export const CAPACITY_POLL_MS = 20_000;
@@ -22,22 +23,21 @@ export interface HistoryDesired {
 }
 
 export function historyDesiredOf(raw: Record<string, unknown> | undefined): HistoryDesired {
-  const p = new Props(raw, 'HistoryRequest');
-  const dates = p.list('Dates');
+  const w = readProps(raw, HISTORY_REQUEST_FIELDS, HistoryRequestKind.shortName);
   const request: HistoryCreate = {
-    ...(dates.length > 0 ? { dates } : {}),
-    ...(p.optString('StartDate') !== undefined ? { start_date: p.optString('StartDate') } : {}),
-    ...(p.optString('EndDate') !== undefined ? { end_date: p.optString('EndDate') } : {}),
-    ...(p.optInt('StageId') !== undefined ? { stage_id: p.optInt('StageId') } : {}),
-    ...(p.optInt('ProductId') !== undefined ? { product_id: p.optInt('ProductId') } : {}),
-    ...(p.optString('StartTime') !== undefined ? { start_time: p.optString('StartTime') } : {}),
+    ...(w.Dates.length > 0 ? { dates: w.Dates } : {}),
+    ...(w.StartDate !== undefined ? { start_date: w.StartDate } : {}),
+    ...(w.EndDate !== undefined ? { end_date: w.EndDate } : {}),
+    ...(w.StageId !== undefined ? { stage_id: w.StageId } : {}),
+    ...(w.ProductId !== undefined ? { product_id: w.ProductId } : {}),
+    ...(w.StartTime !== undefined ? { start_time: w.StartTime } : {}),
   };
   return {
-    subscriptionId: p.string('SubscriptionId'),
+    subscriptionId: w.SubscriptionId,
     request,
-    waitForCompletion: p.bool('WaitForCompletion'),
-    timeoutSeconds: p.optInt('TimeoutSeconds') ?? 3600,
-    adoptId: p.optString('AdoptId'),
+    waitForCompletion: w.WaitForCompletion,
+    timeoutSeconds: w.TimeoutSeconds ?? 3600,
+    adoptId: w.AdoptId,
   };
 }
 
@@ -95,7 +95,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     return { PhysicalResourceId: done.physicalId!, Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: new Date().toISOString() } };
   }
   let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
-    ?? await rt.journal.create<HistoryDoc>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
+    ?? await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
   if (rec.doc.known) {
     // An earlier attempt's POST had no clear outcome: the request it may have made is looked for before sending one.
     const found = await madeByAttempt(rt, d.subscriptionId, rec.doc.known, key, rec.doc.knownAt);
@@ -189,7 +189,7 @@ async function adoptExisting(event: CfnEvent, rt: Runtime, d: HistoryDesired, id
   const done = recs.find((x) => x.state === 'active' && x.physicalId === id);
   if (!done) {
     await claimForAdoption(rt, 'history', id, key, 'history transaction');
-    await rt.journal.create<HistoryDoc>(key, 'active', { request: rk, subscriptionId: d.subscriptionId, adopted: true }, id);
+    await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'active', { request: rk, subscriptionId: d.subscriptionId, adopted: true }, id);
     log({ msg: 'adopted an existing history request', id, status: h.status });
   }
   // isComplete waits only for a request made (or adopted) by this event: StartedAt as a Create's.

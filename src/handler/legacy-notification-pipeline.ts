@@ -5,9 +5,10 @@ import { JournalRecord, resourceKey } from './journal';
 import { log } from './log';
 import { storedParameters } from './metadata';
 import { legacyRepoints, legacyRevival } from './plan-decisions';
-import { isNumericId, Props } from './props';
+import { isNumericId, Props, readProps } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
+import { LEGACY_NOTIFICATION_PIPELINE_FIELDS, LegacyNotificationPipelineKind, LegacyNotificationPipelineState } from '../kinds/legacy-notification-pipeline';
 
 const PRODUCT = 86;
 
@@ -21,13 +22,13 @@ export interface LegacyDesired {
 }
 
 export function legacyDesiredOf(raw: Record<string, unknown> | undefined): LegacyDesired {
-  const p = new Props(raw, 'LegacyNotificationPipeline');
+  const w = readProps(raw, LEGACY_NOTIFICATION_PIPELINE_FIELDS, LegacyNotificationPipelineKind.shortName);
   return {
-    subscriptionId: p.string('SubscriptionId'),
-    remoteIdentityId: p.string('RemoteIdentityId'),
-    queueArn: p.string('QueueArn'),
-    types: p.list('NotificationTypes'),
-    retired: p.bool('Retired'),
+    subscriptionId: w.SubscriptionId,
+    remoteIdentityId: w.RemoteIdentityId,
+    queueArn: w.QueueArn,
+    types: w.NotificationTypes,
+    retired: w.Retired,
     removalPolicy: declaredRemovalPolicy(raw),
   };
 }
@@ -134,7 +135,7 @@ async function apply(event: CfnEvent, rt: Runtime, d: LegacyDesired, old: Legacy
     const applied = { queueArn: was.queueArn, types: was.types };
     // Refused, naming the owner, while another resource manages it (a second adopter could retire or re-point it).
     await claimForAdoption(rt, 'sub', d.subscriptionId, key, 'legacy subscription');
-    rec = await rt.journal.create<LegacyDoc>(key, 'active', {
+    rec = await rt.journal.create<LegacyDoc, LegacyNotificationPipelineState>(key, 'active', {
       identity: d.remoteIdentityId, applied, adopted: true, removalPolicy: d.removalPolicy ?? 'retain',
     }, d.subscriptionId);
   }

@@ -12,9 +12,10 @@ import { JournalRecord } from './journal';
 import { log } from './log';
 import { isResultMetaField, metaString, SERVICE_FILLED_KEYS, storedParameters } from './metadata';
 import { pipelineConvergence, sameSelectionOf } from './plan-decisions';
-import { accountOfArn, Props } from './props';
+import { accountOfArn, readProps } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
+import { NOTIFICATION_PIPELINE_FIELDS, NotificationPipelineKind } from '../kinds/notification-pipeline';
 
 export const PRODUCT = 107;
 
@@ -37,22 +38,22 @@ export interface PipelineDesired {
 
 /** Parses the properties of `Custom::DpiNotificationPipeline`. */
 export function pipelineDesired(raw: Record<string, unknown> | undefined): PipelineDesired {
-  const p = new Props(raw, 'NotificationPipeline');
-  const pf = (p.optString('PartialFailure') ?? 'FAIL').toUpperCase();
+  const w = readProps(raw, NOTIFICATION_PIPELINE_FIELDS, NotificationPipelineKind.shortName);
+  const pf = (w.PartialFailure ?? 'FAIL').toUpperCase();
   if (pf !== 'FAIL' && pf !== 'ALLOW') throw new HandlerError(`NotificationPipeline: PartialFailure must be FAIL or ALLOW, got ${pf}`);
-  const types = p.list('NotificationTypes');
+  const types = w.NotificationTypes;
   if (types.length === 0) throw new HandlerError('NotificationPipeline: NotificationTypes must name at least one notification type');
   return {
-    remoteIdentityId: p.string('RemoteIdentityId'),
-    accountType: p.string('AccountType'),
+    remoteIdentityId: w.RemoteIdentityId,
+    accountType: w.AccountType,
     types,
-    roleArn: p.string('RoleArn'),
-    ebRoleArn: p.optString('EbToFhRoleArn'),
-    region: p.string('DeploymentRegion'),
-    storageGroupId: p.optInt('StorageGroupId'),
-    name: p.optString('Name'),
+    roleArn: w.RoleArn,
+    ebRoleArn: w.EbToFhRoleArn,
+    region: w.DeploymentRegion,
+    storageGroupId: w.StorageGroupId,
+    name: w.Name,
     partialFailure: pf,
-    adoptId: p.optString('AdoptId'),
+    adoptId: w.AdoptId,
     removalPolicy: declaredRemovalPolicy(raw),
   };
 }

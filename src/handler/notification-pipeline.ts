@@ -17,6 +17,7 @@ import { pipelineUpdateDecision } from './plan-decisions';
 import { isNumericId, Props } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
+import type { NotificationPipelineState } from '../kinds/notification-pipeline';
 
 async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   await preflightRoles(rt, d);
@@ -35,7 +36,7 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   await precheckParameters(rt);
   if (!rec) {
     await claimIdentity(rt, d.remoteIdentityId, key);
-    rec = await rt.journal.create<PipelineDoc>(key, 'posting', {
+    rec = await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'posting', {
       identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId, removalPolicy: d.removalPolicy,
     });
   } else if (rec.state === 'posted') {
@@ -103,7 +104,7 @@ async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: strin
     ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
   };
   // `updating` without a confirmed selection: converge sends the unified PATCH (no read shows the selection).
-  rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc>(key, 'updating', doc, id);
+  rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'updating', doc, id);
   log({ msg: 'adopting an existing notification pipeline', subscriptionId: id, remoteIdentityId: d.remoteIdentityId });
   try {
     return await converge(rt, rec, d, event);
@@ -258,7 +259,7 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     const prev = pipelineDesired(event.OldResourceProperties);
     const owner = await rt.journal.claim('sub', id, key);
     if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
-    rec = await rt.journal.create<PipelineDoc>(key, 'updating', {
+    rec = await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'updating', {
       identity: d.remoteIdentityId, selection: selectionOf(prev), applied: selectionOf(prev), subscriptionId: id,
     }, id);
   }
@@ -286,7 +287,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     return { PhysicalResourceId: id };
   }
   const identity = rec?.doc.identity ?? new Props(event.ResourceProperties, 'NotificationPipeline').optString('RemoteIdentityId') ?? '';
-  const r = rec ?? await rt.journal.create<PipelineDoc>(key, 'deleting', {
+  const r = rec ?? await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'deleting', {
     identity, selection: selectionOf(pipelineDesired(event.ResourceProperties)), subscriptionId: id,
   }, id);
   await undo(rt, r);

@@ -5,6 +5,7 @@
  * deployed (a record that is gone or invalid is made anew by the deploy, which no template comparison can tell).
  */
 import { ResourceTypes } from '../contract';
+import { isKindType, KINDS, PerKind } from '../kinds';
 import { asDelivered, change, changedProps, Planner, PlanParts } from './plan-common';
 import { historyRequestPlanner, productOrderJobsPlanner } from './plan-jobs';
 import { legacyPipelinePlanner } from './plan-legacy-pipeline';
@@ -14,7 +15,8 @@ import { PlanAction, PlanEntry, PlanInput, PropertyChange } from './plan-types';
 
 export * from './plan-types';
 
-const PLANNERS: Record<string, Planner> = {
+/** The planner of each kind (one per kind of the registry). */
+export const PLANNERS: PerKind<Planner> = {
   [ResourceTypes.SUBSCRIPTION]: subscriptionPlanner,
   [ResourceTypes.NOTIFICATION_PIPELINE]: notificationPipelinePlanner,
   [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: legacyPipelinePlanner,
@@ -22,8 +24,8 @@ const PLANNERS: Record<string, Planner> = {
   [ResourceTypes.PRODUCT_ORDER_JOBS]: productOrderJobsPlanner,
 };
 
-/** The resource types `planResource` knows. */
-export const PLANNED_TYPES: readonly string[] = Object.keys(PLANNERS);
+/** The resource types `planResource` knows (every kind of the registry). */
+export const PLANNED_TYPES: readonly string[] = KINDS.map((k) => k.type);
 
 /**
  * The planned change of one resource: `create` when `oldProps` is undefined (new in the stack), `delete` or `retain`
@@ -47,7 +49,7 @@ export function planResource(given: PlanInput): PlanEntry {
   };
   const oldProps = input.oldProps === undefined ? undefined : asDelivered(input.oldProps) as Record<string, unknown>;
   const newProps = input.newProps === undefined ? undefined : asDelivered(input.newProps) as Record<string, unknown>;
-  const planner = PLANNERS[input.type];
+  const planner = isKindType(input.type) ? PLANNERS[input.type] : undefined;
   let parts: PlanParts;
   let changes: PropertyChange[] = [];
   if (!planner) {

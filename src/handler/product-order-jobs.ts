@@ -4,9 +4,10 @@ import { HandlerError, isDefiniteFailure, isStatus, messageOf } from './errors';
 import { resourceKey } from './journal';
 import { log } from './log';
 import { ordersToSubmit } from './plan-decisions';
-import { Props } from './props';
+import { readProps } from './props';
 import { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
+import { PRODUCT_ORDER_JOBS_FIELDS, ProductOrderJobsKind, ProductOrderJobsState } from '../kinds/product-order-jobs';
 
 /** Pause between two batch requests ("wait briefly between requests"). */
 export const BATCH_PAUSE_MS = 1000;
@@ -18,8 +19,8 @@ export interface OrderJobsDesired {
 }
 
 export function orderJobsDesiredOf(raw: Record<string, unknown> | undefined): OrderJobsDesired {
-  const p = new Props(raw, 'ProductOrderJobs');
-  return { subscriptionId: p.string('SubscriptionId'), orderIds: p.list('OrderIds'), stageId: p.optInt('StageId') ?? 1000 };
+  const w = readProps(raw, PRODUCT_ORDER_JOBS_FIELDS, ProductOrderJobsKind.shortName);
+  return { subscriptionId: w.SubscriptionId, orderIds: w.OrderIds, stageId: w.StageId ?? 1000 };
 }
 
 function orderIdsOf(job: Job): string[] {
@@ -72,7 +73,7 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
   let rec = (await rt.journal.records<OrderJobsDoc>(key))
     .find((r) => r.physicalId === primaryId && r.doc.stageId === d.stageId && r.state !== 'deleted');
   if (!rec) {
-    rec = await rt.journal.create<OrderJobsDoc>(key, 'active', {
+    rec = await rt.journal.create<OrderJobsDoc, ProductOrderJobsState>(key, 'active', {
       subscriptionId: d.subscriptionId, stageId: d.stageId, primaryJobId: primaryId, submitted: [], jobIds: [],
     }, primaryId);
   }

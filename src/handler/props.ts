@@ -1,3 +1,4 @@
+import type { FieldCode, Typed } from '../kinds';
 import { HandlerError } from './errors';
 
 /** Reads properties delivered by CloudFormation (every scalar arrives as a string). */
@@ -63,6 +64,30 @@ export class Props {
     if (typeof v !== 'object' || Array.isArray(v)) throw new HandlerError(`${this.what}: property ${name} must be a map of strings`);
     return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, String(x)]));
   }
+}
+
+function readField(p: Props, name: string, code: FieldCode): unknown {
+  switch (code) {
+    case 'string': return p.string(name);
+    case 'string?': return p.optString(name);
+    case 'int': return p.int(name);
+    case 'int?': return p.optInt(name);
+    case 'bool': return p.bool(name);
+    case 'list': return p.list(name);
+    case 'map': return p.map(name);
+  }
+}
+
+/**
+ * The properties of a kind, typed and coerced per its field spec (see `WireSpec` in src/kinds): e.g.
+ * `readProps(raw, SUBSCRIPTION_FIELDS, 'Subscription').ProductId` is a number. Fails on the first bad value, naming
+ * the kind, the property and the value (as `Props`). Properties the spec does not name are not read.
+ */
+export function readProps<S extends Readonly<Record<string, FieldCode>>>(raw: Record<string, unknown> | undefined, spec: S, what: string): Typed<S> {
+  const p = new Props(raw, what);
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(spec)) out[name] = readField(p, name, spec[name]);
+  return out as Typed<S>;
 }
 
 /** Same elements regardless of order and duplicates. */

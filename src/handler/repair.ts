@@ -12,6 +12,7 @@
  */
 import { decodeStageIds, DpiClient, ProductRecord, Subscription } from '../client';
 import { DEFAULT_PIPELINE_METADATA_KEYS, ResourceTypes } from '../contract';
+import { isKindType, PerKind } from '../kinds';
 import { expectedTypes } from './drift-checkers';
 import { isStatus, messageOf } from './errors';
 import { Journal, JournalRecord } from './journal';
@@ -270,23 +271,28 @@ async function repairLegacy(rt: Runtime, rec: JournalRecord<{ identity?: string 
   return { restored, notRestored };
 }
 
+/** How `drift --fix` re-applies a kind's declared state (a kind that cannot be changed says why). */
+export type Repairer = (rt: Runtime, key: string, rec: JournalRecord<unknown>) => Promise<RepairResult>;
+
+const unchangeable = (why: string): Repairer => async () => ({ restored: [], notRestored: [why] });
+
+/** The repair of each kind (one per kind of the registry). */
+export const REPAIRERS: PerKind<Repairer> = {
+  [ResourceTypes.SUBSCRIPTION]: (rt, _key, rec) => repairSubscription(rt, rec as JournalRecord<SubscriptionDoc>),
+  [ResourceTypes.NOTIFICATION_PIPELINE]: (rt, key, rec) => repairPipeline(rt, rec as JournalRecord<PipelineDoc>, key),
+  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: (rt, _key, rec) => repairLegacy(rt, rec as JournalRecord<{ identity?: string }>),
+  [ResourceTypes.HISTORY_REQUEST]: unchangeable('a history request cannot be changed: redeploy with a new one (another construct ID) or remove it from the app'),
+  [ResourceTypes.PRODUCT_ORDER_JOBS]: unchangeable('submitted jobs cannot be changed or re-sent by drift --fix: the next deploy submits what is missing'),
+};
+
 /**
  * Re-applies the declared state of one resource whose record `rec` the journal proves it holds (see `notOwned`).
  * Throws on a failed service or journal call (the caller reports it per resource).
  */
 export async function repair(rt: Runtime, type: string, key: string, rec: JournalRecord<unknown>): Promise<RepairResult> {
   try {
-    switch (type) {
-      case ResourceTypes.SUBSCRIPTION: return await repairSubscription(rt, rec as JournalRecord<SubscriptionDoc>);
-      case ResourceTypes.NOTIFICATION_PIPELINE: return await repairPipeline(rt, rec as JournalRecord<PipelineDoc>, key);
-      case ResourceTypes.LEGACY_NOTIFICATION_PIPELINE: return await repairLegacy(rt, rec as JournalRecord<{ identity?: string }>);
-      case ResourceTypes.HISTORY_REQUEST:
-        return { restored: [], notRestored: ['a history request cannot be changed: redeploy with a new one (another construct ID) or remove it from the app'] };
-      case ResourceTypes.PRODUCT_ORDER_JOBS:
-        return { restored: [], notRestored: ['submitted jobs cannot be changed or re-sent by drift --fix: the next deploy submits what is missing'] };
-      default:
-        return { restored: [], notRestored: [`not a resource type of this library (${type})`] };
-    }
+    if (!isKindType(type)) return { restored: [], notRestored: [`not a resource type of this library (${type})`] };
+    return await REPAIRERS[type](rt, key, rec);
   } catch (e) {
     throw new Error(messageOf(e));
   }

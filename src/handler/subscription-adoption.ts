@@ -12,6 +12,7 @@ import { isNumericId } from './props';
 import { Runtime } from './runtime';
 import { Applied, converge, DONE, SubscriptionDesired, SubscriptionDoc, SubscriptionRecord, wantedParams } from './subscription-state';
 import { CfnEvent, OnEventResult } from './types';
+import type { SubscriptionState } from '../kinds/subscription';
 
 /**
  * The declaration of a resource: its properties without the service token, the connection (its URLs and table differ
@@ -78,7 +79,7 @@ export async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired
     removalPolicy: d.removalPolicy ?? 'retain',
     adoption: { before, paramsShown: stored !== undefined, declared: declarationOf(event.ResourceProperties) },
   };
-  rec = rec ? await rt.journal.save(rec, 'adopting', doc) : await rt.journal.create<SubscriptionDoc>(key, 'adopting', doc, id);
+  rec = rec ? await rt.journal.save(rec, 'adopting', doc) : await rt.journal.create<SubscriptionDoc, SubscriptionState>(key, 'adopting', doc, id);
   log({ msg: 'adopting an existing subscription', subscriptionId: id, shown: Object.keys(shown) });
   try {
     return await converge(rt, rec, d, sub.status, true);

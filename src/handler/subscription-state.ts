@@ -9,9 +9,10 @@ import { HandlerError, isStatus, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
 import { droppedParameterSplit, dropRefusal, subscriptionChanges } from './plan-decisions';
-import { Props } from './props';
+import { readProps } from './props';
 import { Runtime } from './runtime';
 import { OnEventResult } from './types';
+import { SUBSCRIPTION_FIELDS, SubscriptionKind } from '../kinds/subscription';
 
 export interface SubscriptionDesired {
   productId: number;
@@ -30,22 +31,22 @@ export interface SubscriptionDesired {
 }
 
 export function desiredOf(raw: Record<string, unknown> | undefined): SubscriptionDesired {
-  const p = new Props(raw, 'Subscription');
-  const status = (p.optString('Status') ?? 'active').toLowerCase();
+  const w = readProps(raw, SUBSCRIPTION_FIELDS, SubscriptionKind.shortName);
+  const status = (w.Status ?? 'active').toLowerCase();
   if (status !== 'active' && status !== 'paused') throw new HandlerError(`Subscription: Status must be active or paused, got ${status}`);
-  const onDelete = (p.optString('OnDelete') ?? 'invalid').toLowerCase();
+  const onDelete = (w.OnDelete ?? 'invalid').toLowerCase();
   if (onDelete !== 'invalid' && onDelete !== 'cancelled') throw new HandlerError(`Subscription: OnDelete must be invalid or cancelled, got ${onDelete}`);
   return {
-    productId: p.int('ProductId'),
-    storageGroupId: p.optInt('StorageGroupId'),
-    remoteIdentityId: p.optString('RemoteIdentityId'),
-    params: p.map('ProductParameters'),
-    stageIds: p.list('StageIds'),
+    productId: w.ProductId,
+    storageGroupId: w.StorageGroupId,
+    remoteIdentityId: w.RemoteIdentityId,
+    params: w.ProductParameters,
+    stageIds: w.StageIds,
     status,
-    name: p.optString('Name'),
-    dateStart: p.optString('DateStart'),
+    name: w.Name,
+    dateStart: w.DateStart,
     onDelete,
-    adoptId: p.optString('AdoptId'),
+    adoptId: w.AdoptId,
     removalPolicy: declaredRemovalPolicy(raw),
   };
 }

@@ -17,6 +17,7 @@ import {
   SubscriptionRecord, wantedParams,
 } from './subscription-state';
 import { CfnEvent, OnEventResult } from './types';
+import type { SubscriptionState } from '../kinds/subscription';
 
 async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
   if (d.adoptId !== undefined) return adopt(event, rt, d, d.adoptId);
@@ -38,7 +39,7 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     params: wantedParams(d),
   });
   const doc = { product: d.productId, identity: d.remoteIdentityId, removalPolicy: d.removalPolicy };
-  if (!rec) rec = await rt.journal.create<SubscriptionDoc>(key, 'abandoned', doc);
+  if (!rec) rec = await rt.journal.create<SubscriptionDoc, SubscriptionState>(key, 'abandoned', doc);
   // What this POST sends (a resolved earlier attempt keeps what it sent; converge below brings it to today's state).
   const posted: Applied = { ...appliedOf(d), status: 'active' };
   try {
@@ -98,7 +99,7 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     log({ msg: 'no journal record for this subscription: recording it from the previous properties', subscriptionId: id });
     const owner = await rt.journal.claim('sub', id, key);
     if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
-    rec = await rt.journal.create<SubscriptionDoc>(key, 'active', {
+    rec = await rt.journal.create<SubscriptionDoc, SubscriptionState>(key, 'active', {
       product: d.productId,
       identity: d.remoteIdentityId,
       subscriptionId: id,

@@ -1,7 +1,7 @@
 /**
  * Progress lines and the summary table of a local deployment (shaped like `cdk deploy`).
  */
-import { ResourceTypes } from '../contract';
+import { KINDS } from '../kinds';
 import type { ResourceState } from './state';
 
 /** One progress event. */
@@ -29,7 +29,7 @@ export const PROGRESS_STATUSES = [
 /** Width of the status column: the longest status. */
 export const STATUS_WIDTH = Math.max(...PROGRESS_STATUSES.map((x) => x.length));
 /** Width of the type column: the longest type of a resource the runner drives, or of a stack. */
-export const TYPE_WIDTH = Math.max('AWS::CloudFormation::Stack'.length, ...Object.values(ResourceTypes).map((t) => t.length));
+export const TYPE_WIDTH = Math.max('AWS::CloudFormation::Stack'.length, ...KINDS.map((k) => k.type.length));
 
 /** Formats a progress event: `<Stack> | <time> | <STATUS> | <Type> | <LogicalId> [reason]`. */
 export function formatEvent(e: ProgressEvent, statusWidth = STATUS_WIDTH, typeWidth = TYPE_WIDTH): string {

@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { NotificationType } from './notification-type';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr, requirePositiveInteger } from '../connection/validation';
-import { LegacyNotificationPipelineProperties, ResourceTypes } from '../contract';
+import { ResourceTypes } from '../contract';
+import type { LegacyNotificationPipelineWire } from '../kinds/legacy-notification-pipeline';
 
 /**
  * Properties of a `LegacyNotificationPipeline`.
@@ -120,7 +121,7 @@ export class LegacyNotificationPipeline extends Construct {
     this.remoteIdentityId = props.remoteIdentityId;
 
     const binding = props.connection._bind(this);
-    const properties: Omit<LegacyNotificationPipelineProperties, 'ServiceToken'> = {
+    const properties: Omit<LegacyNotificationPipelineWire, 'ServiceToken'> = {
       Connection: binding.connection,
       SubscriptionId: numStr(props.subscriptionId),
       RemoteIdentityId: numStr(props.remoteIdentityId),

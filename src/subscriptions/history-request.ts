@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { ISubscription } from './subscription';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, isCalendarDate, isDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
-import { HistoryRequestProperties, ResourceTypes } from '../contract';
+import { ResourceTypes } from '../contract';
+import type { HistoryRequestWire } from '../kinds/history-request';
 
 /**
  * The longest a deploy may wait for a history request. CloudFormation waits at most one hour for a custom resource
@@ -191,7 +192,7 @@ export class HistoryRequest extends Construct {
     }
 
     const binding = props.connection._bind(this, { wait: true });
-    const properties: Omit<HistoryRequestProperties, 'ServiceToken'> = {
+    const properties: Omit<HistoryRequestWire, 'ServiceToken'> = {
       Connection: binding.connection,
       SubscriptionId: props.subscription.subscriptionId,
       ...(props.startDate !== undefined ? { StartDate: props.startDate } : {}),

@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { ISubscription } from './subscription';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, numStr } from '../connection/validation';
-import { ProductOrderJobsProperties, ResourceTypes } from '../contract';
+import { ResourceTypes } from '../contract';
+import type { ProductOrderJobsWire } from '../kinds/product-order-jobs';
 
 /** Order IDs per product job request (the service's limit). */
 const ORDER_IDS_PER_BATCH = 100;
@@ -84,7 +85,7 @@ export class ProductOrderJobs extends Construct {
     }
 
     const binding = props.connection._bind(this);
-    const properties: Omit<ProductOrderJobsProperties, 'ServiceToken'> = {
+    const properties: Omit<ProductOrderJobsWire, 'ServiceToken'> = {
       Connection: binding.connection,
       SubscriptionId: props.subscription.subscriptionId,
       OrderIds: [...orderIds],

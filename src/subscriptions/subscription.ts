@@ -2,7 +2,8 @@ import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct, IConstruct } from 'constructs';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid, isIsoDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../connection/validation';
-import { ResourceTypes, SubscriptionProperties } from '../contract';
+import { ResourceTypes } from '../contract';
+import type { SubscriptionWire } from '../kinds/subscription';
 
 /**
  * Status of a subscription.
@@ -246,7 +247,7 @@ export class Subscription extends Construct implements ISubscription {
     }
 
     const binding = props.connection._bind(this);
-    const properties: Omit<SubscriptionProperties, 'ServiceToken'> = {
+    const properties: Omit<SubscriptionWire, 'ServiceToken'> = {
       Connection: binding.connection,
       ProductId: numStr(props.productId),
       ...(props.storageGroupId !== undefined ? { StorageGroupId: numStr(props.storageGroupId) } : {}),

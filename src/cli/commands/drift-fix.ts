@@ -4,14 +4,14 @@
  * (src/handler/repair.ts); reports per resource what was restored and what could not be. A DELETED resource, a
  * record the journal does not prove, a released one and a refused (403) one are never touched.
  */
+import { shortType } from './drift-render';
 import { DpiClient } from '../../client';
-import { ResourceTypes } from '../../contract';
 import { declaredRecord, DriftRow } from '../../handler/drift';
 import type { Journal } from '../../handler/journal';
 import { notOwned, repair, repairRuntime } from '../../handler/repair';
-import { CliError } from '../errors';
-import { shortType } from './drift-render';
+import { KINDS } from '../../kinds';
 import { askOnStdin } from '../ask';
+import { CliError } from '../errors';
 
 /** Test seams: whether stdin is a terminal, and the interactive question (default: readline on stdin). */
 export const driftSeams: { stdinIsTTY: () => boolean; ask: (question: string) => Promise<string> } = {
@@ -34,7 +34,7 @@ export interface FixOutcome {
 }
 
 /** Types whose record is a subscription claimed in the journal (`sub` claims). */
-const CLAIMED = new Set<string>([ResourceTypes.SUBSCRIPTION, ResourceTypes.NOTIFICATION_PIPELINE, ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]);
+const CLAIMED = new Set<string>(KINDS.filter((k) => k.claim === 'sub').map((k) => k.type));
 
 /** Asks before --fix changes anything (unless --yes); without a terminal it refuses. */
 export async function confirmFix(count: number, yes: boolean): Promise<void> {

@@ -3,6 +3,7 @@
  * IN_SYNC (`--all`: every row); the JSON document (every row, and a `summary`).
  */
 import { DriftRow, DriftStatus, isDrifted } from '../../handler/drift';
+import { kindOf } from '../../kinds';
 import { Colour, painter, renderTable } from '../format';
 
 const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
@@ -13,9 +14,9 @@ export const VERDICTS: readonly DriftStatus[] = ['IN_SYNC', 'MODIFIED', 'DELETED
 /** The hint printed after a run in which something drifted. */
 export const FIX_HINT = 'run `dpi drift --fix` to re-apply the declared state';
 
-/** `Custom::DpiSubscription` -> `Subscription`. */
+/** `Custom::DpiSubscription` -> `Subscription` (the kind's short name; another type without its prefix). */
 export function shortType(type: string): string {
-  return type.replace(/^Custom::Dpi/, '');
+  return kindOf(type)?.shortName ?? type.replace(/^Custom::Dpi/, '');
 }
 
 /** Rows per verdict. */

@@ -12,6 +12,7 @@ import { DpiClient, HistoryTransaction } from '../../client';
 import { ResourceTypes } from '../../contract';
 import { FRESH_ATTEMPT_MS } from '../../handler/creates';
 import type { Journal, JournalClaim } from '../../handler/journal';
+import { isKindType, kindOf, PerKind } from '../../kinds';
 
 const HISTORY_FINAL = new Set(['cancelled', 'canceled', 'failed', 'completed']);
 const HISTORY_OPEN = new Set(['pending', 'processing']);
@@ -233,94 +234,108 @@ export async function describeHolding(reads: ServiceReads, journal: Journal, o: 
   return out;
 }
 
-async function holdings(reads: ServiceReads, journal: Journal, out: Orphan, rec: Rec): Promise<void> {
+/** What a record of a kind still holds (reads the service; sets `holds`, `serviceIds`, `unresolved`, `moot`). */
+type Holdings = (reads: ServiceReads, journal: Journal, out: Orphan, rec: Rec) => Promise<void>;
+
+const pipelineHoldings: Holdings = async (reads, _journal, out, rec) => {
   const d = rec.doc;
-  switch (out.type) {
-    case ResourceTypes.NOTIFICATION_PIPELINE: {
-      const sel = (d.applied ?? d.selection ?? {}) as { types?: string[]; region?: string };
-      const result = d.result as { subscriptions?: Record<string, string> } | undefined;
-      const types = result?.subscriptions && Object.keys(result.subscriptions).length > 0 ? Object.keys(result.subscriptions) : sel.types ?? [];
-      out.serviceIds.push(`identity ${str(d.identity)}`);
-      const what = `${types.join(',')} in ${str(sel.region) || '?'}`;
-      if (rec.state === 'posting') {
-        out.holds = `maybe a pipeline (the create got no answer): ${what}`;
-        out.unresolved = `only the service can remove what it made; once removed (or confirmed never made) run 'dpi journal resolve ${out.key}'`;
-      } else if (d.subscriptionId === undefined) {
-        out.holds = `pipeline without its subscription: ${what}`;
-      } else {
-        const sub = str(d.subscriptionId);
-        out.serviceIds.push(`sub ${sub}`);
-        const status = await reads.subscriptionStatus(sub);
-        out.holds = SUB_GONE.has(status) ? `nothing live (subscription ${status})` : `active pipeline: ${what} (subscription ${status})`;
-      }
-      return;
-    }
-    case ResourceTypes.LEGACY_NOTIFICATION_PIPELINE:
-    case ResourceTypes.SUBSCRIPTION: {
-      const sub = str(out.physicalId ?? d.subscriptionId);
-      if (!isNumeric(sub)) {
-        out.serviceIds.push(`product ${str(d.product)}`);
-        out.holds = 'subscription create without a confirmed outcome (looked up among unclaimed subscriptions on --fix)';
-        return;
-      }
-      out.serviceIds.push(`sub ${sub}`);
-      const status = await reads.subscriptionStatus(sub);
-      let open = 0;
-      if (!SUB_GONE.has(status)) {
-        const listed = await reads.historyOf(sub);
-        open = listed.filter((h) => HISTORY_OPEN.has(str(h.status))).length;
-      }
-      const kind = out.type === ResourceTypes.SUBSCRIPTION ? `subscription (product ${str(d.product)})` : 'legacy pipeline subscription';
-      out.holds = SUB_GONE.has(status) ? `nothing live (subscription ${status})`
-        : `${kind} ${status}${open > 0 ? `, ${open} open history request${open === 1 ? '' : 's'}` : ''}`;
-      return;
-    }
-    case ResourceTypes.HISTORY_REQUEST: {
-      const sub = str(d.subscriptionId);
-      if (out.physicalId === undefined) {
-        out.serviceIds.push(`sub ${sub}`);
-        const { found, candidates } = await historyMadeBy(reads, journal, rec);
-        if (found) {
-          out.serviceIds.push(`history ${found}`);
-          out.madeHistory = found;
-          out.holds = `open history request ${found} (made by an attempt without a confirmed outcome)`;
-        } else if (candidates.length > 0) {
-          out.holds = `an attempt without a confirmed outcome; ${candidates.length} open request${candidates.length > 1 ? 's' : ''} could be it `
-            + `(${candidates.join(', ')}), and ${candidates.length > 1 ? 'which one' : 'whether it'} cannot be told`;
-          out.unresolved = `cancel the one ${out.key} made if you know it (the others are not this stack's), then run `
-            + `dpi journal resolve ${out.key} --keep-candidates`;
-        } else {
-          out.holds = 'nothing (the attempt made no request the service lists)';
-        }
-        return;
-      }
-      const id = out.physicalId;
-      out.serviceIds.push(`history ${id}`, `sub ${sub}`);
-      const status = await reads.historyStatus(id, sub);
-      out.holds = HISTORY_OPEN.has(status) ? `open history request (${status})` : `nothing open (history ${status})`;
-      return;
-    }
-    case ResourceTypes.PRODUCT_ORDER_JOBS: {
-      const sub = str(d.subscriptionId);
-      const jobIds = Array.isArray(d.jobIds) ? (d.jobIds as unknown[]).map(String) : [];
-      const submitted = Array.isArray(d.submitted) ? d.submitted.length : 0;
-      out.serviceIds.push(`job ${str(d.primaryJobId ?? out.physicalId)}`, `sub ${sub}`);
-      // Jobs have no delete: once their subscription has ended they hold nothing (a destroy leaves the record as it is).
-      const status = await reads.subscriptionStatus(sub);
-      if (JOBS_MOOT.has(status)) {
-        out.holds = `nothing live (subscription ${status})`;
-        out.moot = true;
-        return;
-      }
-      const ids = await reads.jobIdsOf(sub);
-      const listed = jobIds.filter((j) => ids.has(j)).length;
-      out.holds = `${submitted} order IDs in ${listed} listed job${listed === 1 ? '' : 's'} (jobs have no delete: they end with the subscription)`;
-      return;
-    }
-    default:
-      out.holds = 'unknown record type (nothing is removed)';
-      out.unresolved = `inspect it with 'dpi journal show ${out.key}'`;
+  const sel = (d.applied ?? d.selection ?? {}) as { types?: string[]; region?: string };
+  const result = d.result as { subscriptions?: Record<string, string> } | undefined;
+  const types = result?.subscriptions && Object.keys(result.subscriptions).length > 0 ? Object.keys(result.subscriptions) : sel.types ?? [];
+  out.serviceIds.push(`identity ${str(d.identity)}`);
+  const what = `${types.join(',')} in ${str(sel.region) || '?'}`;
+  if (rec.state === 'posting') {
+    out.holds = `maybe a pipeline (the create got no answer): ${what}`;
+    out.unresolved = `only the service can remove what it made; once removed (or confirmed never made) run 'dpi journal resolve ${out.key}'`;
+  } else if (d.subscriptionId === undefined) {
+    out.holds = `pipeline without its subscription: ${what}`;
+  } else {
+    const sub = str(d.subscriptionId);
+    out.serviceIds.push(`sub ${sub}`);
+    const status = await reads.subscriptionStatus(sub);
+    out.holds = SUB_GONE.has(status) ? `nothing live (subscription ${status})` : `active pipeline: ${what} (subscription ${status})`;
   }
+};
+
+/** A subscription, or a legacy pipeline (a product-86 subscription). */
+const subscriptionHoldings: Holdings = async (reads, _journal, out, rec) => {
+  const d = rec.doc;
+  const sub = str(out.physicalId ?? d.subscriptionId);
+  if (!isNumeric(sub)) {
+    out.serviceIds.push(`product ${str(d.product)}`);
+    out.holds = 'subscription create without a confirmed outcome (looked up among unclaimed subscriptions on --fix)';
+    return;
+  }
+  out.serviceIds.push(`sub ${sub}`);
+  const status = await reads.subscriptionStatus(sub);
+  let open = 0;
+  if (!SUB_GONE.has(status)) {
+    const listed = await reads.historyOf(sub);
+    open = listed.filter((h) => HISTORY_OPEN.has(str(h.status))).length;
+  }
+  const record = kindOf(out.type)?.record ?? 'subscription';
+  const kind = out.type === ResourceTypes.SUBSCRIPTION ? `${record} (product ${str(d.product)})` : record;
+  out.holds = SUB_GONE.has(status) ? `nothing live (subscription ${status})`
+    : `${kind} ${status}${open > 0 ? `, ${open} open history request${open === 1 ? '' : 's'}` : ''}`;
+};
+
+const historyHoldings: Holdings = async (reads, journal, out, rec) => {
+  const d = rec.doc;
+  const sub = str(d.subscriptionId);
+  if (out.physicalId === undefined) {
+    out.serviceIds.push(`sub ${sub}`);
+    const { found, candidates } = await historyMadeBy(reads, journal, rec);
+    if (found) {
+      out.serviceIds.push(`history ${found}`);
+      out.madeHistory = found;
+      out.holds = `open history request ${found} (made by an attempt without a confirmed outcome)`;
+    } else if (candidates.length > 0) {
+      out.holds = `an attempt without a confirmed outcome; ${candidates.length} open request${candidates.length > 1 ? 's' : ''} could be it `
+        + `(${candidates.join(', ')}), and ${candidates.length > 1 ? 'which one' : 'whether it'} cannot be told`;
+      out.unresolved = `cancel the one ${out.key} made if you know it (the others are not this stack's), then run `
+        + `dpi journal resolve ${out.key} --keep-candidates`;
+    } else {
+      out.holds = 'nothing (the attempt made no request the service lists)';
+    }
+    return;
+  }
+  const id = out.physicalId;
+  out.serviceIds.push(`history ${id}`, `sub ${sub}`);
+  const status = await reads.historyStatus(id, sub);
+  out.holds = HISTORY_OPEN.has(status) ? `open history request (${status})` : `nothing open (history ${status})`;
+};
+
+const orderJobsHoldings: Holdings = async (reads, _journal, out, rec) => {
+  const d = rec.doc;
+  const sub = str(d.subscriptionId);
+  const jobIds = Array.isArray(d.jobIds) ? (d.jobIds as unknown[]).map(String) : [];
+  const submitted = Array.isArray(d.submitted) ? d.submitted.length : 0;
+  out.serviceIds.push(`job ${str(d.primaryJobId ?? out.physicalId)}`, `sub ${sub}`);
+  // Jobs have no delete: once their subscription has ended they hold nothing (a destroy leaves the record as it is).
+  const status = await reads.subscriptionStatus(sub);
+  if (JOBS_MOOT.has(status)) {
+    out.holds = `nothing live (subscription ${status})`;
+    out.moot = true;
+    return;
+  }
+  const ids = await reads.jobIdsOf(sub);
+  const listed = jobIds.filter((j) => ids.has(j)).length;
+  out.holds = `${submitted} order IDs in ${listed} listed job${listed === 1 ? '' : 's'} (jobs have no delete: they end with the subscription)`;
+};
+
+/** The holdings read of each kind (one per kind of the registry). */
+export const HOLDINGS: PerKind<Holdings> = {
+  [ResourceTypes.NOTIFICATION_PIPELINE]: pipelineHoldings,
+  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: subscriptionHoldings,
+  [ResourceTypes.SUBSCRIPTION]: subscriptionHoldings,
+  [ResourceTypes.HISTORY_REQUEST]: historyHoldings,
+  [ResourceTypes.PRODUCT_ORDER_JOBS]: orderJobsHoldings,
+};
+
+async function holdings(reads: ServiceReads, journal: Journal, out: Orphan, rec: Rec): Promise<void> {
+  if (isKindType(out.type)) return HOLDINGS[out.type](reads, journal, out, rec);
+  out.holds = 'unknown record type (nothing is removed)';
+  out.unresolved = `inspect it with 'dpi journal show ${out.key}'`;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { ResourceTypes } from '../../contract';
 import type { JournalClaim, JournalRecord } from '../../handler/journal';
+import { isKindType, kindOf, KINDS, taggedKind } from '../../kinds';
 import type { LocalState, ResourceState } from '../../local/state';
 import { DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { renderTable } from '../format';
@@ -19,13 +20,8 @@ export type Rec = JournalRecord<Doc>;
  */
 export const DONE: ReadonlySet<string> = new Set(['deleted', 'abandoned', 'released']);
 
-export const SHORT_TYPE: Record<string, string> = {
-  [ResourceTypes.NOTIFICATION_PIPELINE]: 'NotificationPipeline',
-  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: 'LegacyNotificationPipeline',
-  [ResourceTypes.SUBSCRIPTION]: 'Subscription',
-  [ResourceTypes.HISTORY_REQUEST]: 'HistoryRequest',
-  [ResourceTypes.PRODUCT_ORDER_JOBS]: 'ProductOrderJobs',
-};
+/** Short names of the kinds (from the registry, src/kinds). */
+export const SHORT_TYPE: Record<string, string> = Object.fromEntries(KINDS.map((k) => [k.type, k.shortName]));
 
 export function shortType(t: string): string {
   return SHORT_TYPE[t] ?? t;
@@ -33,9 +29,19 @@ export function shortType(t: string): string {
 
 export const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
 
-/** The resource type of a record, from the local state when known, else from the shape of its document. */
+/**
+ * The resource type of a record: the kind its document is tagged with (documents written since the kinds registry),
+ * else the local state's type when known, else (an untagged document of an older version) from the document's shape.
+ */
 export function recordType(doc: Doc, known?: string): string {
-  if (known && SHORT_TYPE[known]) return known;
+  const tagged = taggedKind(doc);
+  if (tagged) return tagged;
+  if (known && isKindType(known)) return known;
+  return typeFromShape(doc);
+}
+
+/** The resource type of an untagged (older) document, from its shape; 'unknown' when it fits no kind. */
+export function typeFromShape(doc: Doc): string {
   if (doc.selection !== undefined) return ResourceTypes.NOTIFICATION_PIPELINE;
   if (typeof doc.request === 'string') return ResourceTypes.HISTORY_REQUEST;
   if (doc.primaryJobId !== undefined) return ResourceTypes.PRODUCT_ORDER_JOBS;
@@ -150,7 +156,7 @@ export function keptBecause(rec: Rec, type: string, properties?: Record<string, 
   const d = rec.doc;
   const policy = (str(d.removalPolicy) || str(properties?.RemovalPolicy)).toLowerCase();
   if (policy === 'destroy') return undefined;
-  const adopted = d.adopted === true || str(properties?.AdoptId) !== '' || type === ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
+  const adopted = d.adopted === true || str(properties?.AdoptId) !== '' || kindOf(type)?.alwaysAdopted === true;
   if (adopted) return `adopted (it existed before the stack)${policy === 'retain' ? ', removal policy RETAIN' : ''}`;
   if (policy === 'retain' && rec.physicalId !== undefined) return 'removal policy RETAIN';
   return undefined;
