@@ -39,6 +39,8 @@ export interface DeployedStack {
    * `Custom::Dpi*` resources that have one. Read for nested stacks only (where `NotificationPipelineFleet` sets them).
    */
   readonly journalKeys?: ReadonlyMap<string, string>;
+  /** The properties of its `Custom::Dpi*` resources by logical ID, when its template was read (nested stacks). */
+  readonly dpiProperties?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /** A deployed resource with the stack that holds it and its journal key. */
@@ -177,6 +179,7 @@ async function readStack(ref: string, cfn: CloudFormationSender, parent: string 
   // A nested stack named directly (not through its parent) is one too: DescribeStacks gives its parent's ARN.
   const parentName = parent ?? (described.ParentId ? /:stack\/([^/]+)\//.exec(described.ParentId)?.[1] ?? described.ParentId : undefined);
   let journalKeys: Map<string, string> | undefined;
+  let dpiProperties: Map<string, Record<string, unknown>> | undefined;
   if (parentName !== undefined && [...resources.values()].some((r) => r.type.startsWith('Custom::Dpi') && r.status !== 'DELETE_COMPLETE')) {
     let body: string | undefined;
     try {
@@ -186,6 +189,7 @@ async function readStack(ref: string, cfn: CloudFormationSender, parent: string 
       throw cfnError('GetTemplate', name, e);
     }
     journalKeys = journalKeysOfTemplate(name, body ?? '{}');
+    dpiProperties = dpiPropertiesOf(body ?? '{}');
   }
   return {
     stackName: name,
@@ -194,7 +198,43 @@ async function readStack(ref: string, cfn: CloudFormationSender, parent: string 
     resources,
     ...(parentName !== undefined ? { parentStack: parentName } : {}),
     ...(journalKeys ? { journalKeys } : {}),
+    ...(dpiProperties ? { dpiProperties } : {}),
   };
+}
+
+/** The properties of the `Custom::Dpi*` resources of a template (JSON) by logical ID (none when it is not JSON). */
+function dpiPropertiesOf(body: string): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  let parsed: { Resources?: Record<string, { Type?: string; Properties?: Record<string, unknown> }> };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return out;
+  }
+  for (const [id, r] of Object.entries(parsed.Resources ?? {})) {
+    if (typeof r?.Type === 'string' && r.Type.startsWith('Custom::Dpi')) out.set(id, r.Properties ?? {});
+  }
+  return out;
+}
+
+/** The resources of a deployed stack's processed template (GetTemplate): type and properties by logical ID. */
+export async function templateResources(stackName: string, cfn: CloudFormationSender):
+Promise<Record<string, { Type?: string; Properties?: Record<string, unknown> }>> {
+  const m = sdk();
+  let body: string | undefined;
+  try {
+    const t = await cfn.send(new m.GetTemplateCommand({ StackName: stackName, TemplateStage: 'Processed' })) as cfnSdk.GetTemplateCommandOutput;
+    body = t.TemplateBody;
+  } catch (e) {
+    throw cfnError('GetTemplate', stackName, e);
+  }
+  let parsed: { Resources?: Record<string, { Type?: string; Properties?: Record<string, unknown> }> };
+  try {
+    parsed = JSON.parse(body ?? '{}') as typeof parsed;
+  } catch {
+    throw new Error(`CloudFormation GetTemplate of stack ${stackName}: the template is not JSON`);
+  }
+  return parsed.Resources ?? {};
 }
 
 function cfnError(call: string, stack: string, e: unknown): Error {

@@ -6,7 +6,6 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
 import type { DriftFlags } from './drift';
-import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { READ_MODES } from '../../emulator/core';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { addConnectionOptions } from '../connection';
@@ -21,7 +20,8 @@ export function driftCommand(ctx: RunContext): Command {
     .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
     .option('--app <dir>', 'cloud assembly whose stacks to check, when no --stack is given', './cdk.out')
     .option('--stack <name...>', 'deployed stack name(s) to check (default: every stack of --app, or of the local state)')
-    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
+    .option('--table <name>', 'lifecycle journal table (default: the connection\'s journal table, journalTableName or journalTable, '
+      + 'as the checked resources name it; a different --table is refused); never created: a missing table is an error')
     .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
     .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')

@@ -20,12 +20,15 @@ import { readState } from '../../local/state';
 import { isLoopbackHost } from '../../local/transport';
 import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, printJson, RunContext, useColour } from '../context';
-import { cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
+import {
+  cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey, templateResources,
+} from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
 import { driftJson, FIX_HINT, renderStackDrift } from './drift-render';
+import { chooseJournalTable, TableUse, tableUseOf } from './journal-table';
 
 export { driftJson, renderStackDrift } from './drift-render';
 
@@ -100,6 +103,8 @@ interface Checked {
   /** Nested stack -> the stack that holds it. */
   parents: Map<string, string>;
   resources: DriftResource[];
+  /** The lifecycle journal table each resource uses (its Connection.JournalTableName). */
+  tables: TableUse[];
 }
 
 /** Orders stacks so that each nested stack follows the stack that holds it. */
@@ -118,9 +123,15 @@ function nestedAfterParents(names: string[], parents: ReadonlyMap<string, string
 /** The stacks' resources from CloudFormation (src/cli/deployed.ts), their nested stacks included. */
 async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
   let wanted = flags.stack ?? [];
+  /** The templates of the assembly's stacks (when the stacks come from it): their resources' journal tables. */
+  const assembly = new Map<string, Record<string, { Properties?: Record<string, unknown> }>>();
   if (wanted.length === 0) {
     try {
-      wanted = readAssembly(flags.app).map((s) => s.stackName);
+      const read = readAssembly(flags.app);
+      for (const s of read.filter((x) => x.nested === undefined)) {
+        assembly.set(s.stackName, (s.template.Resources ?? {}) as Record<string, { Properties?: Record<string, unknown> }>);
+      }
+      wanted = read.map((s) => s.stackName);
     } catch (e) {
       throw new CliError(`${(e as Error).message}; or name the deployed stacks with --stack NAME`);
     }
@@ -154,7 +165,32 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
     }
   }
   const busy = [...deployed.values()].filter((s) => s !== undefined && s.status.endsWith('_IN_PROGRESS')).map((s) => s!.stackName);
-  return { stacks, parents, resources, busy };
+  // The journal table of each resource: from the cloud assembly the stacks came from, else from the deployed template
+  // (nested stacks: read already for their journal keys); a `Ref` to a table of the same stack is resolved.
+  const tables: TableUse[] = [];
+  for (const stack of stacks) {
+    const mine = resources.filter((r) => r.stack === stack);
+    if (mine.length === 0) continue;
+    const s = [...deployed.values()].find((x) => x?.stackName === stack);
+    let propsOf: (logicalId: string) => Record<string, unknown> | undefined;
+    const fromAssembly = assembly.get(stack);
+    if (s?.dpiProperties) {
+      const known = s.dpiProperties;
+      propsOf = (id) => known.get(id);
+    } else if (fromAssembly) {
+      propsOf = (id) => fromAssembly[id]?.Properties;
+    } else {
+      let template: Awaited<ReturnType<typeof templateResources>>;
+      try {
+        template = await templateResources(stack, cfn);
+      } catch (e) {
+        throw new CliError((e as Error).message);
+      }
+      propsOf = (id) => template[id]?.Properties;
+    }
+    for (const r of mine) tables.push(tableUseOf(stack, r.logicalId, propsOf(r.logicalId), (id) => s?.resources.get(id)?.physicalId));
+  }
+  return { stacks, parents, resources, busy, tables };
 }
 
 /**
@@ -195,20 +231,26 @@ function fromLocalState(flags: DriftFlags): Checked {
   const parents = new Map<string, string>();
   for (const s of state.stacks) if (s.parentStack !== undefined && wanted.includes(s.parentStack)) parents.set(s.stackName, s.parentStack);
   const resources: DriftResource[] = [];
+  const tables: TableUse[] = [];
   for (const stack of wanted) {
     for (const r of Object.values(state.resources)) {
       if (r.stack !== stack || !isDpiType(r.type)) continue;
       const key = journalKeyOf(r.stack, r.logicalId, r.properties);
       resources.push({ stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId, key });
+      tables.push(tableUseOf(stack, r.logicalId, r.properties));
     }
   }
-  return { stacks: nestedAfterParents(wanted, parents), parents, resources };
+  return { stacks: nestedAfterParents(wanted, parents), parents, resources, tables };
 }
 
 /** Runs `dpi drift` (the command's definition is in drift-command.ts; this part is loaded only when it runs). */
 export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void> {
   if (flags.yes && !flags.fix) throw new CliError('--yes is only meaningful with --fix');
-  const { stacks, parents, resources, busy = [] } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+  const { stacks, parents, resources, busy = [], tables } = flags.local ? fromLocalState(flags) : await fromCloudFormation(flags);
+  // Every resource checked must use the journal read (a record missing from another journal is not "never made").
+  const chosen = chooseJournalTable(flags.table, tables, {
+    command: 'dpi drift', source: flags.local ? `the local-deploy state ${flags.state}` : `stacks ${stacks.join(', ')}`, strict: true,
+  });
   let read = 0;
   const service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
   try {
@@ -221,7 +263,7 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
   let where: string;
   let fixed: FixOutcome[] | undefined;
   try {
-    const j = await openJournal(flags, 'dpi drift');
+    const j = await openJournal({ ...flags, table: chosen.table, tableFrom: chosen.from }, 'dpi drift');
     where = j.where;
     try {
       rows = await checkDrift(resources, {

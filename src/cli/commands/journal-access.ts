@@ -4,7 +4,9 @@
  * provider role may use the table"): the CLI reads the table with the AWS SDK's credential chain of its user, so its
  * messages name what that user can check instead (AWS credentials, --profile, --region, --endpoint, --local).
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { dynamoJournal, Journal, JournalOptions } from '../../handler/journal';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
 import { CliError } from '../errors';
@@ -13,7 +15,10 @@ import { CliError } from '../errors';
 export interface JournalFlags {
   local?: boolean;
   state: string;
-  table: string;
+  /** The table (`--table`; the commands fill it in from their stacks' resources when it is not given: journal-table.ts). */
+  table?: string;
+  /** Where the table's name came from (`--table`, the resources' connection, the default), said when it does not exist. */
+  tableFrom?: string;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -23,12 +28,19 @@ export interface JournalFlags {
 /** An open journal: where it is (for messages), its DynamoDB-compatible endpoint when not DynamoDB itself, and how to close it. */
 export interface OpenedJournal {
   readonly journal: Journal;
+  /** The table read. */
+  readonly table: string;
   readonly where: string;
   readonly endpoint?: string;
   close(): Promise<void>;
 }
 
-/** Test seam: how the journal is made from its options (default: the handler's DynamoDB journal). */
+/**
+ * Test seam: how the journal is made from its options (default: the handler's DynamoDB journal). The CLI's journal is
+ * always a "provided" one: the handler's `checkProvidedTable` checks that the table exists and has the journal's key
+ * schema, and nothing here ever creates a table (a read of a missing table must not make an empty one, which would then
+ * read as "nothing is owned").
+ */
 export const journalSeams: { make: (opts: JournalOptions) => Journal } = {
   make: (opts) => dynamoJournal(opts),
 };
@@ -41,8 +53,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Every failure of the journal's calls is said for the CLI (`journalFailure`); `command` names the command in them.
  */
 export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise<OpenedJournal> {
+  const table = flags.table !== undefined && flags.table !== '' ? flags.table : DEFAULT_JOURNAL_TABLE;
+  const from = flags.tableFrom ?? (flags.table ? '--table' : 'the default table');
+  const missing = (where: string, check: string): CliError => new CliError(`the lifecycle journal table ${table} (${from}) does not exist `
+    + `${where}; ${command} only reads a journal table and never creates one: ${check}`);
   if (flags.local) {
     const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
+    // No local journal yet: nothing was ever recorded by the local runner's handler, which is the truth there.
+    if (!existsSync(file) && !existsSync(`${file}.wal`)) return emptyJournal(table, `${file} (does not exist yet: nothing recorded)`, command);
     let server: JournalServer;
     try {
       server = await startJournalServer({ stateFile: file });
@@ -50,20 +68,26 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
       throw new CliError((e as Error).message);
     }
     const where = file;
+    const notThere = (): CliError => missing(`in the local-deploy journal ${file}`, 'check --table (default: the table of the connection of the '
+      + 'local-deploy state\'s resources, journalTableName or journalTable) and --state (the state the stacks were deployed with)');
     return {
-      journal: guarded(journalSeams.make({ table: flags.table, endpoint: server.endpoint, sleep }),
-        (e) => journalFailure(e, { what: `the lifecycle journal (${where})`, command, local: true })),
+      journal: guarded(journalSeams.make({ table, endpoint: server.endpoint, sleep, provided: true }),
+        (e) => (isMissingTable(e) ? notThere() : journalFailure(e, { what: `the lifecycle journal (${where})`, command, local: true }))),
+      table,
       where,
       endpoint: server.endpoint,
       close: () => server.stop(),
     };
   }
   if (flags.endpoint) {
-    const where = `table ${flags.table} at ${flags.endpoint}`;
+    const where = `table ${table} at ${flags.endpoint}`;
     const endpoint = flags.endpoint;
+    const notThere = (): CliError => missing(`at ${endpoint}`, 'check --table (default: the connection\'s journal table, journalTableName or '
+      + 'journalTable) and --endpoint');
     return {
-      journal: guarded(journalSeams.make({ table: flags.table, endpoint, sleep }),
-        (e) => journalFailure(e, { what: `the lifecycle journal (${where})`, command, endpoint })),
+      journal: guarded(journalSeams.make({ table, endpoint, sleep, provided: true }),
+        (e) => (isMissingTable(e) ? notThere() : journalFailure(e, { what: `the lifecycle journal (${where})`, command, endpoint }))),
+      table,
       where,
       endpoint,
       close: async () => undefined,
@@ -71,10 +95,43 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
   }
   if (flags.profile) process.env.AWS_PROFILE = flags.profile;
   if (flags.region) process.env.AWS_REGION = flags.region;
-  const where = `DynamoDB table ${flags.table}${flags.region ? ` (${flags.region})` : ''}`;
+  const where = `DynamoDB table ${table}${flags.region ? ` (${flags.region})` : ''}`;
+  const region = flags.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  const notThere = (): CliError => missing(`in ${region ? `region ${region}` : 'the AWS SDK\'s region'}${flags.profile ? ` (profile ${flags.profile})` : ''}`,
+    'check --table (default: the connection\'s journal table, journalTableName or journalTable), --region and --profile (the account and '
+    + 'region the stacks were deployed to)');
   return {
-    journal: guarded(journalSeams.make({ table: flags.table, sleep }),
-      (e) => awsFailure(e, `the lifecycle journal (${where})`, command)),
+    journal: guarded(journalSeams.make({ table, sleep, provided: true }),
+      (e) => (isMissingTable(e) ? notThere() : awsFailure(e, `the lifecycle journal (${where})`, command))),
+    table,
+    where,
+    close: async () => undefined,
+  };
+}
+
+/** Whether an error is the provided-table check's "does not exist" (src/handler/journal-provided.ts). */
+function isMissingTable(e: unknown): boolean {
+  return /does not exist; the handler never creates a supplied table/.test(e instanceof Error ? e.message : String(e));
+}
+
+/** The journal of `--local` before the local runner wrote one: empty; a write (a --fix) is refused. */
+function emptyJournal(table: string, where: string, command: string): OpenedJournal {
+  const refuse = async (): Promise<never> => {
+    throw new CliError(`${command}: there is no local-deploy journal (${where}); nothing to change`);
+  };
+  return {
+    journal: {
+      records: async () => [],
+      create: refuse,
+      save: refuse,
+      claim: refuse,
+      owners: async () => new Map<string, string>(),
+      transfer: refuse,
+      lock: refuse,
+      unlock: refuse,
+      scan: async () => ({ records: [], claims: [] }),
+    },
+    table,
     where,
     close: async () => undefined,
   };
@@ -149,7 +206,7 @@ export function awsFailure(e: unknown, what: string, command = 'dpi'): Error {
   if (/AccessDenied|not authorized to perform/i.test(text)) {
     if (/CreateTable/.test(text)) {
       return new CliError(`${what} does not exist${region ? ` in ${region}` : ''} (the credentials of ${command} may not create it, nor should they): `
-        + 'check --table (the connection\'s journalTableName), --region and --profile (the account the stacks were deployed to)');
+        + 'check --table (the connection\'s journal table, journalTableName or journalTable), --region and --profile (the account the stacks were deployed to)');
     }
     return new CliError(`the AWS credentials of ${command} may not read ${what} (${messageOf(e)}): the commands need `
       + 'dynamodb:DescribeTable, dynamodb:Query and dynamodb:Scan on the journal table, and (dpi orphans, dpi drift) '

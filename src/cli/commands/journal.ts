@@ -11,11 +11,11 @@ import { dirname, join } from 'node:path';
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
 import { DpiClient, ServiceError } from '../../client';
-import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { Journal, JournalRecord } from '../../handler/journal';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
+import { readState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, RunContext } from '../context';
 import { CliError, EXIT, toCliError } from '../errors';
@@ -23,10 +23,28 @@ import { renderTable } from '../format';
 import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 
-import { JournalFlags, openJournal } from './journal-access';
+import { JournalFlags, openJournal as openAt, OpenedJournal } from './journal-access';
+import { chooseJournalTable, tableUseOf } from './journal-table';
 
 export type { JournalFlags, OpenedJournal } from './journal-access';
 export { openJournal } from './journal-access';
+
+/**
+ * Opens the journal of a `dpi journal` command: with --local, the table the local-deploy state's Custom::Dpi* resources
+ * use (`--table` must be one of theirs); otherwise `--table`, else the default table. A missing table is never created.
+ */
+async function openJournal(flags: JournalFlags, command: string): Promise<OpenedJournal> {
+  if (!flags.local) return openAt(flags.table ? flags : { ...flags, tableFrom: 'the default table; pass --table NAME, the connection\'s journal table' }, command);
+  let state;
+  try {
+    state = readState(flags.state);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const uses = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi')).map((r) => tableUseOf(r.stack, r.logicalId, r.properties));
+  const chosen = chooseJournalTable(flags.table, uses, { command, source: `the local-deploy state ${flags.state}` });
+  return openAt({ ...flags, table: chosen.table, tableFrom: chosen.from }, command);
+}
 
 /** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost). */
 const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
@@ -79,7 +97,8 @@ function withOptions(cmd: Command): Command {
   return cmd
     .option('--local', 'the journal of dpi local-deploy (journal.json beside --state) instead of the DynamoDB table')
     .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
-    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
+    .option('--table <name>', 'lifecycle journal table (default: the connection\'s journal table, journalTableName or journalTable: with '
+      + '--local the one the state\'s resources name, else dpi-lifecycle-journal); never created: a missing table is an error')
     .option('--region <region>', 'AWS region of the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
     .option('--endpoint <url>', 'a DynamoDB-compatible endpoint instead of AWS (e.g. DynamoDB Local)')

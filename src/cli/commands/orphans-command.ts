@@ -6,7 +6,6 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
 import type { OrphansFlags } from './orphans';
-import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { addConnectionOptions } from '../connection';
 import { RunContext } from '../context';
@@ -19,7 +18,8 @@ export function orphansCommand(ctx: RunContext): Command {
       + 'exists (CloudFormation, or the dpi local-deploy state with --local); --fix removes them the way a Delete would')
     .option('--local', 'the dpi local-deploy state and journal (beside --state) instead of CloudFormation and the DynamoDB table')
     .option('--state <file>', 'state file of dpi local-deploy (with --local)', DEFAULT_STATE_FILE)
-    .option('--table <name>', 'journal table (the connection\'s journalTableName)', DEFAULT_JOURNAL_TABLE)
+    .option('--table <name>', 'lifecycle journal table (default: the connection\'s journal table, journalTableName or journalTable: with '
+      + '--local the one the state\'s resources name, else dpi-lifecycle-journal); never created: a missing table is an error')
     .option('--region <region>', 'AWS region of the stacks and the table (default: the AWS SDK\'s, e.g. AWS_REGION)')
     .option('--profile <name>', 'AWS profile (default: the AWS SDK\'s credential chain)')
     .option('--endpoint <url>', 'a DynamoDB-compatible endpoint for the journal instead of AWS (e.g. DynamoDB Local)')

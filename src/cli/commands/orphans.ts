@@ -22,6 +22,7 @@ import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
 import type { Progress } from '../waits';
 import { awsFailure, JournalFlags, openJournal } from './journal-access';
+import { chooseJournalTable, tableUseOf } from './journal-table';
 import { dropFixedCleanups, fix } from './orphans-fix';
 import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
 import { cloudView, DeployedView, DONE, findOrphans, localView, LooseClaim, Orphan, Rec, renderOrphans } from './orphans-judge';
@@ -99,13 +100,6 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
   let j: Awaited<ReturnType<typeof openJournal>> | undefined;
   let svc: Service | undefined;
   try {
-    svc = await serviceFor(ctx, flags);
-    // Every journal failure is said for the CLI (AWS credentials, region, --endpoint; never the deploy's provider role).
-    j = await openJournal(flags, 'dpi orphans');
-    const scan = await j.journal.scan(flags.prefix);
-    const records = scan.records as Rec[];
-    const claims = scan.claims.filter((c) => !flags.prefix || c.owner.startsWith(flags.prefix));
-    let view: DeployedView;
     let state: LocalState | undefined;
     if (flags.local) {
       try {
@@ -113,6 +107,15 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
       } catch (e) {
         throw new CliError((e as Error).message);
       }
+    }
+    svc = await serviceFor(ctx, flags);
+    // The journal the stacks use (their resources' Connection.JournalTableName); never created, a missing one refused.
+    j = await openJournal(journalFlagsOf(flags, state), 'dpi orphans');
+    const scan = await j.journal.scan(flags.prefix);
+    const records = scan.records as Rec[];
+    const claims = scan.claims.filter((c) => !flags.prefix || c.owner.startsWith(flags.prefix));
+    let view: DeployedView;
+    if (state) {
       view = localView(state, flags.state);
     } else {
       const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
@@ -162,7 +165,7 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
       journalEndpoint: j.endpoint,
       urls: svc.urls,
       token: svc.token,
-      table: flags.table,
+      table: j.table,
       handlerLog: flags.local ? join(dirname(flags.state), 'handler.log') : undefined,
       echo: flags.handlerLogs === true,
       loadHandler: () => orphansSeams.handler ?? loadHandler(defaultHandlerPath()),
@@ -187,6 +190,18 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
     await svc?.stop();
     unlock?.();
   }
+}
+
+/**
+ * The journal of a run: with --local, the table the local-deploy state's Custom::Dpi* resources use (`--table` must be
+ * one of theirs); otherwise `--table`, else the default table (a missing table is refused, never created).
+ */
+function journalFlagsOf(flags: OrphansFlags, state: LocalState | undefined): OrphansFlags {
+  if (!state) return flags.table ? flags : { ...flags, tableFrom: 'the default table; pass --table NAME, the connection\'s journal table' };
+  const uses = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi'))
+    .map((r) => tableUseOf(r.stack, r.logicalId, r.properties));
+  const chosen = chooseJournalTable(flags.table, uses, { command: 'dpi orphans', source: `the local-deploy state ${flags.state}` });
+  return { ...flags, table: chosen.table, tableFrom: chosen.from };
 }
 
 /** Asks before --fix changes anything (unless --yes); without a terminal it refuses. */
