@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { NagPlugin } from './nag';
 import {
   AccountType,
   HistoryRequest,
@@ -14,8 +15,7 @@ import {
   ServiceConnection,
   Subscription,
   SubscriptionMonitor,
-} from '../src';
-import { NagPlugin } from './nag';
+} from 'data-pipeline-integration-cdk';
 
 /*
  * Context keys (`cdk synth -c key=value`, or `buildExampleApp({ context })`):

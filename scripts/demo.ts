@@ -12,6 +12,8 @@
  * Loopback only; everything lives in a temporary folder that is removed at the end
  * (kept with DPI_DEMO_KEEP=1).
  */
+// First: the example app imports the package by name; in this repository that is src/ (scripts/package-alias.ts).
+import './package-alias';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -52,3 +52,28 @@ describe('example app with the cdk CLI', () => {
     expect(out).toMatch(/Number of stacks with differences: 0/);
   }, 120_000);
 });
+
+describe('a fleet change with the cdk CLI, offline (README "Fleets")', () => {
+  // examples/fleet.ts; its import of the package resolves to src/ (scripts/package-alias.ts), as examples/cdk.json does.
+  const fleetApp = 'npx ts-node --transpile-only -r ../scripts/package-alias.ts fleet.ts';
+  const sellers = (ids: number[]): string => `sellers=${ids.join(',')}`;
+  const base = Array.from({ length: 20 }, (_, i) => 200_001 + i);
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dpi-cdk-fleet-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('cdk diff --template shows one added identity only as its nested stack\'s TemplateURL in the parent', () => {
+    run(['synth', '-q', '--app', fleetApp, '-c', sellers(base), '-o', path.join(dir, 'a')]);
+    const nested = fs.readdirSync(path.join(dir, 'a')).filter((f) => f.endsWith('.nested.template.json'));
+    expect(nested.length).toBeGreaterThan(1);
+    const out = run(['diff', '--app', fleetApp, '--template', path.join(dir, 'a', 'Platform.template.json'), '-o', path.join(dir, 'b'),
+      '-c', sellers([...base, 200_021]), 'Platform']);
+    // One nested stack resource changed, and only its TemplateURL: nothing of the pipeline inside it.
+    expect(out.match(/\[~\] AWS::CloudFormation::Stack /g)).toHaveLength(1);
+    expect(out).toMatch(/\[~\] TemplateURL/);
+    expect(out).not.toMatch(/Custom::DpiNotificationPipeline|200021|\[\+\]\s+Custom::/);
+    expect(out).toMatch(/Number of stacks with differences: 1/);
+  }, 180_000);
+});

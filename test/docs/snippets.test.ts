@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkSnippets, describeFailures, extractSnippets, Snippet, SnippetFailure } from './snippets';
+
+/**
+ * Every TypeScript block of docs/*.md compiles against the package (its sources), checked in one program together
+ * with the checker's own cases (a program costs most of the time). The README's blocks are compiled by jsii-rosetta
+ * (`npx projen rosetta`).
+ */
+const root = join(__dirname, '..', '..');
+const fixtures = join(root, 'rosetta');
+
+function docSnippets(): Snippet[] {
+  const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort();
+  return docs.flatMap((f) => extractSnippets(readFileSync(join(root, 'docs', f), 'utf8'), `docs/${f}`));
+}
+
+/** The checker's cases: a Markdown file with a fragment and a complete file that compile, and two blocks that do not. */
+const CASES = 'checker-cases.md';
+const md = [
+  '# Doc',
+  '',
+  '```sh',
+  'npx cdk synth',
+  '```',
+  '',
+  '<!-- fixture: stack -->',
+  '```ts',
+  'new Subscription(this, \'Orders\', { connection, productId: 3001, storageGroupId: 501 });',
+  '```',
+  '',
+  '```ts',
+  'import { NotificationType } from \'data-pipeline-integration-cdk\';',
+  'const t: NotificationType = NotificationType.of(\'ORDER_CHANGE\');',
+  'export const name: string = t.name;',
+  '```',
+  '',
+  '```typescript',
+  'import { ServiceConnection } from \'data-pipeline-integration-cdk\';',
+  'const n: number = ServiceConnection;',
+  '```',
+  '',
+  '```ts fixture=stack',
+  'new Subscription(this, \'Orders\', { connection, productId: \'3001\', storageGroupId: 501 });',
+  '```',
+].join('\n');
+
+const docs = docSnippets();
+let failures: SnippetFailure[] = [];
+beforeAll(() => {
+  failures = checkSnippets([...docs, ...extractSnippets(md, CASES)], root, fixtures);
+}, 120_000);
+
+describe('TypeScript blocks of docs/*.md', () => {
+  test('every block compiles (failures name the file and line)', () => {
+    // The docs have TypeScript blocks in several files: an extraction that finds none would check nothing.
+    expect(docs.length).toBeGreaterThanOrEqual(15);
+    expect(new Set(docs.map((s) => s.file)).size).toBeGreaterThanOrEqual(4);
+    const inDocs = failures.filter((f) => f.snippet.file !== CASES);
+    if (inDocs.length > 0) throw new Error(`${inDocs.length} of ${docs.length} blocks do not compile:\n\n${describeFailures(inDocs)}`);
+  });
+});
+
+describe('the checker', () => {
+  test('extracts ts/typescript blocks with their line and fixture, and skips other languages', () => {
+    const snippets = extractSnippets(md, CASES);
+    expect(snippets.map((s) => [s.line, s.fixture ?? null])).toEqual([[9, 'stack'], [13, null], [19, null], [24, 'stack']]);
+    expect(snippets[0].code).toBe('new Subscription(this, \'Orders\', { connection, productId: 3001, storageGroupId: 501 });');
+  });
+
+  test('a block that does not compile fails, named by file and line; fragments and complete files that compile pass', () => {
+    const cases = failures.filter((f) => f.snippet.file === CASES);
+    expect(cases.map((f) => f.snippet.line)).toEqual([19, 24]);
+    expect(cases[0].messages.join('\n')).toMatch(/^checker-cases\.md:20: TS2322 /);
+    expect(cases[1].messages.join('\n')).toMatch(/^checker-cases\.md:24: TS2322 Type 'string' is not assignable to type 'number'/);
+    expect(describeFailures(cases)).toMatch(/^checker-cases\.md:19 \(block\) does not compile:/);
+  });
+
+  test('a fixture that does not exist is an error naming the block', () => {
+    expect(() => checkSnippets([{ file: 'doc.md', line: 3, code: 'x;', fixture: 'nope' }], root, fixtures)).toThrow(/^doc\.md:3: the block names fixture 'nope'/);
+  });
+});
