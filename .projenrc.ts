@@ -294,7 +294,7 @@ project.addTask('bench:growth', {
 project.addTask('faults', {
   description: 'The fault matrix: every fault kind at every service call of the example app\'s lifecycle, and the kill test; prints the table',
   // scripts/package-alias.ts: the example app's import of the package resolves to src/.
-  exec: 'ts-node --transpile-only -r ./scripts/package-alias.ts scripts/faults.ts',
+  exec: 'ts-node --transpile-only -r ./src/cli/node-version.ts -r ./scripts/package-alias.ts scripts/faults.ts',
   receiveArgs: true,
 }).prependSpawn(project.bundler.bundleTask);
 

@@ -182,15 +182,20 @@ test('a table the stacks name that does not exist: every read errors (naming it,
   expect(tables()).toEqual([CUSTOM]);
 });
 
-test('--local before any local journal exists: the journal is empty there (nothing recorded), and no file is written', async () => {
+test('--local without a local journal: empty only when the state holds nothing; a lost journal of deployed resources is an error', async () => {
   await deployAndForgetGone();
   rmSync(journalFile());
+  for (const args of [['journal', 'list'], ['orphans'], ['orphans', '--fix', '--yes']]) {
+    const r = await local(...args);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/journal .*journal\.json does not exist, but the state .* holds \d+ Custom::Dpi resource\(s\).*the journal that recorded them is lost/);
+  }
+  expect(existsSync(journalFile())).toBe(false);
+  // A state with no Custom::Dpi resource and no pending clean-up: nothing was ever recorded, the journal is empty.
+  writeFileSync(stateFile(), JSON.stringify({ version: 1, stacks: [], resources: {}, orphans: [] }));
   const list = await local('journal', 'list');
   expect(list.code).toBe(0);
   expect(list.stdout).toBe(`no records in ${journalFile()} (does not exist yet: nothing recorded)\n`);
-  const o = await local('orphans');
-  expect(o.code).toBe(0);
-  expect(o.stdout).toMatch(/^no orphans: every record of .*journal\.json \(does not exist yet: nothing recorded\)/);
   expect(existsSync(journalFile())).toBe(false);
 });
 

@@ -14,7 +14,7 @@ import { awsFailure } from '../../src/cli/commands/journal-access';
 import { orphansSeams } from '../../src/cli/commands/orphans';
 import { renderTable } from '../../src/cli/format';
 import { DpiClient, endpointsFromBase } from '../../src/client';
-import { ResourceTypes } from '../../src/contract';
+import { DEFAULT_JOURNAL_TABLE, ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
 import { CustomResourceEvent, HandlerModule } from '../../src/local/handler';
@@ -53,7 +53,17 @@ afterEach(async () => {
 });
 
 const orphans = (...extra: string[]): Promise<DpiRun> =>
-  dpi(['orphans', '--endpoint', server.endpoint, '--region', 'us-east-1', ...extra], { env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+  dpi(['orphans', '--endpoint', server.endpoint, '--region', 'us-east-1', '--table', DEFAULT_JOURNAL_TABLE, ...extra],
+    { env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+
+test('outside --local, --fix without --table is refused before anything is read or changed (the stacks\' table is not known)', async () => {
+  await clearRequests(emu);
+  const r = await dpi(['orphans', '--endpoint', server.endpoint, '--region', 'us-east-1', '--fix', '--yes'],
+    { env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain('dpi orphans --fix needs --table NAME outside --local');
+  expect(await requests(emu)).toEqual([]);
+});
 
 /** A live product-3001 subscription of the default account (1001). */
 async function subscription(name: string): Promise<string> {

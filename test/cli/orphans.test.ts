@@ -423,7 +423,7 @@ test('CloudFormation (a fake client): a resource dropped from its stack while it
     expect(busy.stderr).toContain('Tiny: an operation is in progress; its records are not judged');
     status = 'UPDATE_ROLLBACK_COMPLETE';
 
-    const fixed = await cloud('--fix', '--yes');
+    const fixed = await cloud('--fix', '--yes', '--table', 'dpi-lifecycle-journal');
     expect(fixed.code).toBe(0);
     expect(emu.state().subscriptions.find((x) => String(x.id) === sub.physicalId)!.status).toBe('invalid');
     expect(emu.state().pipelines).toHaveLength(1);
@@ -435,7 +435,7 @@ test('CloudFormation (a fake client): a resource dropped from its stack while it
     const report = JSON.parse(gone.stdout) as { deployed: string; orphans: Array<{ key: string; why: string; state: string }> };
     expect(report.deployed).toBe('CloudFormation (us-east-1)');
     expect(report.orphans.map((o) => [o.key, o.why, o.state])).toEqual([[`Tiny/${pipe.logicalId}`, 'stack gone', 'active']]);
-    expect((await cloud('--fix', '--yes')).code).toBe(0);
+    expect((await cloud('--fix', '--yes', '--table', 'dpi-lifecycle-journal')).code).toBe(0);
     expect(live()).toEqual(baseline);
   } finally {
     await server.stop();

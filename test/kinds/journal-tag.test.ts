@@ -33,6 +33,9 @@ describe('the kind tag of a journal document', () => {
     expect(recordType(tagDoc(doc, type as typeof ResourceTypes.SUBSCRIPTION))).toBe(type);
     // The journal's proof wins over the shape; a tag of no kind of this library counts as no tag.
     expect(recordType({ ...doc, kind: 'Custom::Other' })).toBe(type);
+    // The tag (what the handler that wrote the record was serving) wins over the local state's current type too.
+    const other = type === ResourceTypes.HISTORY_REQUEST ? ResourceTypes.SUBSCRIPTION : ResourceTypes.HISTORY_REQUEST;
+    expect(recordType(tagDoc(doc, type as typeof ResourceTypes.SUBSCRIPTION), other)).toBe(type);
   });
 
   test('a document of no kind and no known shape stays unknown', () => {

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { dynamoJournal, Journal, JournalOptions } from '../../handler/journal';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
+import { readState } from '../../local/state';
 import { CliError } from '../errors';
 
 /** Where a command reads the lifecycle journal (the flags `dpi journal`, `dpi drift` and `dpi orphans` share). */
@@ -59,8 +60,19 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     + `${where}; ${command} only reads a journal table and never creates one: ${check}`);
   if (flags.local) {
     const file = join(dirname(flags.state), JOURNAL_STATE_FILE_NAME);
-    // No local journal yet: nothing was ever recorded by the local runner's handler, which is the truth there.
-    if (!existsSync(file) && !existsSync(`${file}.wal`)) return emptyJournal(table, `${file} (does not exist yet: nothing recorded)`, command);
+    // No local journal yet: nothing was ever recorded by the local runner's handler, which is the truth there, unless the
+    // state shows deployed resources or failed removals: then the journal was lost, and reading it as empty would say
+    // "nothing is owned" of records that are.
+    if (!existsSync(file) && !existsSync(`${file}.wal`)) {
+      const state = existsSync(flags.state) ? readState(flags.state) : undefined;
+      const made = state ? Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi')).length + state.orphans.length : 0;
+      if (made > 0) {
+        throw new CliError(`the local-deploy journal ${file} does not exist, but the state ${flags.state} holds ${made} Custom::Dpi resource(s) `
+          + `or pending clean-up(s): the journal that recorded them is lost, so ${command} cannot tell what they own; restore ${file} `
+          + '(or destroy the local deployment with dpi local-deploy --destroy and deploy it again)');
+      }
+      return emptyJournal(table, `${file} (does not exist yet: nothing recorded)`, command);
+    }
     let server: JournalServer;
     try {
       server = await startJournalServer({ stateFile: file });

@@ -8,6 +8,7 @@
 import { DONE, Doc, Orphan, Rec, shortType, str } from './orphans-judge';
 import { ResourceTypes } from '../../contract';
 import type { Journal } from '../../handler/journal';
+import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../handler/journal-provided';
 import {
   HistoryRequestWire, isKindType, KINDS, kindsInFixOrder, LegacyNotificationPipelineWire, NotificationPipelineWire, PerKind, ProductOrderJobsWire,
   SubscriptionWire,
@@ -38,7 +39,8 @@ function connectionProperty(urls: Record<string, string>, table: string, recorde
     RemoteIdentityUrl: urls.remoteIdentityUrl,
     AuthUrl: urls.authUrl,
     RefreshTokenSecretArn: 'arn:aws:secretsmanager:local:000000000000:secret:dpi-orphans',
-    JournalTableName: typeof prev.JournalTableName === 'string' && prev.JournalTableName !== '' ? prev.JournalTableName : table,
+    // The table the records were judged in, never one a recorded property names (the Delete must act on what was judged).
+    JournalTableName: table,
   };
 }
 
@@ -116,6 +118,20 @@ export interface FixOptions {
  * physical ID and verdict), then closes the records: `deleted` for orphans, `released` for retained ones.
  */
 export async function fix(ctx: RunContext, opts: FixOptions): Promise<FixOutcome[]> {
+  // The in-process handler opens the judged table as one it never creates (a fix creates no journal table), for the
+  // time of the fix only.
+  const before = process.env[PROVIDED_JOURNAL_TABLES_ENV];
+  const provided = providedJournalTables();
+  if (!provided.includes(opts.table)) process.env[PROVIDED_JOURNAL_TABLES_ENV] = [...provided, opts.table].join(',');
+  try {
+    return await fixWithHandler(ctx, opts);
+  } finally {
+    if (before === undefined) delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
+    else process.env[PROVIDED_JOURNAL_TABLES_ENV] = before;
+  }
+}
+
+async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOutcome[]> {
   const outcomes: FixOutcome[] = [];
   const viaHandler: Orphan[] = [];
   const journalOnly: Orphan[] = [];

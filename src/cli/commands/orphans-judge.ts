@@ -180,8 +180,11 @@ export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<str
       why = r.physicalId === undefined ? `unfinished attempt (current ${current.physicalId ?? '-'})` : `replaced (current ${current.physicalId ?? '-'})`;
     }
     if (!why) continue;
-    const properties = pending?.properties ?? (r.physicalId === undefined || r.physicalId === current?.physicalId ? current?.properties : undefined);
     const type = recordType(r.doc, pending?.type ?? current?.type);
+    // Properties only from a resource of the record's own kind (a key whose resource changed kind gives none).
+    const currentOfKind = current?.type === type ? current : undefined;
+    const properties = (pending?.type === undefined || pending.type === type ? pending?.properties : undefined)
+      ?? (r.physicalId === undefined || r.physicalId === current?.physicalId ? currentOfKind?.properties : undefined);
     const kept = keptBecause(r, type, properties);
     out.push({
       key: r.key,

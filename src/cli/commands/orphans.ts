@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DpiClient } from '../../client';
+import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { defaultHandlerPath, HandlerModule, loadHandler } from '../../local/handler';
 import { LocalState, lockState, readState } from '../../local/state';
@@ -197,7 +198,15 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
  * one of theirs); otherwise `--table`, else the default table (a missing table is refused, never created).
  */
 function journalFlagsOf(flags: OrphansFlags, state: LocalState | undefined): OrphansFlags {
-  if (!state) return flags.table ? flags : { ...flags, tableFrom: 'the default table; pass --table NAME, the connection\'s journal table' };
+  if (!state) {
+    // Outside --local the stacks' journal table is not read before the scan: a fix judged in a table the stacks no longer
+    // use (after a move to another table) could end what they retained or another stack adopted, so --fix names it.
+    if (flags.fix && !flags.table) {
+      throw new CliError('dpi orphans --fix needs --table NAME outside --local: the journal table of the stacks\' connection '
+        + `(journalTableName or journalTable; default ${DEFAULT_JOURNAL_TABLE}), so the records are judged and removed in the journal the stacks write to`);
+    }
+    return flags.table ? flags : { ...flags, tableFrom: 'the default table; pass --table NAME, the connection\'s journal table' };
+  }
   const uses = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi'))
     .map((r) => tableUseOf(r.stack, r.logicalId, r.properties));
   const chosen = chooseJournalTable(flags.table, uses, { command: 'dpi orphans', source: `the local-deploy state ${flags.state}` });
