@@ -1,6 +1,7 @@
 import { ConnectionProperties } from '../contract';
 import { KIND_TYPES } from '../kinds';
 import { HandlerError, reasonOf } from './errors';
+import { checkJournalMove } from './journal-move';
 import { eventHooks } from './kind-events';
 import { log, logEvent } from './log';
 import { runtimeFor } from './runtime';
@@ -37,6 +38,7 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
     const rt = runtimeFor(connectionOf(event), context);
+    await checkJournalMove(event, rt);
     return fn(event, rt);
   });
 }

@@ -253,7 +253,9 @@ function result(h: HistoryTransaction): OnEventResult {
 async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   const old = historyDesiredOf(event.OldResourceProperties);
   const id = event.PhysicalResourceId;
-  if (!id || historyRequestsAnew(requestKey(old), requestKey(d), id, d.adoptId)) return create(event, rt, d);
+  // The recorded request, not the previous properties: in a rollback they are the failed declaration's.
+  const rec = id ? (await rt.journal.records<HistoryDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state === 'active') : undefined;
+  if (!id || historyRequestsAnew(rec?.doc.request ?? requestKey(old), requestKey(d), id, d.adoptId)) return create(event, rt, d);
   // Only WaitForCompletion / TimeoutSeconds changed: nothing to send; one read fills the Status attribute.
   let status = 'unknown';
   try {

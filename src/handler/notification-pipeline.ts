@@ -238,14 +238,17 @@ async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
 async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
   if (!isNumericId(id)) return create(event, rt, d);
-  const decision = pipelineUpdateDecision(event.OldResourceProperties, d, id);
+  const key = resourceKey(event);
+  let rec = (await rt.journal.records<PipelineDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
+  // The recorded identity and account type, not the previous properties: in a rollback they are the failed declaration's.
+  const accountType = rec?.doc.applied?.accountType ?? rec?.doc.selection?.accountType;
+  const recorded = rec ? { identity: rec.doc.identity, ...(accountType ? { accountType } : {}) } : undefined;
+  const decision = pipelineUpdateDecision(event.OldResourceProperties, d, id, recorded);
   if (decision.refusal !== undefined) throw new HandlerError(decision.refusal);
   if (decision.replace !== undefined) {
     log({ msg: `replacement: ${decision.replace}`, old: id, ...(d.adoptId !== undefined && d.adoptId !== id ? { adopt: d.adoptId } : {}) });
     return create(event, rt, d);
   }
-  const key = resourceKey(event);
-  let rec = (await rt.journal.records<PipelineDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
   const status = await statusOrGone(rt, id);
   if (status === undefined || status === 'invalid') {
     log({ msg: 'replacement: the subscription is gone or invalid', old: id });
@@ -260,7 +263,12 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     const owner = await rt.journal.claim('sub', id, key);
     if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
     rec = await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'updating', {
-      identity: d.remoteIdentityId, selection: selectionOf(prev), applied: selectionOf(prev), subscriptionId: id,
+      identity: d.remoteIdentityId,
+      selection: selectionOf(prev),
+      applied: selectionOf(prev),
+      subscriptionId: id,
+      // Declared as an adoption before: the pipeline existed before the stack, and stays the user's to keep.
+      ...(typeof event.OldResourceProperties?.AdoptId === 'string' ? { adopted: true } : {}),
     }, id);
   }
   return converge(rt, rec, d, event);

@@ -12,13 +12,34 @@ import type { Applied, SubscriptionDesired } from './subscription-state';
 // ---- Custom::DpiSubscription ------------------------------------------------------------------------------------
 
 /**
+ * What the lifecycle journal records of the deployed record (`physicalId`): the facts an Update compares with the
+ * declaration instead of the previous properties. The previous properties are not always what the service has: in
+ * the rollback of an Update that failed before it changed anything, they are the failed declaration's, and comparing
+ * with them would replace (or refuse) where nothing changed.
+ */
+export interface RecordedFacts {
+  /** A subscription's product. */
+  readonly product?: number;
+  /** The remote identity (a subscription's: undefined when it has none). */
+  readonly identity?: string;
+  /** A pipeline's account type, as last applied. */
+  readonly accountType?: string;
+  /** A history request's request key (`requestKey`). */
+  readonly request?: string;
+}
+
+/**
  * Why an Update replaces the subscription (a new one is made; CloudFormation's cleanup then ends or releases the old
  * one), or undefined when it is updated in place: the product or the remote identity changed, or another existing
- * subscription is adopted. `oldRaw` are the deployed properties; `id` the deployed subscription.
+ * subscription is adopted. `oldRaw` are the deployed properties; `id` the deployed subscription; `recorded` what the
+ * journal records of it (when it has a record: it wins over `oldRaw`).
  */
-export function subscriptionReplacement(oldRaw: Record<string, unknown> | undefined, d: SubscriptionDesired, id: string): string | undefined {
+export function subscriptionReplacement(oldRaw: Record<string, unknown> | undefined, d: SubscriptionDesired, id: string,
+  recorded?: RecordedFacts): string | undefined {
   const old = new Props(oldRaw, 'Subscription');
-  if (old.optInt('ProductId') !== d.productId || old.optString('RemoteIdentityId') !== d.remoteIdentityId) return 'product or remote identity changed';
+  const product = recorded?.product ?? old.optInt('ProductId');
+  const identity = recorded?.product !== undefined ? recorded.identity : old.optString('RemoteIdentityId');
+  if (product !== d.productId || identity !== d.remoteIdentityId) return 'product or remote identity changed';
   if (d.adoptId !== undefined && d.adoptId !== id) return 'another existing subscription is adopted';
   return undefined;
 }
@@ -93,14 +114,16 @@ export interface PipelineUpdateDecision {
 }
 
 /** The Update decision of a pipeline from its deployed properties `oldRaw` and the declaration (`id`: deployed). */
-export function pipelineUpdateDecision(oldRaw: Record<string, unknown> | undefined, d: PipelineDesired, id: string): PipelineUpdateDecision {
+export function pipelineUpdateDecision(oldRaw: Record<string, unknown> | undefined, d: PipelineDesired, id: string,
+  recorded?: RecordedFacts): PipelineUpdateDecision {
   const old = new Props(oldRaw, 'NotificationPipeline');
-  if (old.optString('RemoteIdentityId') !== d.remoteIdentityId) return { replace: 'remote identity changed' };
-  if (old.optString('AccountType') !== d.accountType) {
+  if ((recorded?.identity ?? old.optString('RemoteIdentityId')) !== d.remoteIdentityId) return { replace: 'remote identity changed' };
+  const accountType = recorded?.accountType ?? old.optString('AccountType');
+  if (accountType !== d.accountType) {
     // A second pipeline of the same identity would take over (and later lose) the first one's upstream
     // subscriptions, so an account-type change of the same identity is refused instead of replaced.
     return {
-      refusal: `AccountType changed from ${old.optString('AccountType')} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
+      refusal: `AccountType changed from ${accountType} to ${d.accountType} for the same identity ${d.remoteIdentityId}; `
         + 'the account type follows the identity (type 17 seller, 18 vendor): change it back, or use another identity',
     };
   }

@@ -81,13 +81,15 @@ async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: 
 async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
   if (!isNumericId(id)) return create(event, rt, d);
-  const replacement = subscriptionReplacement(event.OldResourceProperties, d, id);
+  const key = resourceKey(event);
+  let rec = (await rt.journal.records<SubscriptionDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
+  // The recorded product and identity, not the previous properties: in a rollback they are the failed declaration's.
+  const recorded = typeof rec?.doc.product === 'number' ? { product: rec.doc.product, identity: rec.doc.identity } : undefined;
+  const replacement = subscriptionReplacement(event.OldResourceProperties, d, id, recorded);
   if (replacement !== undefined) {
     log({ msg: `replacement: ${replacement}`, old: id, ...(d.adoptId !== undefined && d.adoptId !== id ? { adopt: d.adoptId } : {}) });
     return create(event, rt, d);
   }
-  const key = resourceKey(event);
-  let rec = (await rt.journal.records<SubscriptionDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
   const status = await statusOrGone(rt, id);
   if (status === undefined || status === 'invalid') {
     log({ msg: 'replacement: the subscription is gone or invalid', old: id });
@@ -105,6 +107,8 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
       subscriptionId: id,
       applied: appliedOf(desiredOf(event.OldResourceProperties)),
       removalPolicy: d.removalPolicy,
+      // Declared as an adoption before: the record existed before the stack, and stays the user's to keep.
+      ...(typeof event.OldResourceProperties?.AdoptId === 'string' ? { adopted: true } : {}),
     }, id);
   }
   return converge(rt, rec, d, status);
