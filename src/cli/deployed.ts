@@ -39,7 +39,9 @@ export interface DeployedStack {
    * `Custom::Dpi*` resources that have one. Read for nested stacks only (where `NotificationPipelineFleet` sets them).
    */
   readonly journalKeys?: ReadonlyMap<string, string>;
-  /** The properties of its `Custom::Dpi*` resources by logical ID, when its template was read (nested stacks). */
+  /** Its parameters' values (DescribeStacks): a nested stack's are what its parent passed. */
+  readonly parameters?: ReadonlyMap<string, string>;
+  /** The properties of its `Custom::Dpi*` resources by logical ID, when its template was read (nested stacks; every stack with `templates`). */
   readonly dpiProperties?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
@@ -115,17 +117,18 @@ export async function stackExists(stackName: string, cfn: CloudFormationSender):
  * not exist maps to undefined. With `nested`, every live `AWS::CloudFormation::Stack` resource is followed (its
  * physical ID is the nested stack's ARN), recursively: the nested stacks are added under their own names with
  * `parentStack`, and the explicit journal keys of their `Custom::Dpi*` resources are read from their processed
- * templates (GetTemplate, one call per nested stack that holds such a resource).
+ * templates (GetTemplate, one call per nested stack that holds such a resource). With `templates`, the properties of
+ * every stack's `Custom::Dpi*` resources are read the same way (one GetTemplate per stack that holds one).
  */
 export async function deployedResources(stackNames: Iterable<string>, cfn: CloudFormationSender,
-  opts: { nested?: boolean } = {}): Promise<Map<string, DeployedStack | undefined>> {
+  opts: { nested?: boolean; templates?: boolean } = {}): Promise<Map<string, DeployedStack | undefined>> {
   const out = new Map<string, DeployedStack | undefined>();
   const queue: Array<{ ref: string; parent?: string }> = [...new Set(stackNames)].map((ref) => ({ ref }));
   const seenIds = new Set<string>();
   while (queue.length > 0) {
     const { ref, parent } = queue.shift()!;
     if (parent === undefined && out.has(ref)) continue;
-    const stack = await readStack(ref, cfn, parent);
+    const stack = await readStack(ref, cfn, parent, opts.templates === true);
     if (!stack) {
       if (parent === undefined) out.set(ref, undefined);
       continue;
@@ -145,7 +148,7 @@ export async function deployedResources(stackNames: Iterable<string>, cfn: Cloud
 }
 
 /** One stack (by name or ARN) with its resources; a nested stack also with its explicit journal keys. */
-async function readStack(ref: string, cfn: CloudFormationSender, parent: string | undefined): Promise<DeployedStack | undefined> {
+async function readStack(ref: string, cfn: CloudFormationSender, parent: string | undefined, templates: boolean): Promise<DeployedStack | undefined> {
   const m = sdk();
   let described: cfnSdk.Stack | undefined;
   try {
@@ -180,7 +183,7 @@ async function readStack(ref: string, cfn: CloudFormationSender, parent: string 
   const parentName = parent ?? (described.ParentId ? /:stack\/([^/]+)\//.exec(described.ParentId)?.[1] ?? described.ParentId : undefined);
   let journalKeys: Map<string, string> | undefined;
   let dpiProperties: Map<string, Record<string, unknown>> | undefined;
-  if (parentName !== undefined && [...resources.values()].some((r) => r.type.startsWith('Custom::Dpi') && r.status !== 'DELETE_COMPLETE')) {
+  if ((parentName !== undefined || templates) && [...resources.values()].some((r) => r.type.startsWith('Custom::Dpi') && r.status !== 'DELETE_COMPLETE')) {
     let body: string | undefined;
     try {
       const t = await cfn.send(new m.GetTemplateCommand({ StackName: ref, TemplateStage: 'Processed' })) as cfnSdk.GetTemplateCommandOutput;
@@ -197,6 +200,9 @@ async function readStack(ref: string, cfn: CloudFormationSender, parent: string 
     status: described.StackStatus ?? 'UNKNOWN',
     resources,
     ...(parentName !== undefined ? { parentStack: parentName } : {}),
+    ...(described.Parameters && described.Parameters.length > 0
+      ? { parameters: new Map(described.Parameters.filter((x) => x.ParameterKey !== undefined).map((x) => [x.ParameterKey!, x.ResolvedValue ?? x.ParameterValue ?? ''])) }
+      : {}),
     ...(journalKeys ? { journalKeys } : {}),
     ...(dpiProperties ? { dpiProperties } : {}),
   };
@@ -235,6 +241,29 @@ Promise<Record<string, { Type?: string; Properties?: Record<string, unknown> }>>
     throw new Error(`CloudFormation GetTemplate of stack ${stackName}: the template is not JSON`);
   }
   return parsed.Resources ?? {};
+}
+
+/**
+ * The account and region's exported output values by export name (ListExports, every page), for a
+ * `{"Fn::ImportValue": "<name>"}` in a deployed template (e.g. a journal table defined in another stack).
+ */
+export async function exportedValues(cfn: CloudFormationSender): Promise<Map<string, string>> {
+  const m = sdk();
+  const out = new Map<string, string>();
+  let token: string | undefined;
+  do {
+    let page: cfnSdk.ListExportsCommandOutput;
+    try {
+      page = await cfn.send(new m.ListExportsCommand({ NextToken: token })) as cfnSdk.ListExportsCommandOutput;
+    } catch (e) {
+      const err = e as { name?: string; message?: string };
+      throw new Error(`CloudFormation ListExports failed: ${err.name ?? 'Error'}: ${err.message ?? String(e)}; check the AWS credentials and region `
+        + '(--profile, --region)');
+    }
+    for (const x of page.Exports ?? []) if (x.Name !== undefined && x.Value !== undefined) out.set(x.Name, x.Value);
+    token = page.NextToken;
+  } while (token);
+  return out;
 }
 
 function cfnError(call: string, stack: string, e: unknown): Error {

@@ -24,6 +24,12 @@ export interface JournalServerOptions {
   readonly forbidden?: readonly string[];
   /** How long a new table stays CREATING (tests of concurrent first use); default 0. */
   readonly createTableMs?: number;
+  /**
+   * Only read: the state file and its write-ahead log are read (the log replayed in memory) and never written, not even
+   * by `stop()`, and every write is refused. For the commands that only read the local-deploy journal while a
+   * `dpi local-deploy` may be writing it (a flush here would trim log lines that the runner appended meanwhile).
+   */
+  readonly readOnly?: boolean;
 }
 
 /** A running journal server. */
@@ -199,7 +205,9 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   // Only the handler's writes are logged: not the restore of the saved state, nor the replay of the log itself.
   const wal = stateFile ? `${stateFile}.wal` : undefined;
   let logging = false;
-  if (wal) {
+  const readOnly = options.readOnly === true;
+  if (readOnly) refuseWrites(server, () => logging);
+  if (wal && !readOnly) {
     mkdirSync(dirname(wal), { recursive: true });
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
@@ -330,7 +338,7 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   let queue: Promise<void> = Promise.resolve();
   let waiting: Promise<void> | undefined;
   const flush = (): Promise<void> => {
-    if (!stateFile || closed) return queue;
+    if (!stateFile || closed || readOnly) return queue;
     if (waiting) return waiting;
     const next = queue.catch(() => undefined).then(async () => {
       waiting = undefined;
@@ -374,8 +382,8 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     return stopping;
   };
 
-  // The replayed writes are saved at once (and the log trimmed), then every later write is logged.
-  if (wal && existsSync(wal)) await flush();
+  // The replayed writes are saved at once (and the log trimmed), then every later write is logged (refused when read-only).
+  if (wal && existsSync(wal) && !readOnly) await flush();
   logging = true;
   const checkpoint = (maxLogBytes = DEFAULT_CHECKPOINT_BYTES): Promise<void> => {
     if (!wal) return flush();
@@ -388,6 +396,23 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     return size > maxLogBytes ? flush() : Promise.resolve();
   };
   return { endpoint, flush, checkpoint, stop };
+}
+
+/** Answers every write with a DynamoDB error once `started()` (the restore and the replay write before that). */
+function refuseWrites(server: Server, started: () => boolean): void {
+  const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    if (started() && WRITE_OPS.has(op)) {
+      req.resume();
+      res.statusCode = 400;
+      res.setHeader('content-type', 'application/x-amz-json-1.0');
+      res.end(JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message: `the local journal is open read-only here: ${op} refused` }));
+      return;
+    }
+    for (const h of handlers) h.call(server, req, res);
+  });
 }
 
 /** Size of the journal's write-ahead log past which `checkpoint()` saves the whole journal. */

@@ -6,7 +6,8 @@
  * again (exit 0). A bystander subscription made directly through the service and a record the journal marks released
  * are never touched.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { dpi, testNoSecretsPrinted } from './helpers';
@@ -172,6 +173,26 @@ test('--fix leaves alone a record the journal marks released (adopted, then let 
   expect(r.code).toBe(1);
   expect(r.stdout).toContain(`skipped  Shop/${logical.Orders} (Subscription, ${orders}): its journal record is released`);
   expect(await status(orders)).toBe('paused');
+});
+
+test('--local --fix while a dpi local-deploy holds the state: refused before any change; drift alone still reads', async () => {
+  const { orders } = await deploy();
+  await client.subscriptions.update(orders, { status: 'paused' });
+  // A local-deploy of another process holds the state's lock.
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  try {
+    writeFileSync(`${stateFile()}.lock`, String(other.pid));
+    const fix = await drift('--fix', '--yes');
+    expect(fix.code).toBe(2);
+    expect(fix.stderr).toContain(`another local-deploy (pid ${other.pid}) is using ${stateFile()}`);
+    expect(await status(orders)).toBe('paused');
+    const read = await drift();
+    expect(read.code).toBe(1);
+    expect(read.stdout).toContain('status: active -> paused');
+  } finally {
+    other.kill();
+    rmSync(`${stateFile()}.lock`, { force: true });
+  }
 });
 
 testNoSecretsPrinted();

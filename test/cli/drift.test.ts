@@ -334,7 +334,7 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(1);
       expect(asked).toEqual([{ region: 'eu-west-1', profile: undefined }]);
-      expect(calls).toEqual(['DescribeStacksCommand Shop', 'ListStackResourcesCommand Shop']);
+      expect(calls).toEqual(['DescribeStacksCommand Shop', 'ListStackResourcesCommand Shop', 'GetTemplateCommand Shop']);
       // Rows in ListStackResources order; deleted and foreign resources are left out.
       const order = Object.values(state.resources).map((x) => x.logicalId);
       expect(r.stdout.split('\n').slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual(order);
@@ -342,6 +342,31 @@ describe('CloudFormation (a fake client: no AWS traffic)', () => {
       const missing = await dpi(['drift', '--stack', 'Other', '--endpoint', server.endpoint], { env: env() });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('stack Other does not exist in CloudFormation');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('the journal table is the deployed one, not the local cloud assembly\'s (which may be older or newer than the deploy)', async () => {
+    const { app, state } = await deploy();
+    // Deployed from elsewhere with another journal table: the local assembly still names the default table.
+    setCloudFormationFactory(() => fakeCloudFormation([{
+      name: 'Shop',
+      resources: Object.values(state.resources).map((x) => ({
+        logicalId: x.logicalId,
+        physicalId: x.physicalId,
+        type: x.type,
+        properties: { ...x.properties, Connection: { ...(x.properties.Connection as object), JournalTableName: 'team-journal' } },
+      })),
+    }]));
+    const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
+    try {
+      const r = await dpi(['drift', '--app', app, '--region', 'eu-west-1', '--endpoint', server.endpoint], { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('the lifecycle journal table team-journal (the connection\'s journal table of the resources of stacks Shop) does not exist');
+      const wrong = await dpi(['drift', '--app', app, '--region', 'eu-west-1', '--endpoint', server.endpoint, '--table', 'dpi-lifecycle-journal'], { env: env() });
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('--table dpi-lifecycle-journal is not the lifecycle journal table of the resources of stacks Shop: they use team-journal');
     } finally {
       await server.stop();
     }

@@ -411,7 +411,7 @@ test('CloudFormation (a fake client): a resource dropped from its stack while it
     const cloud = (...extra: string[]): ReturnType<typeof dpi> =>
       dpi(['orphans', '--endpoint', server.endpoint, '--region', 'us-east-1', ...extra], { env: env() });
     const r = await cloud();
-    expect(calls).toEqual(['DescribeStacksCommand Tiny', 'ListStackResourcesCommand Tiny']);
+    expect(calls).toEqual(['DescribeStacksCommand Tiny', 'ListStackResourcesCommand Tiny', 'GetTemplateCommand Tiny']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe(`1 orphan in table dpi-lifecycle-journal at ${server.endpoint} (checked against CloudFormation (us-east-1)):\n`
       + renderTable(['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'],

@@ -120,6 +120,67 @@ describe('against CloudFormation (fake client), nested stacks followed', () => {
   });
 });
 
+describe('the journal table the plan reads is the deployed resources\' own', () => {
+  let v0: string;
+  let v1: string;
+  const asked: string[] = [];
+  /** The fleet deployed with its connection's table given as `table` (e.g. an import of another stack's export). */
+  const deployWith = (table: unknown, exports: Record<string, string>): void => {
+    const stacks = deployedAs(v0).map((st) => ({
+      ...st,
+      resources: st.resources.map((r) => (r.properties
+        ? { ...r, properties: { ...r.properties, Connection: { ...(r.properties.Connection as object), JournalTableName: table } } }
+        : r)),
+    }));
+    planSeams.cloudFormation = () => {
+      const inner = fakeCloudFormation(stacks);
+      return {
+        send: async (c: object) => (c.constructor.name === 'ListExportsCommand'
+          ? { Exports: Object.entries(exports).map(([Name, Value]) => ({ Name, Value })) } : inner.send(c)),
+      };
+    };
+    planSeams.journal = async (t) => {
+      asked.push(t);
+      return undefined;
+    };
+  };
+  beforeAll(() => {
+    v0 = join(work.dir, 'table-v0');
+    v1 = join(work.dir, 'table-v1');
+    synthFleetApp(v0, { identities: IDS, types: ['ORDER_CHANGE'] });
+    synthFleetApp(v1, { identities: IDS.filter((i) => i !== 2005), types: ['ORDER_CHANGE'] });
+  });
+  afterAll(() => {
+    planSeams.journal = undefined;
+  });
+
+  test('an Fn::ImportValue is resolved from the account\'s exports; one that cannot be is said, and the delete keeps its caveat', async () => {
+    deployWith({ 'Fn::ImportValue': 'Journal:TableName' }, { 'Journal:TableName': 'team-journal' });
+    asked.length = 0;
+    const r = await dpi(['plan', '--app', v1, '--json']);
+    expect(asked).toEqual(['team-journal']);
+    expect(r.stderr).toContain('the lifecycle journal table team-journal was not found');
+    deployWith({ 'Fn::ImportValue': 'Journal:TableName' }, {});
+    asked.length = 0;
+    const unknown = await dpi(['plan', '--app', v1, '--json']);
+    expect(asked).toEqual([]);
+    expect(unknown.stderr).toContain('is {"Fn::ImportValue":"Journal:TableName"}, which cannot be resolved here: pass --table NAME');
+    const del = (JSON.parse(unknown.stdout) as PlanDoc).entries.find((e) => e.action === 'delete')!;
+    expect(del.effects.join(' ')).toContain('unless the lifecycle journal records it as adopted');
+  });
+
+  test('a --table that is not the deployed resources\' table is refused (exit 2); the same table is read', async () => {
+    deployWith('team-journal', {});
+    const wrong = await dpi(['plan', '--app', v1, '--table', 'dpi-lifecycle-journal']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--table dpi-lifecycle-journal is not the lifecycle journal table of');
+    expect(wrong.stderr).toContain('its connection uses team-journal');
+    asked.length = 0;
+    await dpi(['plan', '--app', v1, '--table', 'team-journal']);
+    expect(asked).toEqual(['team-journal']);
+  });
+});
+
 describe('--from another cloud assembly (offline review)', () => {
   test('a product change replaces the subscription; its dependents get the new ID; usage errors exit 2', async () => {
     const base = synthExample(join(work.dir, 'base'));

@@ -200,3 +200,42 @@ test('a runner killed before its flush loses nothing: every acknowledged write i
     await first.stop().catch(() => undefined); // its flush refuses the secret item
   }
 });
+
+test('a read-only reader (dpi plan, drift, orphans, journal show --local) sees the log, writes nothing and loses no concurrent write', async () => {
+  const file = join(tmp.dir, 'journal.json');
+  const put = (db: DynamoDBClient, pk: string): Promise<unknown> =>
+    db.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: pk }, sk: { S: '1' } } }));
+  // The writer: a dpi local-deploy's journal server, with a write in the state file and one in its log only.
+  const writer = await startJournalServer({ stateFile: file });
+  const w = client(writer.endpoint);
+  await createJournalTable(w);
+  await put(w, 'S/A');
+  await writer.flush();
+  await put(w, 'S/B');
+  const saved = readFileSync(file, 'utf8');
+  const logged = readFileSync(`${file}.wal`, 'utf8');
+  const reader = await startJournalServer({ stateFile: file, readOnly: true });
+  const r = client(reader.endpoint);
+  const keys = async (db: DynamoDBClient): Promise<string[]> => {
+    const found: string[] = [];
+    for (const pk of ['S/A', 'S/B', 'S/C']) {
+      if ((await db.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: pk }, sk: { S: '1' } } }))).Item) found.push(pk);
+    }
+    return found;
+  };
+  expect(await keys(r)).toEqual(['S/A', 'S/B']);
+  await expect(put(r, 'S/X')).rejects.toThrow(/read-only/);
+  // The writer goes on while the reader is open; the reader stops; the writer is killed before its next flush.
+  await put(w, 'S/C');
+  await reader.stop();
+  expect(readFileSync(file, 'utf8')).toBe(saved);
+  expect(readFileSync(`${file}.wal`, 'utf8').startsWith(logged)).toBe(true);
+  w.destroy();
+  r.destroy();
+  const after = await startJournalServer({ stateFile: file });
+  const a = client(after.endpoint);
+  expect(await keys(a)).toEqual(['S/A', 'S/B', 'S/C']);
+  a.destroy();
+  await after.stop();
+  await writer.stop().catch(() => undefined);
+});

@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { JournalFlags, openJournal } from './journal';
+import { JournalFlags, lockLocalState, openJournal } from './journal-access';
 import { DpiClient } from '../../client';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
@@ -21,7 +21,7 @@ import { isLoopbackHost } from '../../local/transport';
 import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, printJson, RunContext, useColour } from '../context';
 import {
-  cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey, templateResources,
+  cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey, exportedValues,
 } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
@@ -123,14 +123,9 @@ function nestedAfterParents(names: string[], parents: ReadonlyMap<string, string
 /** The stacks' resources from CloudFormation (src/cli/deployed.ts), their nested stacks included. */
 async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
   let wanted = flags.stack ?? [];
-  /** The templates of the assembly's stacks (when the stacks come from it): their resources' journal tables. */
-  const assembly = new Map<string, Record<string, { Properties?: Record<string, unknown> }>>();
   if (wanted.length === 0) {
     try {
       const read = readAssembly(flags.app);
-      for (const s of read.filter((x) => x.nested === undefined)) {
-        assembly.set(s.stackName, (s.template.Resources ?? {}) as Record<string, { Properties?: Record<string, unknown> }>);
-      }
       wanted = read.map((s) => s.stackName);
     } catch (e) {
       throw new CliError(`${(e as Error).message}; or name the deployed stacks with --stack NAME`);
@@ -140,7 +135,9 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
   const cfn = (factory ?? cloudFormationClient)({ region: flags.region, profile: flags.profile });
   let deployed: Map<string, DeployedStack | undefined>;
   try {
-    deployed = await deployedResources(wanted, cfn, { nested: true });
+    // Every stack's deployed template: the journal table its resources name is the deployed one (a local cloud
+    // assembly may be older or newer than what was deployed).
+    deployed = await deployedResources(wanted, cfn, { nested: true, templates: true });
   } catch (e) {
     throw new CliError((e as Error).message);
   }
@@ -165,30 +162,24 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
     }
   }
   const busy = [...deployed.values()].filter((s) => s !== undefined && s.status.endsWith('_IN_PROGRESS')).map((s) => s!.stackName);
-  // The journal table of each resource: from the cloud assembly the stacks came from, else from the deployed template
-  // (nested stacks: read already for their journal keys); a `Ref` to a table of the same stack is resolved.
+  // The journal table of each resource, from the deployed templates; a `Ref` to a table or a parameter of the same stack
+  // and an `Fn::ImportValue` (the account's exports) are resolved.
+  const needsExports = [...deployed.values()].some((x) => [...(x?.dpiProperties?.values() ?? [])].some((p) => JSON.stringify(p).includes('"Fn::ImportValue"')));
+  let exportsMap: Map<string, string> | undefined;
+  if (needsExports) {
+    try {
+      exportsMap = await exportedValues(cfn);
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+  }
   const tables: TableUse[] = [];
   for (const stack of stacks) {
-    const mine = resources.filter((r) => r.stack === stack);
-    if (mine.length === 0) continue;
     const s = [...deployed.values()].find((x) => x?.stackName === stack);
-    let propsOf: (logicalId: string) => Record<string, unknown> | undefined;
-    const fromAssembly = assembly.get(stack);
-    if (s?.dpiProperties) {
-      const known = s.dpiProperties;
-      propsOf = (id) => known.get(id);
-    } else if (fromAssembly) {
-      propsOf = (id) => fromAssembly[id]?.Properties;
-    } else {
-      let template: Awaited<ReturnType<typeof templateResources>>;
-      try {
-        template = await templateResources(stack, cfn);
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-      propsOf = (id) => template[id]?.Properties;
+    for (const r of resources.filter((x) => x.stack === stack)) {
+      tables.push(tableUseOf(stack, r.logicalId, s?.dpiProperties?.get(r.logicalId),
+        (id) => s?.resources.get(id)?.physicalId ?? s?.parameters?.get(id), exportsMap ? (name) => exportsMap!.get(name) : undefined));
     }
-    for (const r of mine) tables.push(tableUseOf(stack, r.logicalId, propsOf(r.logicalId), (id) => s?.resources.get(id)?.physicalId));
   }
   return { stacks, parents, resources, busy, tables };
 }
@@ -262,8 +253,11 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
   let rows: DriftRow[];
   let where: string;
   let fixed: FixOutcome[] | undefined;
+  let unlock: (() => void) | undefined;
   try {
-    const j = await openJournal({ ...flags, table: chosen.table, tableFrom: chosen.from }, 'dpi drift');
+    // --local --fix writes the local journal: not while a dpi local-deploy (or another fix) uses the state.
+    if (flags.local && flags.fix) unlock = lockLocalState(flags.state);
+    const j = await openJournal({ ...flags, table: chosen.table, tableFrom: chosen.from, readOnly: !flags.fix }, 'dpi drift');
     where = j.where;
     try {
       rows = await checkDrift(resources, {
@@ -284,6 +278,7 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
       await j.close();
     }
   } finally {
+    unlock?.();
     await service.close();
   }
   const source = flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation';

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { dynamoJournal, Journal, JournalOptions } from '../../handler/journal';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
-import { readState } from '../../local/state';
+import { lockState, readState } from '../../local/state';
 import { CliError } from '../errors';
 
 /** Where a command reads the lifecycle journal (the flags `dpi journal`, `dpi drift` and `dpi orphans` share). */
@@ -24,6 +24,12 @@ export interface JournalFlags {
   profile?: string;
   endpoint?: string;
   json?: boolean;
+  /**
+   * Only reads (`dpi plan`, `dpi drift` and `dpi orphans` without `--fix`, `dpi journal show|list`): with --local the
+   * local-deploy journal is opened read-only (its files are never written, so a `dpi local-deploy` running meanwhile
+   * loses nothing); a command that writes takes the local-deploy state's lock instead.
+   */
+  readOnly?: boolean;
 }
 
 /** An open journal: where it is (for messages), its DynamoDB-compatible endpoint when not DynamoDB itself, and how to close it. */
@@ -75,7 +81,7 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     }
     let server: JournalServer;
     try {
-      server = await startJournalServer({ stateFile: file });
+      server = await startJournalServer({ stateFile: file, readOnly: flags.readOnly === true });
     } catch (e) {
       throw new CliError((e as Error).message);
     }
@@ -119,6 +125,19 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     where,
     close: async () => undefined,
   };
+}
+
+/**
+ * Takes the `dpi local-deploy` state's lock for a command that writes the local journal (--local with --fix, `dpi journal
+ * resolve`): a running local-deploy holds it, and two writers of the journal's files would lose each other's writes.
+ * Returns the release.
+ */
+export function lockLocalState(stateFile: string): () => void {
+  try {
+    return lockState(stateFile);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
 }
 
 /** Whether an error is the provided-table check's "does not exist" (src/handler/journal-provided.ts). */
@@ -222,7 +241,8 @@ export function awsFailure(e: unknown, what: string, command = 'dpi'): Error {
     }
     return new CliError(`the AWS credentials of ${command} may not read ${what} (${messageOf(e)}): the commands need `
       + 'dynamodb:DescribeTable, dynamodb:Query and dynamodb:Scan on the journal table, and (dpi orphans, dpi drift) '
-      + 'cloudformation:DescribeStacks, ListStackResources and GetTemplate on the stacks; use credentials that may, or --profile');
+      + 'cloudformation:DescribeStacks, ListStackResources and GetTemplate on the stacks (and ListExports where a journal table is imported); '
+      + 'use credentials that may, or --profile');
   }
   const message = e instanceof Error ? e.message : String(e);
   if (PROVIDER_ROLE_ADVICE.test(message)) {

@@ -27,19 +27,24 @@ export interface ChosenTable {
 
 /**
  * The table of a resource from its properties: `Connection.JournalTableName` (a string; none: the handler's default
- * table), resolving `{"Ref": <logical ID>}` with `physicalIdOf` (the same stack's resources) when given.
+ * table), resolving `{"Ref": <logical ID>}` with `physicalIdOf` (the same stack's resources) and
+ * `{"Fn::ImportValue": "<export>"}` with `exportOf` (the account's exports) when given.
  */
 export function tableUseOf(stack: string, logicalId: string, props: Record<string, unknown> | undefined,
-  physicalIdOf?: (logicalId: string) => string | undefined): TableUse {
+  physicalIdOf?: (logicalId: string) => string | undefined, exportOf?: (name: string) => string | undefined): TableUse {
   const conn = props?.Connection;
   const t = isPlainObject(conn) ? conn.JournalTableName : undefined;
   if (t === undefined || t === '') return { stack, logicalId, table: DEFAULT_JOURNAL_TABLE };
   if (typeof t === 'string') return { stack, logicalId, table: t };
-  if (isPlainObject(t) && typeof t.Ref === 'string' && physicalIdOf) {
-    const id = physicalIdOf(t.Ref);
-    if (id !== undefined && id !== '') return { stack, logicalId, table: id };
-  }
+  const resolved = isPlainObject(t) && typeof t.Ref === 'string' ? physicalIdOf?.(t.Ref)
+    : isPlainObject(t) && typeof t['Fn::ImportValue'] === 'string' ? exportOf?.(t['Fn::ImportValue']) : undefined;
+  if (resolved !== undefined && resolved !== '') return { stack, logicalId, table: resolved };
   return { stack, logicalId, unresolved: JSON.stringify(t) };
+}
+
+/** Whether a table use names an export (`Fn::ImportValue`) that the account's exports can resolve. */
+export function importsExport(u: TableUse): boolean {
+  return u.unresolved !== undefined && u.unresolved.includes('"Fn::ImportValue"');
 }
 
 function stacksOf(uses: readonly TableUse[]): string {

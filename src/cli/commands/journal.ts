@@ -23,7 +23,7 @@ import { renderTable } from '../format';
 import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 
-import { JournalFlags, openJournal as openAt, OpenedJournal } from './journal-access';
+import { JournalFlags, lockLocalState, openJournal as openAt, OpenedJournal } from './journal-access';
 import { chooseJournalTable, tableUseOf } from './journal-table';
 
 export type { JournalFlags, OpenedJournal } from './journal-access';
@@ -274,7 +274,7 @@ export function journalCommand(ctx: RunContext): Command {
     .description('print the journal records of a resource (key <stack name>/<logical ID>); exit 2 when it has none')
     .argument('<key>', 'resource key: <stack name>/<logical ID>, as error messages name it'))
     .action(async (key: string, flags: JournalFlags) => {
-      const j = await openJournal(flags, 'dpi journal show');
+      const j = await openJournal({ ...flags, readOnly: true }, 'dpi journal show');
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
         if (recs.length === 0) throw new CliError(noRecords(key, j.where), EXIT.FAILURE);
@@ -288,7 +288,7 @@ export function journalCommand(ctx: RunContext): Command {
     .description('list the resource keys the journal has records of, with the state of each one\'s newest record')
     .option('--prefix <key prefix>', 'only keys that start with this, e.g. MyStack/'))
     .action(async (flags: JournalFlags & { prefix?: string }) => {
-      const j = await openJournal(flags, 'dpi journal list');
+      const j = await openJournal({ ...flags, readOnly: true }, 'dpi journal list');
       try {
         const keys = summarize((await j.journal.scan(flags.prefix)).records);
         if (flags.json) {
@@ -312,7 +312,15 @@ export function journalCommand(ctx: RunContext): Command {
     .option('--keep-candidates', 'resolve even when records the attempt may have made exist; they are left as they are in the service '
       + '(end the one this resource made in the service first, if you know it)')))
     .action(async (key: string, flags: ResolveFlags) => {
-      const j = await openJournal(flags, 'dpi journal resolve');
+      // --local: the local journal's files are written; not while a dpi local-deploy uses the state.
+      const unlock = flags.local ? lockLocalState(flags.state) : undefined;
+      let j: OpenedJournal;
+      try {
+        j = await openJournal(flags, 'dpi journal resolve');
+      } catch (e) {
+        unlock?.();
+        throw e;
+      }
       let opened: Service | undefined;
       try {
         const recs = await j.journal.records<Record<string, unknown>>(key);
@@ -362,6 +370,7 @@ export function journalCommand(ctx: RunContext): Command {
       } finally {
         await opened?.close();
         await j.close();
+        unlock?.();
       }
     }));
   return journal;

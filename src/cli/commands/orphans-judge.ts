@@ -10,6 +10,7 @@ import { isKindType, kindOf, KINDS, taggedKind } from '../../kinds';
 import type { LocalState, ResourceState } from '../../local/state';
 import { DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { renderTable } from '../format';
+import { TableUse, tableUseOf } from './journal-table';
 
 export type Doc = Record<string, unknown>;
 export type Rec = JournalRecord<Doc>;
@@ -55,8 +56,10 @@ export interface DeployedView {
   readonly source: string;
   /** 'gone': the stack does not exist; 'busy': an operation is in progress (its records are not judged). */
   stack(name: string): 'live' | 'gone' | 'busy';
-  /** The current resource of a key, when it exists. */
-  resource(key: string): { physicalId?: string; type?: string; properties?: Record<string, unknown> } | undefined;
+  /** The current resource of a key, when it exists, with the journal table its connection names. */
+  resource(key: string): { physicalId?: string; type?: string; properties?: Record<string, unknown>; table?: TableUse } | undefined;
+  /** The journal tables the `Custom::Dpi*` resources of a stack and its nested stacks name (none: it holds none). */
+  tableUses(stack: string): TableUse[];
   /** A physical resource the local state keeps for a clean-up (an old replacement, a failed removal). */
   pendingCleanup(key: string, physicalId: string | undefined): ResourceState | undefined;
 }
@@ -65,20 +68,36 @@ export function localView(state: LocalState, file: string): DeployedView {
   // By journal key: a fleet's pipelines (in nested stacks) carry their key in the JournalKey property.
   const byKey = new Map<string, ResourceState>();
   for (const r of Object.values(state.resources)) byKey.set(journalKeyOf(r.stack, r.logicalId, r.properties), r);
+  const parents = new Map(state.stacks.map((s) => [s.stackName, s.parentStack]));
+  const rootOfLocal = (name: string): string => {
+    let cur = name;
+    for (let i = 0; i < 20 && parents.get(cur) !== undefined; i++) cur = parents.get(cur)!;
+    return cur;
+  };
+  const dpi = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi'));
   return {
     source: `local state ${file}`,
     stack: (name) => (state.stacks.some((s) => s.stackName === name) ? 'live' : 'gone'),
     resource: (key) => {
       const r = byKey.get(key);
-      return r ? { physicalId: r.physicalId, type: r.type, properties: r.properties } : undefined;
+      if (!r) return undefined;
+      return { physicalId: r.physicalId, type: r.type, properties: r.properties, table: tableUseOf(r.stack, r.logicalId, r.properties) };
     },
+    tableUses: (stack) => dpi.filter((r) => rootOfLocal(r.stack) === stack).map((r) => tableUseOf(r.stack, r.logicalId, r.properties)),
     pendingCleanup: (key, physicalId) => state.orphans.find((o) => o.physicalId === physicalId
       && journalKeyOf(o.stack, o.logicalId, o.properties) === key),
   };
 }
 
-export function cloudView(stacks: Map<string, DeployedStack | undefined>, region: string | undefined): DeployedView {
+export function cloudView(stacks: Map<string, DeployedStack | undefined>, region: string | undefined,
+  exportOf?: (name: string) => string | undefined): DeployedView {
   const byKey = resourcesByJournalKey(stacks);
+  const live = [...new Set([...stacks.values()].filter((x): x is DeployedStack => x !== undefined))];
+  const useOf = (s: DeployedStack, logicalId: string): TableUse | undefined => {
+    const props = s.dpiProperties?.get(logicalId);
+    return props === undefined ? undefined
+      : tableUseOf(s.stackName, logicalId, props, (id) => s.resources.get(id)?.physicalId ?? s.parameters?.get(id), exportOf);
+  };
   return {
     source: `CloudFormation${region ? ` (${region})` : ''}`,
     stack: (name) => {
@@ -90,8 +109,11 @@ export function cloudView(stacks: Map<string, DeployedStack | undefined>, region
     },
     resource: (key) => {
       const r = byKey.get(key);
-      return r ? { physicalId: r.physicalId, type: r.type } : undefined;
+      const s = r ? live.find((x) => x.stackName === r.stackName) : undefined;
+      return r ? { physicalId: r.physicalId, type: r.type, ...(s && useOf(s, r.logicalId) ? { table: useOf(s, r.logicalId) } : {}) } : undefined;
     },
+    tableUses: (stack) => live.filter((s) => s.stackName === stack || rootOf(stacks, s) === stack)
+      .flatMap((s) => [...(s.dpiProperties?.keys() ?? [])].map((id) => useOf(s, id)!)),
     pendingCleanup: () => undefined,
   };
 }
@@ -162,8 +184,28 @@ export function keptBecause(rec: Rec, type: string, properties?: Record<string, 
   return undefined;
 }
 
-/** Judges every holding record against what is deployed. */
-export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<string>): Candidate[] {
+/**
+ * Why the records of a live stack are not judged in `table`: the stack's resources (the record's own resource when
+ * it is live, else every `Custom::Dpi*` resource of the stack and its nested stacks) name another journal table, or
+ * one that cannot be resolved here. Its records in `table` are then copies the stack no longer writes (a move to
+ * another table): judging them could end what the stack later retained, or another stack adopted.
+ */
+export function elsewhereReason(stack: string, table: string, uses: readonly TableUse[]): string | undefined {
+  const other = uses.filter((u) => u.table !== table);
+  if (other.length === 0) return undefined;
+  const names = [...new Set(other.map((u) => u.table ?? u.unresolved!))].join(', ');
+  const resolved = other.some((u) => u.table !== undefined);
+  return `stack ${stack}: its Custom::Dpi* resources name the journal table ${names}${resolved ? '' : ' (cannot be resolved here)'}, not ${table}: `
+    + `its records in ${table} are not judged${resolved ? ` (dpi orphans --table ${other.find((u) => u.table !== undefined)!.table})` : ''}`;
+}
+
+/**
+ * Judges every holding record against what is deployed. With `judged`, the records of a live stack whose resources
+ * name another journal table than `judged.table` are left out, and each such stack's reason is set in
+ * `judged.elsewhere` (`elsewhereReason`).
+ */
+export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<string>,
+  judged?: { table: string; elsewhere: Map<string, string> }): Candidate[] {
   const out: Candidate[] = [];
   for (const r of records) {
     if (DONE.has(r.state)) continue;
@@ -174,6 +216,13 @@ export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<str
       continue;
     }
     const current = s === 'live' ? view.resource(r.key) : undefined;
+    if (s === 'live' && judged) {
+      const reason = elsewhereReason(stack, judged.table, current?.table ? [current.table] : view.tableUses(stack));
+      if (reason !== undefined) {
+        judged.elsewhere.set(stack, reason);
+        continue;
+      }
+    }
     const pending = view.pendingCleanup(r.key, r.physicalId);
     let why: string | undefined;
     if (s === 'gone') {why = 'stack gone';} else if (!current) {why = 'resource gone';} else if (pending) {why = `${pending.replaced ? 'replaced' : 'removal failed'}: the clean-up did not remove it (current ${current.physicalId ?? '-'})`;} else if (r.physicalId !== current.physicalId) {

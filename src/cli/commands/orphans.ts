@@ -15,14 +15,14 @@ import { DpiClient } from '../../client';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { defaultHandlerPath, HandlerModule, loadHandler } from '../../local/handler';
-import { LocalState, lockState, readState } from '../../local/state';
+import { LocalState, readState } from '../../local/state';
 import { ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
-import { CloudFormationSender, cloudFormationClient, deployedResources } from '../deployed';
+import { CloudFormationSender, cloudFormationClient, deployedResources, exportedValues } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
 import type { Progress } from '../waits';
-import { awsFailure, JournalFlags, openJournal } from './journal-access';
+import { awsFailure, JournalFlags, lockLocalState, openJournal } from './journal-access';
 import { chooseJournalTable, tableUseOf } from './journal-table';
 import { dropFixedCleanups, fix } from './orphans-fix';
 import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
@@ -97,7 +97,7 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
   if (flags.yes && !flags.fix) throw new CliError('--yes is only meaningful with --fix');
   if (flags.profile) process.env.AWS_PROFILE = flags.profile;
   if (flags.region) process.env.AWS_REGION = flags.region;
-  const unlock = flags.local ? lockOrFail(flags.state) : undefined;
+  const unlock = flags.local ? lockLocalState(flags.state) : undefined;
   let j: Awaited<ReturnType<typeof openJournal>> | undefined;
   let svc: Service | undefined;
   try {
@@ -121,14 +121,23 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
     } else {
       const cfn = orphansSeams.cloudFormation ?? cloudFormationClient({ region: flags.region, profile: flags.profile });
       const names = records.filter((r) => !DONE.has(r.state)).map((r) => r.key.split('/')[0]);
-      const stacks = await deployedResources(names, cfn, { nested: true }).catch((e: unknown) => {
+      // Every live stack's template too: the journal table its resources name (records of a stack that writes to another
+      // table are not judged here).
+      const stacks = await deployedResources(names, cfn, { nested: true, templates: true }).catch((e: unknown) => {
         throw awsFailure(e, 'the stacks (CloudFormation)', 'dpi orphans');
       });
-      view = cloudView(stacks, flags.region);
+      const imports = [...stacks.values()].some((s) => [...(s?.dpiProperties?.values() ?? [])].some((p) => JSON.stringify(p).includes('"Fn::ImportValue"')))
+        ? await exportedValues(cfn).catch((e: unknown) => {
+          throw awsFailure(e, 'the exports (CloudFormation)', 'dpi orphans');
+        })
+        : undefined;
+      view = cloudView(stacks, flags.region, imports ? (name) => imports.get(name) : undefined);
     }
     const busy = new Set<string>();
-    const found = findOrphans(records, view, busy);
+    const elsewhere = new Map<string, string>();
+    const found = findOrphans(records, view, busy, { table: j.table, elsewhere });
     for (const s of busy) io.stderr.write(`${s}: an operation is in progress; its records are not judged (run dpi orphans again when it ends)\n`);
+    for (const reason of elsewhere.values()) io.stderr.write(`${reason}\n`);
     const byId = new Map(records.map((r) => [`${r.key}#${r.id}`, r]));
     // Bulk reads: listings answer most records (docs/cli.md, "dpi orphans": calls per run).
     const reads = new ServiceReads(svc.client);
@@ -148,7 +157,8 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
     const loose = await looseClaims(reads, claims, records);
     for (const note of reads.notes) io.stderr.write(`${note}\n`);
     const liveLoose = loose.filter((c) => c.live);
-    const report = { journal: j.where, deployed: view.source, orphans, retained, refused, looseClaims: loose };
+    const notJudged = [...elsewhere.entries()].map(([stack, reason]) => ({ stack, reason }));
+    const report = { journal: j.where, deployed: view.source, orphans, retained, refused, looseClaims: loose, notJudged };
 
     if (!flags.fix) {
       if (flags.json) io.stdout.write(`${JSON.stringify(report, undefined, 2)}\n`);
@@ -210,7 +220,7 @@ function journalFlagsOf(flags: OrphansFlags, state: LocalState | undefined): Orp
   const uses = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi'))
     .map((r) => tableUseOf(r.stack, r.logicalId, r.properties));
   const chosen = chooseJournalTable(flags.table, uses, { command: 'dpi orphans', source: `the local-deploy state ${flags.state}` });
-  return { ...flags, table: chosen.table, tableFrom: chosen.from };
+  return { ...flags, table: chosen.table, tableFrom: chosen.from, readOnly: !flags.fix };
 }
 
 /** Asks before --fix changes anything (unless --yes); without a terminal it refuses. */
@@ -226,14 +236,6 @@ async function confirm(removable: number, retained: number, yes: boolean): Promi
   }
   const answer = await orphansSeams.ask(`${what[0].toUpperCase()}${what.slice(1)}? [y/N] `);
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('nothing was removed (not confirmed)');
-}
-
-function lockOrFail(stateFile: string): () => void {
-  try {
-    return lockState(stateFile);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
 }
 
 function printReport(ctx: RunContext, found: { orphans: Orphan[]; retained: Orphan[]; refused: Orphan[]; loose: LooseClaim[] },

@@ -8,18 +8,19 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openJournal } from './journal-access';
-import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { RELEASED_OR_DONE } from '../../handler/common';
 import type { Journal } from '../../handler/journal';
 import type { PlanJournalHint } from '../../handler/plan-types';
 import { JOURNAL_STATE_FILE_NAME } from '../../local/journal-server';
-import { isPlainObject } from '../../local/template';
+import { CliError } from '../errors';
+import type { TableUse } from './journal-table';
 
 /** One deployed resource whose journal record the plan wants. */
 export interface JournalTarget {
   /** The caller's reference (e.g. `<stack>\0<logical ID>`). */
   readonly ref: string;
-  readonly table: string;
+  /** The table, or (`{ unresolved }`) the intrinsic that names it and cannot be resolved here. */
+  readonly table: string | { readonly unresolved: string };
   /** The resource's journal key (`<deployed stack name>/<logical ID>`, or its `JournalKey`). */
   readonly key: string;
   readonly physicalId: string;
@@ -28,12 +29,20 @@ export interface JournalTarget {
 /** Opens the journal table `table` for reading; undefined when there is none to read (nothing is created). */
 export type PlanJournalOpener = (table: string) => Promise<{ journal: Journal; close(): Promise<void> } | undefined>;
 
-/** The journal table of a resource: `--table`, else its connection's, else the default. */
-export function tableOf(props: Record<string, unknown> | undefined, flag: string | undefined): string {
-  if (flag !== undefined && flag !== '') return flag;
-  const conn = props?.Connection;
-  const t = isPlainObject(conn) ? conn.JournalTableName : undefined;
-  return typeof t === 'string' && t !== '' ? t : DEFAULT_JOURNAL_TABLE;
+/**
+ * The journal table of a deployed resource (`use`: its connection's, resolved where the caller could): `--table` when
+ * given, which must then be the resource's own table when that is known (reading another journal would plan the end of
+ * records it never proved; a `CliError` names both), else the resource's table, else the intrinsic that names it.
+ */
+export function tableOf(use: TableUse, flag: string | undefined): string | { unresolved: string } {
+  if (flag !== undefined && flag !== '') {
+    if (use.table !== undefined && use.table !== flag) {
+      throw new CliError(`dpi plan: --table ${flag} is not the lifecycle journal table of ${use.stack}/${use.logicalId}: its connection uses `
+        + `${use.table}; reading another journal would plan the end of records it never proved. Pass --table ${use.table} (or leave it out)`);
+    }
+    return flag;
+  }
+  return use.table ?? { unresolved: use.unresolved ?? '' };
 }
 
 /** The parts of a journal record's document the plan reads. */
@@ -60,7 +69,14 @@ function hintOf(doc: RecordedDoc): PlanJournalHint {
 export async function readJournalHints(targets: readonly JournalTarget[], open: PlanJournalOpener):
 Promise<{ hints: Map<string, PlanJournalHint> } | { error: string }> {
   const hints = new Map<string, PlanJournalHint>();
-  for (const table of [...new Set(targets.map((t) => t.table))]) {
+  const unknown = targets.find((t) => typeof t.table !== 'string');
+  if (unknown !== undefined) {
+    return {
+      error: `the journal table of ${unknown.key} is ${(unknown.table as { unresolved: string }).unresolved}, which cannot be resolved here: `
+      + 'pass --table NAME, the connection\'s journal table',
+    };
+  }
+  for (const table of [...new Set(targets.map((t) => t.table as string))]) {
     let opened;
     try {
       opened = await open(table);
@@ -87,7 +103,7 @@ Promise<{ hints: Map<string, PlanJournalHint> } | { error: string }> {
 export function localJournalOpener(state: string): PlanJournalOpener {
   return async (table) => {
     if (!existsSync(join(dirname(state), JOURNAL_STATE_FILE_NAME))) return undefined;
-    const j = await openJournal({ local: true, state, table }, 'dpi plan');
+    const j = await openJournal({ local: true, state, table, readOnly: true }, 'dpi plan');
     return { journal: j.journal, close: () => j.close() };
   };
 }

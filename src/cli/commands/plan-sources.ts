@@ -8,12 +8,13 @@
  * Every resource goes through `planResource` (the handler's decisions) in the order the deploy handles it.
  */
 import type * as cfnSdk from '@aws-sdk/client-cloudformation';
+import { tableUseOf } from './journal-table';
 import type { PlanEntry } from '../../handler/plan-types';
 import { AssemblyStack, readAssembly } from '../../local/assembly';
 import type { LocalPlanSource } from '../../local/plan-source';
 import { readState, ResourceState } from '../../local/state';
 import { isDpiType, Template } from '../../local/template';
-import { CloudFormationSender, deployedResources, DeployedStack, journalKeyOf } from '../deployed';
+import { CloudFormationSender, deployedResources, DeployedStack, exportedValues, journalKeyOf } from '../deployed';
 import { CliError } from '../errors';
 import { loadPart } from '../lazy';
 import { CHANGES_REFERENCES, Planner, planTemplatePairs, TemplatePair } from './plan-compare';
@@ -37,7 +38,7 @@ export interface PlanSourceOptions {
 }
 
 /** Where a deployed resource's journal record is, by `<plan stack>\0<logical ID>`. */
-type JournalRefs = Map<string, { key: string; table: string }>;
+type JournalRefs = Map<string, { key: string; table: JournalTarget['table'] }>;
 
 const refOf = (stack: string, logicalId: string): string => `${stack}\0${logicalId}`;
 
@@ -99,12 +100,27 @@ export async function collectPlan(o: PlanSourceOptions, planner: Planner): Promi
   const refs: JournalRefs = new Map();
   if (o.local) return withJournal(o, refs, (p) => planLocal(stacks, o, p, refs), planner);
   if (o.from !== undefined) return planTemplatePairs(fromAssembly(stacks, readApp(o.from, '--from')), planner);
-  const pairs = await fromCloudFormation(stacks, o.cloudFormation!());
+  const cfn = o.cloudFormation!();
+  const { pairs, deployed } = await fromCloudFormation(stacks, cfn);
+  // The journal table each deployed resource's connection names (a `Ref` to a parameter or resource of its stack and an
+  // `Fn::ImportValue` resolved; one that cannot be resolved leaves the journal unread, said on stderr).
+  const dpiOf = (p: TemplatePair): Array<[string, { Type: string; Properties?: Record<string, unknown> }]> =>
+    Object.entries(p.oldTemplate?.Resources ?? {}).filter(([, r]) => isDpiType(r.Type));
+  let exportsMap: Map<string, string> | undefined;
+  if (pairs.some((p) => dpiOf(p).some(([, r]) => JSON.stringify(r.Properties?.Connection ?? {}).includes('"Fn::ImportValue"')))) {
+    try {
+      exportsMap = await exportedValues(cfn);
+    } catch (e) {
+      o.warn?.(`dpi plan: ${(e as Error).message}`);
+    }
+  }
   for (const p of pairs) {
     if (p.deployedName === undefined) continue;
-    for (const [id, r] of Object.entries(p.oldTemplate?.Resources ?? {})) {
-      if (!isDpiType(r.Type)) continue;
-      refs.set(refOf(p.display, id), { key: journalKeyOf(p.deployedName, id, r.Properties), table: tableOf(r.Properties, o.table) });
+    const d = deployed.get(p.deployedName);
+    for (const [id, r] of dpiOf(p)) {
+      const use = tableUseOf(p.deployedName, id, r.Properties, (x) => d?.resources.get(x)?.physicalId ?? d?.parameters?.get(x),
+        exportsMap ? (name) => exportsMap!.get(name) : undefined);
+      refs.set(refOf(p.display, id), { key: journalKeyOf(p.deployedName, id, r.Properties), table: tableOf(use, o.table) });
     }
   }
   return withJournal(o, refs, (p) => planTemplatePairs(pairs, p), planner);
@@ -185,7 +201,8 @@ function physicalIdsOf(stack: DeployedStack | undefined): Map<string, string> {
 }
 
 /** Default mode: CloudFormation's current templates and physical IDs; a stack not deployed has none. */
-async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSender): Promise<TemplatePair[]> {
+async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSender):
+Promise<{ pairs: TemplatePair[]; deployed: Map<string, DeployedStack> }> {
   const newPaths = assemblyPaths(stacks);
   const names = displayNames(stacks, newPaths);
   let deployed: Map<string, DeployedStack | undefined>;
@@ -236,7 +253,7 @@ async function fromCloudFormation(stacks: AssemblyStack[], cfn: CloudFormationSe
     if (!oldTemplate) continue;
     pairs.push({ display, deployedName: d.stackName, oldTemplate, physicalIds: physicalIdsOf(d), oldPaths: pathsOf(oldTemplate, undefined) });
   }
-  return pairs;
+  return { pairs, deployed: new Map([...byId.values()].map((d) => [d.stackName, d])) };
 }
 
 /** `--local`: the local-deploy state against the app resolved the way the runner resolves it. */
@@ -257,7 +274,9 @@ function planLocal(stacks: AssemblyStack[], o: PlanSourceOptions, planner: Plann
   });
   // Where each deployed resource's journal record is (the state's stack name is the one its events carried).
   const remember = (display: string, r: ResourceState): void => {
-    refs.set(refOf(display, r.logicalId), { key: journalKeyOf(r.stack, r.logicalId, r.properties), table: tableOf(r.properties, o.table) });
+    refs.set(refOf(display, r.logicalId), {
+      key: journalKeyOf(r.stack, r.logicalId, r.properties), table: tableOf(tableUseOf(r.stack, r.logicalId, r.properties), o.table),
+    });
   };
   for (const s of stacks) {
     const display = names.get(s.stackName)!;
