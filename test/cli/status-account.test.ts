@@ -63,7 +63,7 @@ test('every subscription and payload of the account from one listing call; summa
   expect(seen.length).toBeLessThanOrEqual(2);
 });
 
-test('--json, and the filters sent as the route\'s (status, payload_name, product_name__icontains, subscription_name__icontains, modified_at__gte)', async () => {
+test('--json, and the filters sent as the route\'s (payload_name, product_name__icontains, subscription_name__icontains, modified_at__gte); --status applied to the newest rows', async () => {
   const r = await status(['--json', '--status', 'OK', '--name', 'cli']);
   expect(r.code).toBe(0);
   const doc = JSON.parse(r.stdout);
@@ -82,7 +82,8 @@ test('--json, and the filters sent as the route\'s (status, payload_name, produc
   // No --days: no time filter is sent.
   expect(doc.filters).toEqual({ status: 'OK', subscription_name__icontains: 'cli' });
   const q = (await requests(emu, HC))[0].query;
-  expect(q).toMatchObject({ status: 'OK', subscription_name__icontains: 'cli' });
+  expect(q).toMatchObject({ subscription_name__icontains: 'cli' });
+  expect(q.status).toBeUndefined();
 
   const more = await status(['--json', '--payload', 'items', '--product', 'ORDERS', '--days', '1']);
   expect(more.code).toBe(1);
@@ -149,6 +150,18 @@ test('a service that answers a history of checks: only the newest row per subscr
     expect([ok.code, ok.stderr]).toEqual([0, '']);
     expect(ok.stdout).toContain('1 payload of 1 subscription: 1 OK');
     expect(ok.stdout).not.toContain('old failure');
+
+    // --status is applied to the newest check of each payload: 9001/orders's old OK is not shown as OK.
+    server.on('GET', HC, listing(
+      rec(42, 9001, 'orders', 'ERROR', '2025-11-22 07:00:00', { err_msg: 'new failure' }),
+      rec(41, 9001, 'orders', 'OK', '2025-11-21 07:00:00'),
+      rec(51, 9002, 'fees', 'OK', '2025-11-22 07:00:00'),
+    ));
+    const onlyOk = await run(['--status', 'OK', '--json']);
+    expect(JSON.parse(onlyOk.stdout).rows.map((x: any) => [x.subscription_id, x.status])).toEqual([['9002', 'OK']]);
+    const onlyErr = await run(['--status', 'ERROR', '--json']);
+    expect(onlyErr.code).toBe(1);
+    expect(JSON.parse(onlyErr.stdout).rows.map((x: any) => [x.subscription_id, x.status])).toEqual([['9001', 'ERROR']]);
   } finally {
     await server.close();
   }

@@ -10,7 +10,11 @@ import { Colour, isoSeconds, painter, renderTable, truncate } from '../format';
 
 /** The account-wide filters of `dpi status`, as flags. */
 export interface AccountStatusFilters {
-  /** `--status`: `status` (exact, e.g. OK or ERROR). */
+  /**
+   * `--status`: the rows whose newest check has this status (exact, e.g. OK or ERROR). Applied here, after the newest
+   * check per payload is taken, not sent to the route: a service that answers a history of checks would otherwise
+   * show an older OK of a payload whose newest check is an ERROR.
+   */
   status?: string;
   /** `--payload`: `payload_name` (exact). */
   payload?: string;
@@ -41,17 +45,16 @@ export interface AccountStatusRow {
 /** What the account-wide status shows. */
 export interface AccountStatus {
   accountId: string;
-  /** The route's filters sent. */
+  /** The filters: the route's filters sent, and `status` (applied to the newest rows, not sent). */
   filters: Record<string, string>;
   rows: AccountStatusRow[];
   /** True when any row is in ERROR (exit code 1). */
   hasError: boolean;
 }
 
-/** The route's query parameters of the flags. */
+/** The route's query parameters of the flags (`--status` is not one of them: see `AccountStatusFilters.status`). */
 export function healthcheckFilters(f: AccountStatusFilters, nowMs: number): Record<string, string> {
   const out: Record<string, string> = {};
-  if (f.status !== undefined) out.status = f.status;
   if (f.payload !== undefined) out.payload_name = f.payload;
   if (f.product !== undefined) out.product_name__icontains = f.product;
   if (f.name !== undefined) out.subscription_name__icontains = f.name;
@@ -90,8 +93,9 @@ export async function collectAccountStatus(client: DpiClient, f: AccountStatusFi
     error_code: r.error_code,
     transaction_id: r.transaction_id,
     sender: r.sender,
-  })).sort((a, b) => byId(a.subscription_id, b.subscription_id) || (a.payload_name < b.payload_name ? -1 : a.payload_name > b.payload_name ? 1 : 0));
-  return { accountId, filters, rows, hasError: rows.some((r) => r.status === 'ERROR') };
+  })).filter((r) => f.status === undefined || r.status === f.status)
+    .sort((a, b) => byId(a.subscription_id, b.subscription_id) || (a.payload_name < b.payload_name ? -1 : a.payload_name > b.payload_name ? 1 : 0));
+  return { accountId, filters: { ...(f.status !== undefined ? { status: f.status } : {}), ...filters }, rows, hasError: rows.some((r) => r.status === 'ERROR') };
 }
 
 /** Counts per status, and the subscriptions with at least one row in ERROR. */
