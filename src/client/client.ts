@@ -68,8 +68,12 @@ export interface CatalogApi {
 
 /** Subscriptions service. */
 export interface SubscriptionsApi {
-  /** `GET /v2/sub[?product=]` (all statuses). */
-  list(q?: { product?: number | string }): Promise<Subscription[]>;
+  /**
+   * `GET /v2/sub[?product=][&remote_identity=]` (all statuses). `remoteIdentity` is the vendor's documented filter (the
+   * spec shows `product` only): a service that ignores it answers every subscription of the product, so a caller
+   * treats the answer as a superset and checks the identity where a read shows it.
+   */
+  list(q?: { product?: number | string; remoteIdentity?: number | string }): Promise<Subscription[]>;
   /** `GET /sub?account=`. */
   listByAccount(accountId: Id): Promise<Subscription[]>;
   /** `GET /sub/{id}`. */
@@ -479,6 +483,7 @@ export class DpiClient {
       list: async (q = {}) => {
         const query = new URLSearchParams();
         if (q.product !== undefined) query.set('product', String(q.product));
+        if (q.remoteIdentity !== undefined) query.set('remote_identity', String(q.remoteIdentity));
         return (await getAll('subscriptionsUrl', '/v2/sub', query)).map((r) => record<Subscription>(r));
       },
       listByAccount: async (accountId) => (await getAll('subscriptionsUrl', '/sub', new URLSearchParams({ account: String(accountId) })))

@@ -74,6 +74,12 @@ export interface OwnsSubscription {
 /** A creating POST: `before` holds the IDs of the product's subscriptions listed right before it. */
 export interface CreateAttempt {
   product: number;
+  /**
+   * The remote identity the lists of this attempt are narrowed to (`remote_identity`, the vendor's filter: a create
+   * lists one identity's subscriptions, not the whole product's, which grows with a fleet). Absent: the product's.
+   * Every later list of the attempt uses the same filter, so `before` and the list after compare like with like.
+   */
+  identity?: string;
   before: string[];
   startedAt: string;
 }

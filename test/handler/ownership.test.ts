@@ -165,3 +165,31 @@ describe('the creates lock', () => {
     expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
   });
 });
+
+describe('the list before a create is one identity\'s', () => {
+  test('a pipeline create in an account with 250 other identities\' pipelines lists its identity\'s subscriptions only (one page)', async () => {
+    const others = Array.from({ length: 250 }, (_, i) => ({
+      id: 50_000 + i,
+      account: 1001,
+      user: 2001,
+      product: 107,
+      status: 'active',
+      remote_identity: 70_000 + i,
+      product_parameters: { remote_identity_id: String(70_000 + i) },
+    }));
+    await h.admin('POST', '/fixtures', { subscriptions: others });
+    await h.clearRequests();
+    const { PhysicalResourceId: id } = await h.onEvent(h.event(PIPE, 'Create', SELLER_PIPELINE));
+    const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub');
+    expect(lists.map((r) => r.query)).toEqual([expect.objectContaining({ product: '107', remote_identity: '362' })]);
+    const rec = (await h.journalRecords()).find((r) => r.physicalId === id)!;
+    expect(rec.state).toBe('active');
+    // A lost answer is resolved against the same filter: the create's own subscription is found, nothing else is taken.
+    await h.reset({ keepEmulator: true });
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 1 });
+    const again = await h.onEvent(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, RemoteIdentityId: '363', AccountType: 'vendor', NotificationTypes: ['ITEM_SALES_EVENT_CHANGE'] },
+      { LogicalResourceId: 'Vendor' }));
+    expect(h.state().subscriptions.find((s: any) => String(s.id) === again.PhysicalResourceId).remote_identity).toBe(363);
+    expect(h.state().subscriptions.filter((s: any) => s.product === 107 && s.status === 'active')).toHaveLength(252);
+  });
+});

@@ -114,8 +114,10 @@ export interface ResolveFlags extends JournalFlags, ConnectionFlags {
 /** A subscription create in flight, as the handler records it in a `recording` record (`attempt`). */
 interface CreateAttempt {
   product: number;
-  /** The IDs of the product's subscriptions listed right before the POST. */
+  /** The IDs of the product's subscriptions listed right before the POST (of `identity` only, when it is set). */
   before: string[];
+  /** The remote identity the attempt's lists were narrowed to. */
+  identity?: string;
 }
 
 /** History request states that end it. */
@@ -126,10 +128,10 @@ function attemptOf(doc: Record<string, unknown>): CreateAttempt | 'unreadable' |
   const a = doc.attempt;
   if (a === undefined || a === null) return undefined;
   if (typeof a !== 'object') return 'unreadable';
-  const { product, before } = a as { product?: unknown; before?: unknown };
+  const { product, before, identity } = a as { product?: unknown; before?: unknown; identity?: unknown };
   const n = Number(product);
   if (!Number.isInteger(n) || n <= 0 || !Array.isArray(before)) return 'unreadable';
-  return { product: n, before: before.map(String) };
+  return { product: n, before: before.map(String), ...(identity !== undefined && identity !== null ? { identity: String(identity) } : {}) };
 }
 
 /** What a check needs: the service (a client), opened only when an attempt has to be checked. */
@@ -219,7 +221,8 @@ async function checkAttempt(r: JournalRecord<Record<string, unknown>>, journal: 
     const identity = doc.identity === undefined || doc.identity === null ? undefined : String(doc.identity);
     // Another identity, where the read shows one (the spec's reads show `id` and `status` only): not this attempt's.
     const otherIdentity = (v: unknown): boolean => identity !== undefined && v !== undefined && v !== null && String(v) !== identity;
-    const appeared = (await client.subscriptions.list({ product: a.product }))
+    // The attempt's own filter (its identity, when it listed one identity's subscriptions), as the handler lists.
+    const appeared = (await client.subscriptions.list({ product: a.product, ...(a.identity !== undefined ? { remoteIdentity: a.identity } : {}) }))
       // A create makes an active subscription (as the handler, only active ones count: `invalid` is how one is removed).
       .filter((x) => !before.has(String(x.id)) && x.status === 'active' && !otherIdentity(x.remote_identity));
     const owners = await journal.owners('sub', appeared.map((x) => String(x.id)));
