@@ -31,6 +31,8 @@ export interface EmbeddedEmulatorOptions {
   readonly stateDir: string;
   readonly reads: ReadMode;
   readonly fixtures?: FixturesSource;
+  /** The rate limit (default: the service's). */
+  readonly rateLimit?: 'off' | { readonly requests: number; readonly seconds: number };
 }
 
 /** The embedded emulator and what the run reports about it. */
@@ -107,8 +109,9 @@ export function planFixtures(stateDir: string, source: FixturesSource): Fixtures
 export async function startEmbeddedEmulator(o: EmbeddedEmulatorOptions): Promise<EmbeddedEmulator> {
   const stateFile = join(o.stateDir, EMULATOR_STATE_FILE_NAME);
   const plan = o.fixtures === undefined ? undefined : planFixtures(o.stateDir, o.fixtures);
-  if (!plan || !plan.seed) return { emulator: await startEmulator({ port: 0, stateFile, reads: o.reads }), stateFile };
-  const emulator = await startEmulator({ port: 0, stateFile, reads: o.reads, fixtures: plan.fixtures });
+  const limit = o.rateLimit !== undefined ? { rateLimit: o.rateLimit } : {};
+  if (!plan || !plan.seed) return { emulator: await startEmulator({ port: 0, stateFile, reads: o.reads, ...limit }), stateFile };
+  const emulator = await startEmulator({ port: 0, stateFile, reads: o.reads, fixtures: plan.fixtures, ...limit });
   const recordFile = join(o.stateDir, EMULATOR_FIXTURES_RECORD_NAME);
   mkdirSync(dirname(recordFile), { recursive: true });
   writeFileSync(recordFile, `${JSON.stringify({ sha256: plan.digest, source: plan.name } satisfies FixturesRecord, undefined, 2)}\n`);

@@ -50,6 +50,12 @@ export interface LocalDeployOptions {
    * @default 10
    */
   readonly concurrency?: number;
+  /**
+   * The embedded emulator's rate limit: `{ requests, seconds }` per client address in a rolling window, or `'off'`
+   * (`dpi local-deploy --rate-limit N/SECONDS|off`). Refused with `emulatorUrl` (a running emulator has its own).
+   * @default the service's documented limit, 1,000 requests per 300 seconds
+   */
+  readonly rateLimit?: 'off' | { readonly requests: number; readonly seconds: number };
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */

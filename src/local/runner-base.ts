@@ -84,6 +84,10 @@ export abstract class RunnerBase {
       throw new Error('fixtures seed the embedded emulator: give them to the running emulator instead (dpi emulator --fixtures FILE, '
         + 'or POST /_emulator/fixtures), or omit the emulator URL');
     }
+    if (this.options.rateLimit !== undefined) {
+      throw new Error('the rate limit is the embedded emulator\'s: a running emulator has its own (dpi emulator --rate-limit N/SECONDS|off), '
+        + 'or omit the emulator URL');
+    }
   }
 
   protected get token(): string {
@@ -114,6 +118,7 @@ export abstract class RunnerBase {
         stateDir: dirname(this.stateFile),
         reads: readsOf(this.options.reads),
         fixtures: this.options.fixtures,
+        ...(this.options.rateLimit !== undefined ? { rateLimit: this.options.rateLimit } : {}),
       });
       this.emulator = embedded.emulator;
       this.url = this.emulator.url;

@@ -95,3 +95,21 @@ test('a deploy and a destroy that meet the rate limit print one wait line per ha
   expect(destroyed.success).toBe(true);
   expect(waits().length).toBeGreaterThanOrEqual(deployWaits.length);
 }, 120_000);
+
+test('the embedded emulator takes the run\'s rate limit (dpi local-deploy --rate-limit); a running emulator\'s own is not overridden', async () => {
+  const app = synthTinyApp(join(tmp.dir, 'cdk.out'));
+  const stateFile = join(tmp.dir, 'state', 'local-state.json');
+  const lines: string[] = [];
+  const opts = { app, stateFile, concurrency: 1, progress: (l: string) => lines.push(l), output: () => undefined };
+  const limited = await runLocalDeploy({ ...opts, rateLimit: { requests: 5, seconds: 1 } });
+  expect(limited.success).toBe(true);
+  expect(lines.some((l) => WAIT_LINE.test(l))).toBe(true);
+  lines.length = 0;
+  const destroyed = await runLocalDeploy({ ...opts, destroy: true, rateLimit: 'off' });
+  expect(destroyed.success).toBe(true);
+  expect(lines.filter((l) => WAIT_LINE.test(l))).toEqual([]);
+  const refused = await runLocalDeploy({ ...opts, emulatorUrl: emulator.url, refreshToken: DEFAULT_REFRESH_TOKEN, rateLimit: 'off' });
+  expect(refused.success).toBe(false);
+  expect(refused.events).toEqual([]);
+  expect(refused.error).toContain('the rate limit is the embedded emulator\'s');
+}, 120_000);

@@ -4,9 +4,10 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
-import { READ_MODES, ReadMode } from '../../emulator/core';
+import { parseRateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from '../../local/defaults';
 import { DEFAULT_CONCURRENCY, parseConcurrency } from '../../local/scheduler';
+import { CliError } from '../errors';
 import { loadPart } from '../lazy';
 
 interface LocalDeployFlags {
@@ -20,6 +21,7 @@ interface LocalDeployFlags {
   reads?: string;
   concurrency?: string;
   fixtures?: string;
+  rateLimit?: string;
 }
 
 /**
@@ -42,7 +44,15 @@ export function localDeployCommand(): Command {
     .option('--json', 'print the result as JSON on stdout instead of the summary table')
     .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
+    .option('--rate-limit <N/SECONDS|off>', 'the embedded emulator\'s rate limit per client address in a rolling window (default the '
+      + 'service\'s 1000/300), or off to try a large app without waiting; refused with --emulator')
     .action(async (flags: LocalDeployFlags) => {
+      let rateLimit: ReturnType<typeof parseRateLimit> | undefined;
+      try {
+        rateLimit = flags.rateLimit === undefined ? undefined : parseRateLimit(flags.rateLimit);
+      } catch (e) {
+        throw new CliError(`--rate-limit: ${(e as Error).message}`);
+      }
       // The runner (and the emulator it may embed) is loaded only when the command runs.
       const { runLocalDeploy } = loadPart<typeof import('../../local/runner')>('local/runner', '../local/runner');
       const result = await runLocalDeploy({
@@ -55,6 +65,7 @@ export function localDeployCommand(): Command {
         reads: flags.reads as ReadMode | undefined,
         concurrency: parseConcurrency(flags.concurrency),
         fixtures: flags.fixtures,
+        ...(rateLimit !== undefined ? { rateLimit } : {}),
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);
