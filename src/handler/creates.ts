@@ -84,7 +84,7 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   const a = rec.doc.attempt;
   if (a === undefined) return resolveWithoutBefore(rt, rec, matches);
   const before = new Set(a.before.map(String));
-  const appeared = (await rt.client.subscriptions.list({ product: a.product, ...(a.identity !== undefined ? { remoteIdentity: a.identity } : {}) }))
+  const appeared = (await rt.client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
     .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s)).map((s) => String(s.id));
   const owners = await rt.journal.owners('sub', appeared);
   // An earlier delivery claimed it and stopped before recording the outcome.
@@ -155,10 +155,11 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       // A resend after a lost answer keeps the first list: should the first POST show up late, it is still a candidate
       // (then named with the second, never taken on a guess) instead of hiding among what existed before.
       const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
+      const narrowed = identity !== undefined ? { identity } : {};
       const attempt = lost !== undefined && r.doc.attempt ? r.doc.attempt : {
         product,
-        ...(identity !== undefined ? { identity } : {}),
-        before: (await rt.client.subscriptions.list({ product, ...(identity !== undefined ? { remoteIdentity: identity } : {}) })).map((s) => String(s.id)),
+        ...narrowed,
+        before: (await rt.client.subscriptions.list({ product, remoteIdentity: identity })).map((s) => String(s.id)),
         startedAt: nowIso(),
       };
       r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt });

@@ -222,7 +222,7 @@ async function checkAttempt(r: JournalRecord<Record<string, unknown>>, journal: 
     // Another identity, where the read shows one (the spec's reads show `id` and `status` only): not this attempt's.
     const otherIdentity = (v: unknown): boolean => identity !== undefined && v !== undefined && v !== null && String(v) !== identity;
     // The attempt's own filter (its identity, when it listed one identity's subscriptions), as the handler lists.
-    const appeared = (await client.subscriptions.list({ product: a.product, ...(a.identity !== undefined ? { remoteIdentity: a.identity } : {}) }))
+    const appeared = (await client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
       // A create makes an active subscription (as the handler, only active ones count: `invalid` is how one is removed).
       .filter((x) => !before.has(String(x.id)) && x.status === 'active' && !otherIdentity(x.remote_identity));
     const owners = await journal.owners('sub', appeared.map((x) => String(x.id)));
