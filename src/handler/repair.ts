@@ -85,17 +85,25 @@ export function notOwned(type: string, key: string, physicalId: string, rec: Jou
   return undefined;
 }
 
+/** What `--fix` says of a subscription or pipeline that is gone: an Update (any changed property) makes it anew. */
+const MAKE_ANEW = 'to make it anew, change one of its properties (e.g. its name) and deploy (an Update of a gone record creates a new one), '
+  + 'or remove it from the app';
+
 /** The live subscription, or a reason it cannot be repaired (gone, refused, ended). */
 async function live(rt: Runtime, id: string): Promise<Subscription | string> {
   let s: Subscription;
   try {
     s = await rt.client.subscriptions.get(id);
   } catch (e) {
-    if (isStatus(e, 404)) return `subscription ${id} is gone (404): redeploy or remove it from the app`;
+    if (isStatus(e, 404)) return `subscription ${id} is gone (404): ${MAKE_ANEW}`;
     if (isStatus(e, 403)) return `the service refused to show subscription ${id} (403): nothing changed`;
     throw e;
   }
-  if (s.status === 'invalid' || s.status === 'cancelled') return `subscription ${id} is ${s.status}: redeploy or remove it from the app`;
+  if (s.status === 'invalid') return `subscription ${id} is invalid: ${MAKE_ANEW}`;
+  if (s.status === 'cancelled') {
+    return `subscription ${id} is cancelled and cannot become active again: to make a new one, give the resource a new logical ID and deploy, `
+      + 'or remove it from the app';
+  }
   return s;
 }
 

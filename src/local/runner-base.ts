@@ -184,8 +184,9 @@ export abstract class RunnerBase {
   }
 
   protected emit(stack: string, status: string, type: string, logicalId: string, reason?: string, physicalId?: string): void {
+    const said = reason !== undefined && status.endsWith('_FAILED') ? withFixturesHint(reason, this.emulator !== undefined) : reason;
     const e: ProgressEvent = {
-      stack, time: new Date().toISOString(), status, type, logicalId, reason: reason ? redact(reason, this.secrets) : undefined, physicalId,
+      stack, time: new Date().toISOString(), status, type, logicalId, reason: said ? redact(said, this.secrets) : undefined, physicalId,
     };
     this.events.push(e);
     this.progress(formatEvent(e));
@@ -332,4 +333,14 @@ export abstract class RunnerBase {
       return false;
     }
   }
+}
+
+/**
+ * A failure that names a remote identity, storage group or subscription the embedded emulator does not know: the
+ * emulator holds its default fixtures plus the run's `--fixtures`, so the reason says how to add the app's.
+ */
+export function withFixturesHint(reason: string, embedded: boolean): string {
+  if (!embedded || !/(remote identity|storage group|storage) \S+ (was )?not found|(identity|storage)[^;]* does not exist/i.test(reason)) return reason;
+  return `${reason} (the embedded emulator knows its default fixtures and those of --fixtures FILE: add your app's identities and storage `
+    + 'groups there; docs/local-deploy.md, "Fixtures: your app\'s identities")';
 }

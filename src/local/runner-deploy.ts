@@ -137,7 +137,7 @@ export abstract class RunnerDeploy extends RunnerPlan {
           // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
           this.state.orphans.push({ ...before, replaced: true });
           this.saveNow();
-          this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (old ${before.physicalId} is deleted after the update)`, res.physicalId);
+          this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (the old ${before.physicalId} gets its Delete after the update: ended or released as its removal policy says)`, res.physicalId);
         } else {
           this.save();
           this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);

@@ -79,6 +79,8 @@ beforeAll(async () => {
   const app = synthExample(join(work.dir, 'v0'), { sellerTypes: SELLER_TYPES });
   // Before the first deploy every resource is a create, and the calls are the creates the deploy makes.
   const first = await plan(app);
+  // No state yet: said on stderr (a mistyped --state would otherwise pass a gate as all creates).
+  expect(first.stderr).toContain(`dpi plan: no local-deploy state at ${state()}: nothing is deployed there`);
   expect(first.doc.entries.length).toBe(5);
   expect(first.doc.entries.every((e) => e.action === 'create')).toBe(true);
   await clearRequests(emu);

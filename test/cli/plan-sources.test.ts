@@ -208,6 +208,8 @@ describe('--from another cloud assembly (offline review)', () => {
     const missing = await dpi(['plan', '--app', head, '--from', join(work.dir, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--from:');
+    expect(missing.stderr).toContain('or pass --from <cdk.out directory>');
+    expect(missing.stderr).not.toContain('--app');
   });
 });
 

@@ -146,6 +146,16 @@ describe('Custom::DpiSubscription', () => {
     expect(subOf(a.PhysicalResourceId).status).toBe('active');
   });
 
+  test('a subscription set invalid outside the stack: an Update (a name change) makes a new one, as dpi drift --fix advises', async () => {
+    const a = await h.onEvent(h.event(T, 'Create', BASE));
+    await h.api('PATCH', `/v2/sub/${a.PhysicalResourceId}`, { data: { type: 'Subscription', id: a.PhysicalResourceId, attributes: { status: 'invalid' } } });
+    const renamed = { ...BASE, Name: 'orders-again' };
+    const b = await h.onEvent(h.event(T, 'Update', renamed, { PhysicalResourceId: a.PhysicalResourceId, OldResourceProperties: old(BASE) }));
+    expect(b.PhysicalResourceId).not.toBe(a.PhysicalResourceId);
+    expect(subOf(b.PhysicalResourceId)).toMatchObject({ status: 'active', product: 3001 });
+    expect(subOf(a.PhysicalResourceId).status).toBe('invalid');
+  });
+
   test('Delete sets invalid (default) or cancelled; unknown, placeholder and already-invalid IDs succeed', async () => {
     const a = await h.onEvent(h.event(T, 'Create', BASE));
     await h.clearRequests();

@@ -115,7 +115,10 @@ test('without the fixtures the identities are unknown to the embedded emulator a
   const app = synthPlatformApp(join(tmp.dir, 'cdk.out'));
   const r = await runLocalDeploy({ app, stateFile: join(tmp.dir, 'bare', 'local-state.json'), progress: () => undefined, output: () => undefined });
   expect(r.success).toBe(false);
-  expect(r.events.some((e) => e.status === 'CREATE_FAILED' && /41\d\d/.test(e.reason ?? ''))).toBe(true);
+  const failed = r.events.filter((e) => e.status === 'CREATE_FAILED' && /41\d\d/.test(e.reason ?? ''));
+  expect(failed.length).toBeGreaterThan(0);
+  // The reason says how the embedded emulator learns the app's identities.
+  expect(failed.every((e) => (e.reason ?? '').includes('those of --fixtures FILE'))).toBe(true);
 }, 120_000);
 
 test('an emulator URL in plain http to another host, or with fixtures, is refused before anything', async () => {

@@ -59,7 +59,13 @@ export async function fixDrift(rows: readonly DriftRow[], deps: { client: DpiCli
     const { key, stack, logicalId, type, physicalId } = row;
     const base = { key, stack, logicalId, type, physicalId, restored: [], notRestored: [] };
     if (row.status === 'DELETED') {
-      out.push({ ...base, result: 'skipped', detail: `DELETED (${row.reason ?? 'gone'}): redeploy or remove it from the app` });
+      out.push({
+        ...base,
+        result: 'skipped',
+        detail: `DELETED (${row.reason ?? 'gone'}): --fix does not make records anew; change one of its `
+        + 'properties and deploy (a subscription\'s or pipeline\'s name will do: an Update of a gone record creates a new one; a history '
+        + 'request or order jobs: give it a new logical ID), or remove it from the app',
+      });
       continue;
     }
     if (row.status !== 'MODIFIED') continue;

@@ -67,11 +67,13 @@ async function withJournal(o: PlanSourceOptions, refs: JournalRefs, plan: (plann
   return plan((input) => planner({ ...input, journal: read.hints.get(refOf(input.stack, input.logicalId)) ?? {} }));
 }
 
-function readApp(dir: string, what: string): AssemblyStack[] {
+function readApp(dir: string, what: '--app' | '--from'): AssemblyStack[] {
   try {
     return readAssembly(dir);
   } catch (e) {
-    throw new CliError(`${what}: ${(e as Error).message}`);
+    // The assembly reader's advice names --app; for --from it is the other assembly's directory.
+    const message = (e as Error).message.replace(/ or pass --app <cdk\.out directory>$/, what === '--from' ? ' or pass --from <cdk.out directory>' : ' or pass --app <cdk.out directory>');
+    throw new CliError(`${what}: ${message}`);
   }
 }
 

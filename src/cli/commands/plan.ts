@@ -6,6 +6,7 @@
  * `dpi local-deploy` state (--local) or another cloud assembly (--from DIR). Read only: no service call, no change.
  * Exit 1 when an action named by --fail-on is planned, 0 otherwise, 2 when the plan could not be made.
  */
+import { existsSync } from 'node:fs';
 import { planResource } from '../../handler/plan';
 import { PLAN_ACTIONS, PlanAction, PlanEntry } from '../../handler/plan-types';
 import { printJson, RunContext, useColour } from '../context';
@@ -91,6 +92,11 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     throw new CliError('--region and --profile read CloudFormation: they do not apply with --from');
   }
   const failOn = parseFailOn(flags.failOn);
+  if (flags.local && !existsSync(flags.state)) {
+    // Before the first local deploy that is right; a mistyped --state would pass a --fail-on gate unnoticed.
+    ctx.io.stderr.write(`dpi plan: no local-deploy state at ${flags.state}: nothing is deployed there, so every resource is planned as a create `
+      + '(pass --state FILE, the state the app was deployed with)\n');
+  }
   const planner = planSeams.planner ?? planResource;
   const entries = await collectPlan({
     app: flags.app,
