@@ -69,6 +69,12 @@ export interface OwnsSubscription {
   removalPolicy?: RemovalPolicyValue;
   /** The record existed before the resource (adopted): never ended unless `removalPolicy` is `destroy` with the adoption still declared (`AdoptId`). */
   adopted?: boolean;
+  /**
+   * Made anew from the previous properties after the connection's journal table changed without the resource's records
+   * (journal-move.ts): nothing proves it the stack's (kept as adopted), and it is no proof of ownership for a later
+   * table change either. The previous table.
+   */
+  unprovenFrom?: string;
 }
 
 /** A creating POST: `before` holds the IDs of the product's subscriptions listed right before it. */
@@ -76,12 +82,25 @@ export interface CreateAttempt {
   product: number;
   /**
    * The remote identity the lists of this attempt are narrowed to (`remote_identity`, the vendor's filter: a create
-   * lists one identity's subscriptions, not the whole product's, which grows with a fleet). Absent: the product's.
-   * Every later list of the attempt uses the same filter, so `before` and the list after compare like with like.
+   * lists one identity's subscriptions, not the whole product's, which grows with a fleet). Every later list of the
+   * attempt uses the same filter, so the list before and the list after compare like with like.
    */
   identity?: string;
-  before: string[];
+  /** The IDs of the identity's subscriptions of the product listed right before the POST (with `identity`). */
+  identityBefore?: string[];
+  /**
+   * The IDs of the product's subscriptions listed right before the POST (without `identity`). A narrowed list is never
+   * kept here: a handler of an earlier version reads `before` as the whole product's list, and would take another
+   * identity's subscription for what the attempt made; finding no `before`, it fails instead, changing nothing.
+   */
+  before?: string[];
   startedAt: string;
+}
+
+/** The list before an attempt's POST (narrowed or not); undefined when the attempt kept none that can be read. */
+export function attemptBefore(a: CreateAttempt): string[] | undefined {
+  const list = a.identity !== undefined ? a.identityBefore : a.before;
+  return Array.isArray(list) ? list.map(String) : undefined;
 }
 
 /** The removal policy a resource's properties carry (`RemovalPolicy`). */

@@ -3,15 +3,15 @@
  *
  * A `POST /v2/sub` whose answer is lost (5xx, dropped connection, timeout, a killed runner) may or may not have made a
  * subscription. What it made is found by comparing the product's subscriptions listed right before the call (kept in
- * the journal record as `attempt.before`) with a list after it: a subscription that existed before the call is never
- * a candidate, whoever made it (the web UI, another app, a stack of another region or journal table). The creates of
- * one product are serialized per journal (a lock in the journal, from the list before the POST to the recorded
- * outcome), so no create of this journal runs inside another's window: a fleet's concurrent creates never take each
- * other's subscriptions. More than one candidate (something made elsewhere during the call) fails naming them. See
+ * the journal record as `attempt.before`, or `attempt.identityBefore` when narrowed to the identity) with a list after
+ * it: a subscription that existed before the call is never a candidate, whoever made it (the web UI, another app, a
+ * stack of another region or journal table). The creates of one product are serialized per journal (a lock in the
+ * journal, from the list before the POST to the recorded outcome), so no create of this journal runs inside another's
+ * window: a fleet's concurrent creates never take each other's subscriptions. More than one candidate (something made elsewhere during the call) fails naming them. See
  * docs/handler.md ("Ownership").
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
-import { nowIso, OwnsSubscription } from './common';
+import { attemptBefore, nowIso, OwnsSubscription } from './common';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
@@ -83,7 +83,9 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   matches: (s: Subscription) => boolean): Promise<Resolved> {
   const a = rec.doc.attempt;
   if (a === undefined) return resolveWithoutBefore(rt, rec, matches);
-  const before = new Set(a.before.map(String));
+  const listed = attemptBefore(a);
+  if (listed === undefined) return resolveWithoutBefore(rt, rec, matches);
+  const before = new Set(listed);
   const appeared = (await rt.client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
     .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s)).map((s) => String(s.id));
   const owners = await rt.journal.owners('sub', appeared);
@@ -155,13 +157,11 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       // A resend after a lost answer keeps the first list: should the first POST show up late, it is still a candidate
       // (then named with the second, never taken on a guess) instead of hiding among what existed before.
       const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
-      const narrowed = identity !== undefined ? { identity } : {};
-      const attempt = lost !== undefined && r.doc.attempt ? r.doc.attempt : {
-        product,
-        ...narrowed,
-        before: (await rt.client.subscriptions.list({ product, remoteIdentity: identity })).map((s) => String(s.id)),
-        startedAt: nowIso(),
-      };
+      let attempt = r.doc.attempt;
+      if (lost === undefined || attempt === undefined) {
+        const listed = (await rt.client.subscriptions.list({ product, remoteIdentity: identity })).map((s) => String(s.id));
+        attempt = { product, ...(identity !== undefined ? { identity, identityBefore: listed } : { before: listed }), startedAt: nowIso() };
+      }
       r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt });
       posts++;
       try {

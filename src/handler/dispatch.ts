@@ -38,8 +38,8 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
     const rt = runtimeFor(connectionOf(event), context);
-    await checkJournalMove(event, rt);
-    return fn(event, rt);
+    const unproven = await checkJournalMove(event, rt);
+    return fn(event, unproven === undefined ? rt : { ...rt, journalUnproven: unproven });
   });
 }
 

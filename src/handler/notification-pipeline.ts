@@ -267,8 +267,10 @@ async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
       selection: selectionOf(prev),
       applied: selectionOf(prev),
       subscriptionId: id,
-      // Declared as an adoption before: the pipeline existed before the stack, and stays the user's to keep.
-      ...(typeof event.OldResourceProperties?.AdoptId === 'string' ? { adopted: true } : {}),
+      // Declared as an adoption (before or now), or nothing proves the stack made it (a journal table changed without
+      // its records): the user's to keep, ended only by an explicit destroy declared next to the adoption.
+      ...(typeof event.OldResourceProperties?.AdoptId === 'string' || d.adoptId === id || rt.journalUnproven !== undefined ? { adopted: true } : {}),
+      ...(rt.journalUnproven !== undefined ? { unprovenFrom: rt.journalUnproven.from } : {}),
     }, id);
   }
   return converge(rt, rec, d, event);

@@ -53,6 +53,9 @@ export function repairRuntime(o: RepairRuntimeOptions): Runtime {
     callerAccountId: async () => {
       throw new Error('dpi drift --fix reads no AWS account');
     },
+    journalAt: () => {
+      throw new Error('dpi drift --fix reads the stacks\' own journal only');
+    },
     product: (id) => {
       let p = products.get(id);
       if (!p) products.set(id, p = o.client.products.get(id));

@@ -192,6 +192,17 @@ export interface Runtime {
   product(id: number): Promise<ProductRecord>;
   /** Creation time (epoch ms) of an IAM role, for the 403 retry during IAM propagation. */
   roleCreatedAt(roleArn: string): Promise<number | undefined>;
+  /**
+   * The journal of another table, opened to read only: never created (a missing table fails its calls with "does not
+   * exist"). For an Update whose connection names another table than its previous properties (journal-move.ts).
+   */
+  journalAt(table: string): Journal;
+  /**
+   * Set when this Update's journal table changed and the new table does not hold the resource's record (journal-move.ts):
+   * a record made anew from the previous properties is then kept as adopted (never ended), since nothing proves it the
+   * stack's. The previous table, and the reason for the log.
+   */
+  readonly journalUnproven?: { readonly from: string; readonly reason: string };
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
@@ -251,5 +262,6 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
-  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, product, metadataKeys, roleCreatedAt };
+  const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true });
+  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, product, metadataKeys, roleCreatedAt, journalAt };
 }

@@ -3,7 +3,7 @@
  * when the product or identity changes), Delete (ends the subscription the resource made, or releases it under the
  * `retain` policy and for adopted records). See docs/handler.md ("Ownership").
  */
-import { newSubscriptionAttributes, removalPolicyOf, statusOrGone } from './common';
+import { newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from './common';
 import { createRecordedSubscription, resolveAttempt } from './creates';
 import { HandlerError, isStatus, messageOf } from './errors';
 import { resourceKey } from './journal';
@@ -101,14 +101,17 @@ async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     log({ msg: 'no journal record for this subscription: recording it from the previous properties', subscriptionId: id });
     const owner = await rt.journal.claim('sub', id, key);
     if (owner !== key) throw new HandlerError(`subscription ${id} is managed by ${owner} in the lifecycle journal; nothing was changed`);
+    // Declared as an adoption (before or now), or nothing proves the stack made it (a journal table changed without its
+    // records): the user's to keep, ended only by an explicit destroy declared next to the adoption.
+    const adopted = typeof event.OldResourceProperties?.AdoptId === 'string' || d.adoptId === id || rt.journalUnproven !== undefined;
     rec = await rt.journal.create<SubscriptionDoc, SubscriptionState>(key, 'active', {
       product: d.productId,
       identity: d.remoteIdentityId,
       subscriptionId: id,
       applied: appliedOf(desiredOf(event.OldResourceProperties)),
-      removalPolicy: d.removalPolicy,
-      // Declared as an adoption before: the record existed before the stack, and stays the user's to keep.
-      ...(typeof event.OldResourceProperties?.AdoptId === 'string' ? { adopted: true } : {}),
+      removalPolicy: adopted ? recordedRemovalPolicy(d.removalPolicy, d.adoptId, { adopted }) : d.removalPolicy,
+      ...(adopted ? { adopted: true } : {}),
+      ...(rt.journalUnproven !== undefined ? { unprovenFrom: rt.journalUnproven.from } : {}),
     }, id);
   }
   return converge(rt, rec, d, status);

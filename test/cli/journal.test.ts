@@ -166,6 +166,21 @@ describe('resolve checks subscription creates and history requests against the s
     expect(r.stdout + r.stderr).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 
+  test('an attempt narrowed to its identity (identity, identityBefore) is checked with the same filter: another identity\'s subscription is no candidate', async () => {
+    // 9002 is of identity 363, made (e.g. in the web UI) after the attempt's list of identity 362's subscriptions.
+    emu = await startEmulator({ fixtures: { subscriptions: [sub(9001), sub(9002, 'active', 363)] } });
+    await withJournal((j) => j.create(SUB_KEY, 'recording', {
+      product: 3001, identity: '362', attempt: { product: 3001, identity: '362', identityBefore: ['9001'], startedAt: '2026-11-23T12:00:00.000Z' },
+    }));
+    const r = await dpi(args('journal', 'resolve', SUB_KEY, ...local), { env: service() });
+    expect(r.stderr).not.toContain('9002');
+    expect(r.code).toBe(0);
+    expect(await states(SUB_KEY)).toEqual(['abandoned']);
+    const seen = (await (await fetch(`${emu.url}/_emulator/requests`)).json()) as Array<{ path: string; query: Record<string, string> }>;
+    expect(seen.filter((x) => x.path === '/v2/sub').map((x) => x.query)).toEqual([expect.objectContaining({ product: '3001', remote_identity: '362' })]);
+    expect(emu.state().subscriptions.find((x) => x.id === 9002)!.status).toBe('active');
+  });
+
   test('a notification pipeline whose unified create was answered is never abandoned, even with --keep-candidates', async () => {
     emu = await startEmulator();
     await withJournal((j) => j.create(SUB_KEY, 'recording', {

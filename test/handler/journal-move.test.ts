@@ -1,12 +1,16 @@
 /**
  * A deployed resource whose connection names another lifecycle journal table (journalTableName or journalTable
- * changed): an Update is refused before any service call unless the new table holds the resource's records (copied),
- * and its rollback (the old table again) finishes. A record re-made from the previous properties (no journal record
- * at all) keeps an adoption that the previous properties declared, so a later Delete releases it instead of ending it.
+ * changed): an Update is refused before any service call when the previous table holds the resource's live record and
+ * the new one does not (a move without copying), and its rollback (the old table again) finishes. When neither table
+ * proves the record (or the previous one cannot be read), the Update proceeds and never refuses, so a rollback always
+ * finishes: a record made anew from the previous properties is then kept as adopted, so a later Delete releases it. A
+ * re-made record also keeps an adoption the properties declare.
  */
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/contract';
 import { dynamoJournal } from '../../src/handler/journal';
+import { checkJournalMove } from '../../src/handler/journal-move';
 
 const SUB = ResourceTypes.SUBSCRIPTION;
 let h: HandlerHarness;
@@ -36,10 +40,13 @@ test('moving to a journal table without the resource\'s records is refused befor
     PhysicalResourceId: id, OldResourceProperties: { ...adopted, Connection: oldConnection },
   }));
   expect(reason).toContain(`changed from ${oldConnection.JournalTableName} to ${h.journalTable}`);
-  expect(reason).toContain('holds no record of HandlerTest/Resource');
+  expect(reason).toContain(`holds no record of HandlerTest/Resource while ${oldConnection.JournalTableName} does`);
   expect(reason).toContain('nothing was changed');
   expect(await h.changingRequests()).toEqual([]);
-  expect(await h.journalItems()).toEqual([]);
+  // Nothing was made, not even the new table.
+  const ddb = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  await expect(ddb.send(new DescribeTableCommand({ TableName: h.journalTable }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  ddb.destroy();
   // UPDATE_ROLLBACK: back to the old table, which holds the records.
   const newConnection = h.connection;
   const back = await h.onEvent({
@@ -82,4 +89,52 @@ test('no journal record at all (re-made from the previous properties): a previou
   expect(await h.changingRequests()).toEqual([]);
   expect(subOf(id).status).toBe('active');
   h.assertNoSecrets();
+});
+
+test('neither table holds the record (made before the journal, or the old table emptied): the move proceeds as adopted, and so does its rollback', async () => {
+  const { id } = await adoptHandMade();
+  await h.reset({ keepEmulator: true });
+  const tableA = h.connection;
+  await h.reset({ keepEmulator: true });
+  const tableB = h.connection;
+  // Declared without the adoption now (a stack-made record as far as the properties tell): nothing proves it the stack's.
+  const plain = props({ RemovalPolicy: 'destroy' });
+  const forward = await h.onEvent({
+    ...h.event(SUB, 'Update', { ...plain, Name: 'renamed' }, { PhysicalResourceId: id, OldResourceProperties: { ...plain, Connection: tableA } }),
+  });
+  expect(forward.PhysicalResourceId).toBe(id);
+  expect((await h.journalRecords()).map((r) => [r.state, r.doc.adopted])).toEqual([['active', true]]);
+  expect(h.logs.some((l) => l.includes('journal table changed without the resource\'s records'))).toBe(true);
+  // The rollback: back to table A, which holds nothing either; it finishes.
+  const back = await h.onEvent({
+    ...h.event(SUB, 'Update', plain, { PhysicalResourceId: id, OldResourceProperties: { ...plain, Name: 'renamed', Connection: tableB } }),
+    ResourceProperties: { ServiceToken: 'x', ...plain, Connection: tableA },
+  });
+  expect(back.PhysicalResourceId).toBe(id);
+  // Under table B the record is the user's to keep: a Delete releases it.
+  await h.clearRequests();
+  await h.onEvent(h.event(SUB, 'Delete', plain, { PhysicalResourceId: id }));
+  expect(await h.changingRequests()).toEqual([]);
+  expect(subOf(id).status).toBe('active');
+});
+
+test('a previous table that cannot be read (the provider role may use the new table only): no refusal, the record is kept as adopted', async () => {
+  const denied = Object.assign(new Error('AccessDeniedException: not authorized to perform dynamodb:Query'), { name: 'AccessDeniedException' });
+  const tables: Record<string, unknown[] | Error> = { old: denied, fresh: [] };
+  const journalAt = (table: string): any => ({
+    records: async () => {
+      const t = tables[table];
+      if (t instanceof Error) throw t;
+      return t;
+    },
+  });
+  const event = h.event(SUB, 'Update', { ...props({}), Connection: { JournalTableName: 'fresh' } }, {
+    PhysicalResourceId: '9001', OldResourceProperties: { ...props({}), Connection: { JournalTableName: 'old' } },
+  });
+  event.ResourceProperties = { ...event.ResourceProperties, Connection: { JournalTableName: 'fresh' } };
+  expect((await checkJournalMove(event, { journalAt }))?.reason).toContain('old cannot be read here');
+  tables.old = [{ key: 'HandlerTest/Resource', id: 'r1', state: 'active', physicalId: '9001', doc: {} }];
+  await expect(checkJournalMove(event, { journalAt })).rejects.toThrow('holds no record of HandlerTest/Resource while old does');
+  tables.fresh = [{ key: 'HandlerTest/Resource', id: 'r1', state: 'active', physicalId: '9001', doc: {} }];
+  expect(await checkJournalMove(event, { journalAt })).toBeUndefined();
 });

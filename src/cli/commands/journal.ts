@@ -114,7 +114,7 @@ export interface ResolveFlags extends JournalFlags, ConnectionFlags {
 /** A subscription create in flight, as the handler records it in a `recording` record (`attempt`). */
 interface CreateAttempt {
   product: number;
-  /** The IDs of the product's subscriptions listed right before the POST (of `identity` only, when it is set). */
+  /** The IDs of the product's subscriptions listed right before the POST (of `identity` only, when it is set: `identityBefore`). */
   before: string[];
   /** The remote identity the attempt's lists were narrowed to. */
   identity?: string;
@@ -128,10 +128,13 @@ function attemptOf(doc: Record<string, unknown>): CreateAttempt | 'unreadable' |
   const a = doc.attempt;
   if (a === undefined || a === null) return undefined;
   if (typeof a !== 'object') return 'unreadable';
-  const { product, before, identity } = a as { product?: unknown; before?: unknown; identity?: unknown };
+  const { product, before, identity, identityBefore } = a as { product?: unknown; before?: unknown; identity?: unknown; identityBefore?: unknown };
   const n = Number(product);
-  if (!Number.isInteger(n) || n <= 0 || !Array.isArray(before)) return 'unreadable';
-  return { product: n, before: before.map(String), ...(identity !== undefined && identity !== null ? { identity: String(identity) } : {}) };
+  // A narrowed attempt keeps its list as identityBefore (src/handler/common.ts, CreateAttempt).
+  const narrowed = identity !== undefined && identity !== null;
+  const listed = narrowed ? identityBefore : before;
+  if (!Number.isInteger(n) || n <= 0 || !Array.isArray(listed)) return 'unreadable';
+  return { product: n, before: listed.map(String), ...(narrowed ? { identity: String(identity) } : {}) };
 }
 
 /** What a check needs: the service (a client), opened only when an attempt has to be checked. */
