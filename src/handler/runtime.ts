@@ -182,6 +182,12 @@ export interface Runtime {
   readonly deadline: number;
   /** The lifecycle journal of the connection's account and region. */
   readonly journal: Journal;
+  /**
+   * Set when this Update's journal table changed and the new table does not hold the resource's record (journal-move.ts):
+   * a record made anew from the previous properties is then kept as adopted (never ended), since nothing proves it the
+   * stack's. The previous table, and the reason for the log.
+   */
+  readonly journalUnproven?: { readonly from: string; readonly reason: string };
   /** Keys for the parts of a pipeline result that product 107's record names no key for. */
   readonly metadataKeys: { readonly subscriptions: string; readonly meta: string };
   /** Account and user IDs (from the connection, or looked up once and cached). */
@@ -197,12 +203,6 @@ export interface Runtime {
    * exist"). For an Update whose connection names another table than its previous properties (journal-move.ts).
    */
   journalAt(table: string): Journal;
-  /**
-   * Set when this Update's journal table changed and the new table does not hold the resource's record (journal-move.ts):
-   * a record made anew from the previous properties is then kept as adopted (never ended), since nothing proves it the
-   * stack's. The previous table, and the reason for the log.
-   */
-  readonly journalUnproven?: { readonly from: string; readonly reason: string };
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
