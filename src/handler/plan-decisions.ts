@@ -39,7 +39,9 @@ export function subscriptionReplacement(oldRaw: Record<string, unknown> | undefi
   const old = new Props(oldRaw, 'Subscription');
   const product = recorded?.product ?? old.optInt('ProductId');
   const identity = recorded?.product !== undefined ? recorded.identity : old.optString('RemoteIdentityId');
-  if (product !== d.productId || identity !== d.remoteIdentityId) return 'product or remote identity changed';
+  // Compared as text: a journal document written as a number names the same identity.
+  const sameIdentity = (identity === undefined || identity === null ? undefined : String(identity)) === d.remoteIdentityId;
+  if (Number(product) !== d.productId || !sameIdentity) return 'product or remote identity changed';
   if (d.adoptId !== undefined && d.adoptId !== id) return 'another existing subscription is adopted';
   return undefined;
 }
@@ -117,7 +119,8 @@ export interface PipelineUpdateDecision {
 export function pipelineUpdateDecision(oldRaw: Record<string, unknown> | undefined, d: PipelineDesired, id: string,
   recorded?: RecordedFacts): PipelineUpdateDecision {
   const old = new Props(oldRaw, 'NotificationPipeline');
-  if ((recorded?.identity ?? old.optString('RemoteIdentityId')) !== d.remoteIdentityId) return { replace: 'remote identity changed' };
+  const identity = recorded?.identity ?? old.optString('RemoteIdentityId');
+  if ((identity === undefined ? undefined : String(identity)) !== d.remoteIdentityId) return { replace: 'remote identity changed' };
   const accountType = recorded?.accountType ?? old.optString('AccountType');
   if (accountType !== d.accountType) {
     // A second pipeline of the same identity would take over (and later lose) the first one's upstream

@@ -3,7 +3,8 @@
  * change made behind the stack's back through the service's public endpoints (as its web UI would), in both read modes;
  * and the CloudFormation path with a fake CloudFormation.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { fakeCloudFormation } from './fake-cloudformation';
@@ -233,6 +234,18 @@ describe('after a local-deploy with its embedded emulator', () => {
     const doc = JSON.parse(drifted.stdout) as Doc;
     expect(doc.drifted).toBe(1);
     expect(doc.stacks[0].resources.find((x) => x.physicalId === String(orders.id))).toMatchObject({ status: 'DELETED', reason: 'status invalid' });
+    // The embedded emulator saves its state when it stops: not while a local-deploy of another process holds the state.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      writeFileSync(`${stateFile()}.lock`, String(other.pid));
+      const busy = await dpi(['drift', '--local', '--state', stateFile()], { env: {} });
+      expect(busy.code).toBe(2);
+      expect(busy.stderr).toContain(`another local-deploy (pid ${other.pid}) is using`);
+      expect(readFileSync(file, 'utf8')).toBe(JSON.stringify(saved));
+    } finally {
+      other.kill();
+      rmSync(`${stateFile()}.lock`, { force: true });
+    }
   });
 });
 

@@ -243,20 +243,28 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
     command: 'dpi drift', source: flags.local ? `the local-deploy state ${flags.state}` : `stacks ${stacks.join(', ')}`, strict: true,
   });
   let read = 0;
-  const service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
+  // The embedded emulator saves its state when it stops, and --fix writes the local journal: neither while a dpi
+  // local-deploy (or another such command) uses the state.
+  const embedded = flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(join(dirname(flags.state), 'emulator-state.json'));
+  const unlock = flags.local && (flags.fix || embedded) ? lockLocalState(flags.state) : undefined;
+  let service: Service;
+  try {
+    service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
+  } catch (e) {
+    unlock?.();
+    throw e;
+  }
   try {
     refuseLocalFixAgainstRemote(flags, service.origins);
   } catch (e) {
     await service.close();
+    unlock?.();
     throw e;
   }
   let rows: DriftRow[];
   let where: string;
   let fixed: FixOutcome[] | undefined;
-  let unlock: (() => void) | undefined;
   try {
-    // --local --fix writes the local journal: not while a dpi local-deploy (or another fix) uses the state.
-    if (flags.local && flags.fix) unlock = lockLocalState(flags.state);
     const j = await openJournal({ ...flags, table: chosen.table, tableFrom: chosen.from, readOnly: !flags.fix }, 'dpi drift');
     where = j.where;
     try {
@@ -278,8 +286,8 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
       await j.close();
     }
   } finally {
-    unlock?.();
     await service.close();
+    unlock?.();
   }
   const source = flags.local ? `local-deploy state ${flags.state}` : 'CloudFormation';
   if (flags.json) printJson(ctx, { ...driftJson(source, stacks, rows, parents), ...(fixed ? { fixed } : {}) });
