@@ -1,8 +1,8 @@
 import { ServiceEndpoints } from './endpoints';
 import { ServiceError } from './errors';
-import { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, parseRetryAfter, rateLimitWaitMs, RATE_LIMIT, TokenCache } from './rate-limit';
+import { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, parseRetryAfter, rateLimitWaitMs, RATE_LIMIT, TokenCache, windowWaitMs } from './rate-limit';
 
-export { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, jwtExpiry, parseRetryAfter, RateGate, rateLimitWaitMs, RATE_LIMIT, TokenCache } from './rate-limit';
+export { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, jwtExpiry, parseRetryAfter, RateGate, rateLimitWaitMs, RATE_LIMIT, TokenCache, windowWaitMs } from './rate-limit';
 
 /** Options of `DpiClient`. */
 export interface DpiClientOptions {
@@ -258,6 +258,7 @@ export class HttpCore {
       if (bodyText !== undefined) headers['Content-Type'] = 'application/json';
       let timeout = spec.provisioning ? s.provisioningTimeoutMs : s.requestTimeoutMs;
       if (s.deadline !== undefined) timeout = Math.max(1, Math.min(timeout, s.deadline - Date.now()));
+      this.tokens.gate.record();
       const outcome = await this.attempt(url, spec.method, headers, bodyText, timeout);
 
       let retryAfterMs: number | undefined;
@@ -301,7 +302,10 @@ export class HttpCore {
           refusals++;
           const serviceRetryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'));
           firstRateWaitMs ??= serviceRetryAfterMs ?? RATE_LIMIT.DEFAULT_RETRY_AFTER_MS;
-          const own = rateLimitWaitMs(refusals, firstRateWaitMs, serviceRetryAfterMs, s.random());
+          // The client's own requests fill the window: wait until it frees; otherwise the vendor's doubling.
+          const full = this.tokens.gate.windowFullForMs();
+          const own = full !== undefined ? windowWaitMs(full, serviceRetryAfterMs, s.random())
+            : rateLimitWaitMs(refusals, firstRateWaitMs, serviceRetryAfterMs, s.random());
           // A pause already in progress (another request of this client was refused): join it, do not start another.
           const joins = this.tokens.gate.active;
           const wait = joins ? this.tokens.gate.remainingMs() : own;

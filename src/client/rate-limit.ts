@@ -32,6 +32,16 @@ export const RATE_LIMIT = {
   JITTER: 0.15,
   /** Doubling starts from at least 1 s (a `Retry-After: 0` does not make every later wait 0). */
   MIN_DOUBLING_BASE_MS: 1_000,
+  /**
+   * ASSUMPTION (the vendor's `rate-limiting.md`; the spec shows no limit): 1,000 requests per client address in a
+   * rolling 5-minute window. When the client itself sent that many within the window, a 429 is its own traffic: it
+   * waits until the oldest of them leaves the window (`windowWaitMs`) instead of doubling from 60 s, which would
+   * wait 60 + 120 + 240 s for a window that frees after at most 300.
+   */
+  WINDOW_REQUESTS: 1000,
+  WINDOW_MS: 300_000,
+  /** Added to the window's end, then up to +5% jitter (never earlier: a retry before it would only be refused). */
+  WINDOW_MARGIN_MS: 1_000,
 } as const;
 
 /** Without a deadline, the default of `maxRateLimitWaitMs`: 30 minutes of 429 waits per call. */
@@ -47,6 +57,15 @@ export function rateLimitWaitMs(refusals: number, firstMs: number, retryAfterMs:
     : Math.min(RATE_LIMIT.MAX_WAIT_MS, Math.max(firstMs, RATE_LIMIT.MIN_DOUBLING_BASE_MS) * 2 ** (refusals - 1));
   const jittered = Math.round(base * (1 + (2 * random - 1) * RATE_LIMIT.JITTER));
   return Math.max(jittered, retryAfterMs ?? RATE_LIMIT.DEFAULT_RETRY_AFTER_MS);
+}
+
+/**
+ * @internal The wait after a 429 when the client's own requests fill the window (`leftMs`: until the oldest of them
+ * leaves it): that time plus a margin and up to +5% jitter, never below the 429's `Retry-After` (60 s when none).
+ */
+export function windowWaitMs(leftMs: number, retryAfterMs: number | undefined, random: number): number {
+  const wait = Math.round((leftMs + RATE_LIMIT.WINDOW_MARGIN_MS) * (1 + 0.05 * random));
+  return Math.max(wait, retryAfterMs ?? RATE_LIMIT.DEFAULT_RETRY_AFTER_MS);
 }
 
 /**
@@ -71,10 +90,34 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
  * that were already in flight join it.
  */
 export class RateGate {
-  private pause: Promise<void> | undefined;
-  private pauseEnds = 0;
   /** Requests that waited for a pause (for tests and logs). */
   public waits = 0;
+  private pause: Promise<void> | undefined;
+  private pauseEnds = 0;
+  /** When the client's last `RATE_LIMIT.WINDOW_REQUESTS` requests were sent (a ring; `next` is the oldest once full). */
+  private readonly sent: number[] = [];
+  private next = 0;
+
+  /** Notes a request sent now (every attempt: the service counts refused ones too, as far as the client can tell). */
+  public record(now: number = Date.now()): void {
+    if (this.sent.length < RATE_LIMIT.WINDOW_REQUESTS) {
+      this.sent.push(now);
+      return;
+    }
+    this.sent[this.next] = now;
+    this.next = (this.next + 1) % RATE_LIMIT.WINDOW_REQUESTS;
+  }
+
+  /**
+   * When the client's own requests of the last `RATE_LIMIT.WINDOW_MS` number `RATE_LIMIT.WINDOW_REQUESTS` (the window is
+   * full of them): the ms until the oldest leaves it; otherwise undefined (a 429 then comes from traffic the client does
+   * not see, e.g. another process of the same address, and the documented doubling applies).
+   */
+  public windowFullForMs(now: number = Date.now()): number | undefined {
+    if (this.sent.length < RATE_LIMIT.WINDOW_REQUESTS) return undefined;
+    const left = this.sent[this.next] + RATE_LIMIT.WINDOW_MS - now;
+    return left > 0 ? left : undefined;
+  }
 
   /** Whether a pause is in progress (a request refused now joins it instead of starting its own). */
   public get active(): boolean {

@@ -67,6 +67,30 @@ describe('the wait sequence', () => {
     expect(gets()).toBe(8);
   });
 
+  test('the client\'s own requests fill the window (1,000 in 5 minutes): one wait until the oldest leaves it, not 60 + 120 + 240 s', async () => {
+    const c = client();
+    const n = RATE_LIMIT.WINDOW_REQUESTS;
+    server.on('GET', '/account', ...Array(n).fill(OK), R429('60'), OK);
+    const started = Date.now();
+    for (let i = 0; i < n; i++) await c.account.get();
+    expect(await c.account.get()).toEqual({ id: '1001', name: 'acme' });
+    const elapsed = Date.now() - started;
+    expect(sleeps).toHaveLength(1);
+    // Until the first of the 1,000 leaves the 5-minute window, plus 1 s, plus 2.5% (random 0.5 of +5%).
+    const floor = Math.round((RATE_LIMIT.WINDOW_MS - elapsed + RATE_LIMIT.WINDOW_MARGIN_MS) * 1.025);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(floor - 50);
+    expect(sleeps[0]).toBeLessThanOrEqual(Math.round((RATE_LIMIT.WINDOW_MS + RATE_LIMIT.WINDOW_MARGIN_MS) * 1.025));
+    expect(waits).toEqual([expect.objectContaining({ refusals: 1, waitMs: sleeps[0] })]);
+  }, 60_000);
+
+  test('fewer of its own requests than the window holds: the 429 comes from traffic the client does not see, the documented doubling applies', async () => {
+    server.on('GET', '/account', ...Array(20).fill(OK), R429('60'), R429('60'), OK);
+    const c = client();
+    for (let i = 0; i < 20; i++) await c.account.get();
+    await c.account.get();
+    expect(sleeps).toEqual([60_000, 120_000]);
+  });
+
   test('jitter stays within +-15% and never below the Retry-After', async () => {
     server.on('GET', '/account', ...Array(4).fill(R429('60')), OK);
     await client({ random: () => 0 }).account.get();
