@@ -21,14 +21,14 @@ import { isLoopbackHost } from '../../local/transport';
 import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, printJson, RunContext, useColour } from '../context';
 import {
-  cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey, exportedValues,
+  cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey,
 } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
 import { driftJson, FIX_HINT, renderStackDrift } from './drift-render';
-import { chooseJournalTable, TableUse, tableUseOf } from './journal-table';
+import { chooseJournalTable, deployedTableUse, dpiPropertiesOf, exportLookup, TableUse, tableUseOf } from './journal-table';
 
 export { driftJson, renderStackDrift } from './drift-render';
 
@@ -67,9 +67,15 @@ interface Service {
   close(): Promise<void>;
 }
 
+/** With --local and no service address, the embedded emulator's state file of the local-deploy state (when it exists). */
+function embeddedEmulatorState(ctx: RunContext, flags: DriftFlags): string | undefined {
+  const file = join(dirname(flags.state), 'emulator-state.json');
+  return flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(file) ? file : undefined;
+}
+
 async function serviceOf(ctx: RunContext, flags: DriftFlags, progress: Progress): Promise<Service> {
-  const emulatorState = join(dirname(flags.state), 'emulator-state.json');
-  if (flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(emulatorState)) {
+  const emulatorState = embeddedEmulatorState(ctx, flags);
+  if (emulatorState !== undefined) {
     const reads = (flags.reads ?? ctx.io.env.DPI_EMULATOR_READS ?? 'minimal') as ReadMode;
     if (!(READ_MODES as readonly string[]).includes(reads)) throw new CliError(`DPI_EMULATOR_READS: '${reads}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
@@ -164,21 +170,17 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
   const busy = [...deployed.values()].filter((s) => s !== undefined && s.status.endsWith('_IN_PROGRESS')).map((s) => s!.stackName);
   // The journal table of each resource, from the deployed templates; a `Ref` to a table or a parameter of the same stack
   // and an `Fn::ImportValue` (the account's exports) are resolved.
-  const needsExports = [...deployed.values()].some((x) => [...(x?.dpiProperties?.values() ?? [])].some((p) => JSON.stringify(p).includes('"Fn::ImportValue"')));
-  let exportsMap: Map<string, string> | undefined;
-  if (needsExports) {
-    try {
-      exportsMap = await exportedValues(cfn);
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
+  let exportOf: ((name: string) => string | undefined) | undefined;
+  try {
+    exportOf = await exportLookup(dpiPropertiesOf(deployed.values()), cfn);
+  } catch (e) {
+    throw new CliError((e as Error).message);
   }
   const tables: TableUse[] = [];
   for (const stack of stacks) {
     const s = [...deployed.values()].find((x) => x?.stackName === stack);
     for (const r of resources.filter((x) => x.stack === stack)) {
-      tables.push(tableUseOf(stack, r.logicalId, s?.dpiProperties?.get(r.logicalId),
-        (id) => s?.resources.get(id)?.physicalId ?? s?.parameters?.get(id), exportsMap ? (name) => exportsMap!.get(name) : undefined));
+      tables.push(deployedTableUse(s, stack, r.logicalId, s?.dpiProperties?.get(r.logicalId), exportOf));
     }
   }
   return { stacks, parents, resources, busy, tables };
@@ -245,8 +247,7 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
   let read = 0;
   // The embedded emulator saves its state when it stops, and --fix writes the local journal: neither while a dpi
   // local-deploy (or another such command) uses the state.
-  const embedded = flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(join(dirname(flags.state), 'emulator-state.json'));
-  const unlock = flags.local && (flags.fix || embedded) ? lockLocalState(flags.state) : undefined;
+  const unlock = flags.local && (flags.fix || embeddedEmulatorState(ctx, flags) !== undefined) ? lockLocalState(flags.state) : undefined;
   let service: Service;
   try {
     service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));

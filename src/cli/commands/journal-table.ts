@@ -7,6 +7,7 @@
  */
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { isPlainObject } from '../../local/template';
+import { CloudFormationSender, DeployedStack, exportedValues } from '../deployed';
 import { CliError } from '../errors';
 
 /** The journal table one `Custom::Dpi*` resource uses: a name, or an intrinsic the CLI cannot resolve. */
@@ -42,9 +43,25 @@ export function tableUseOf(stack: string, logicalId: string, props: Record<strin
   return { stack, logicalId, unresolved: JSON.stringify(t) };
 }
 
-/** Whether a table use names an export (`Fn::ImportValue`) that the account's exports can resolve. */
-export function importsExport(u: TableUse): boolean {
-  return u.unresolved !== undefined && u.unresolved.includes('"Fn::ImportValue"');
+/** The table a resource of a deployed stack names: a `Ref` to one of its resources or parameters resolved, and an import through `exportOf`. */
+export function deployedTableUse(s: DeployedStack | undefined, stack: string, logicalId: string, props: Record<string, unknown> | undefined,
+  exportOf?: (name: string) => string | undefined): TableUse {
+  return tableUseOf(stack, logicalId, props, (id) => s?.resources.get(id)?.physicalId ?? s?.parameters?.get(id), exportOf);
+}
+
+/**
+ * The account's exports as a lookup, read (`ListExports`) only when some of `props` imports a value; undefined when
+ * none does.
+ */
+export async function exportLookup(props: Iterable<unknown>, cfn: CloudFormationSender): Promise<((name: string) => string | undefined) | undefined> {
+  if (![...props].some((p) => JSON.stringify(p ?? {}).includes('"Fn::ImportValue"'))) return undefined;
+  const values = await exportedValues(cfn);
+  return (name) => values.get(name);
+}
+
+/** The properties of every `Custom::Dpi*` resource of deployed stacks whose templates were read. */
+export function dpiPropertiesOf(stacks: Iterable<DeployedStack | undefined>): Array<Record<string, unknown>> {
+  return [...stacks].flatMap((s) => [...(s?.dpiProperties?.values() ?? [])]);
 }
 
 function stacksOf(uses: readonly TableUse[]): string {

@@ -10,7 +10,7 @@ import { isKindType, kindOf, KINDS, taggedKind } from '../../kinds';
 import type { LocalState, ResourceState } from '../../local/state';
 import { DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { renderTable } from '../format';
-import { TableUse, tableUseOf } from './journal-table';
+import { deployedTableUse, TableUse, tableUseOf } from './journal-table';
 
 export type Doc = Record<string, unknown>;
 export type Rec = JournalRecord<Doc>;
@@ -95,8 +95,7 @@ export function cloudView(stacks: Map<string, DeployedStack | undefined>, region
   const live = [...new Set([...stacks.values()].filter((x): x is DeployedStack => x !== undefined))];
   const useOf = (s: DeployedStack, logicalId: string): TableUse | undefined => {
     const props = s.dpiProperties?.get(logicalId);
-    return props === undefined ? undefined
-      : tableUseOf(s.stackName, logicalId, props, (id) => s.resources.get(id)?.physicalId ?? s.parameters?.get(id), exportOf);
+    return props === undefined ? undefined : deployedTableUse(s, s.stackName, logicalId, props, exportOf);
   };
   return {
     source: `CloudFormation${region ? ` (${region})` : ''}`,

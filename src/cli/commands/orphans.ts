@@ -18,12 +18,12 @@ import { defaultHandlerPath, HandlerModule, loadHandler } from '../../local/hand
 import { LocalState, readState } from '../../local/state';
 import { ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
-import { CloudFormationSender, cloudFormationClient, deployedResources, exportedValues } from '../deployed';
+import { CloudFormationSender, cloudFormationClient, deployedResources } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { loadPart } from '../lazy';
 import type { Progress } from '../waits';
 import { awsFailure, JournalFlags, lockLocalState, openJournal } from './journal-access';
-import { chooseJournalTable, tableUseOf } from './journal-table';
+import { chooseJournalTable, dpiPropertiesOf, exportLookup, tableUseOf } from './journal-table';
 import { dropFixedCleanups, fix } from './orphans-fix';
 import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
 import { cloudView, DeployedView, DONE, findOrphans, localView, LooseClaim, Orphan, Rec, renderOrphans } from './orphans-judge';
@@ -126,12 +126,10 @@ export async function runOrphans(ctx: RunContext, flags: OrphansFlags): Promise<
       const stacks = await deployedResources(names, cfn, { nested: true, templates: true }).catch((e: unknown) => {
         throw awsFailure(e, 'the stacks (CloudFormation)', 'dpi orphans');
       });
-      const imports = [...stacks.values()].some((s) => [...(s?.dpiProperties?.values() ?? [])].some((p) => JSON.stringify(p).includes('"Fn::ImportValue"')))
-        ? await exportedValues(cfn).catch((e: unknown) => {
-          throw awsFailure(e, 'the exports (CloudFormation)', 'dpi orphans');
-        })
-        : undefined;
-      view = cloudView(stacks, flags.region, imports ? (name) => imports.get(name) : undefined);
+      const exportOf = await exportLookup(dpiPropertiesOf(stacks.values()), cfn).catch((e: unknown) => {
+        throw awsFailure(e, 'the exports (CloudFormation)', 'dpi orphans');
+      });
+      view = cloudView(stacks, flags.region, exportOf);
     }
     const busy = new Set<string>();
     const elsewhere = new Map<string, string>();

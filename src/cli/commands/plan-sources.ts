@@ -8,13 +8,13 @@
  * Every resource goes through `planResource` (the handler's decisions) in the order the deploy handles it.
  */
 import type * as cfnSdk from '@aws-sdk/client-cloudformation';
-import { tableUseOf } from './journal-table';
+import { deployedTableUse, exportLookup, tableUseOf } from './journal-table';
 import type { PlanEntry } from '../../handler/plan-types';
 import { AssemblyStack, readAssembly } from '../../local/assembly';
 import type { LocalPlanSource } from '../../local/plan-source';
 import { readState, ResourceState } from '../../local/state';
 import { isDpiType, Template } from '../../local/template';
-import { CloudFormationSender, deployedResources, DeployedStack, exportedValues, journalKeyOf } from '../deployed';
+import { CloudFormationSender, deployedResources, DeployedStack, journalKeyOf } from '../deployed';
 import { CliError } from '../errors';
 import { loadPart } from '../lazy';
 import { CHANGES_REFERENCES, Planner, planTemplatePairs, TemplatePair } from './plan-compare';
@@ -108,20 +108,17 @@ export async function collectPlan(o: PlanSourceOptions, planner: Planner): Promi
   // `Fn::ImportValue` resolved; one that cannot be resolved leaves the journal unread, said on stderr).
   const dpiOf = (p: TemplatePair): Array<[string, { Type: string; Properties?: Record<string, unknown> }]> =>
     Object.entries(p.oldTemplate?.Resources ?? {}).filter(([, r]) => isDpiType(r.Type));
-  let exportsMap: Map<string, string> | undefined;
-  if (pairs.some((p) => dpiOf(p).some(([, r]) => JSON.stringify(r.Properties?.Connection ?? {}).includes('"Fn::ImportValue"')))) {
-    try {
-      exportsMap = await exportedValues(cfn);
-    } catch (e) {
-      o.warn?.(`dpi plan: ${(e as Error).message}`);
-    }
+  let exportOf: ((name: string) => string | undefined) | undefined;
+  try {
+    exportOf = await exportLookup(pairs.flatMap((p) => dpiOf(p).map(([, r]) => r.Properties)), cfn);
+  } catch (e) {
+    o.warn?.(`dpi plan: ${(e as Error).message}`);
   }
   for (const p of pairs) {
     if (p.deployedName === undefined) continue;
     const d = deployed.get(p.deployedName);
     for (const [id, r] of dpiOf(p)) {
-      const use = tableUseOf(p.deployedName, id, r.Properties, (x) => d?.resources.get(x)?.physicalId ?? d?.parameters?.get(x),
-        exportsMap ? (name) => exportsMap!.get(name) : undefined);
+      const use = deployedTableUse(d, p.deployedName, id, r.Properties, exportOf);
       refs.set(refOf(p.display, id), { key: journalKeyOf(p.deployedName, id, r.Properties), table: tableOf(use, o.table) });
     }
   }
