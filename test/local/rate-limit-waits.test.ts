@@ -101,7 +101,8 @@ test('the embedded emulator takes the run\'s rate limit (dpi local-deploy --rate
   const stateFile = join(tmp.dir, 'state', 'local-state.json');
   const lines: string[] = [];
   const opts = { app, stateFile, concurrency: 1, progress: (l: string) => lines.push(l), output: () => undefined };
-  const limited = await runLocalDeploy({ ...opts, rateLimit: { requests: 5, seconds: 1 } });
+  // One request per 2 s: the second request of the run (a few ms after the first) is refused however slow the machine.
+  const limited = await runLocalDeploy({ ...opts, rateLimit: { requests: 1, seconds: 2 } });
   expect(limited.success).toBe(true);
   expect(lines.some((l) => WAIT_LINE.test(l))).toBe(true);
   lines.length = 0;
