@@ -10,15 +10,6 @@
  * coerce; the local runner stringifies scalars the same way.
  */
 
-/** Custom resource types served by the single provider of a stack. */
-export const ResourceTypes = {
-  NOTIFICATION_PIPELINE: 'Custom::DpiNotificationPipeline',
-  LEGACY_NOTIFICATION_PIPELINE: 'Custom::DpiLegacyNotificationPipeline',
-  SUBSCRIPTION: 'Custom::DpiSubscription',
-  HISTORY_REQUEST: 'Custom::DpiHistoryRequest',
-  PRODUCT_ORDER_JOBS: 'Custom::DpiProductOrderJobs',
-} as const;
-
 /** Names of the handler's exports (Lambda handler = `index.<name>`). */
 export const HandlerExports = {
   ON_EVENT: 'onEvent',
@@ -67,11 +58,11 @@ export const DEFAULT_JOURNAL_TABLE = 'dpi-lifecycle-journal';
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 
 // The wire properties of each kind live with the kind (src/kinds); these names stay for the constructs and tests.
-export type { NotificationPipelineWire as NotificationPipelineProperties } from './kinds/notification-pipeline';
-export type { LegacyNotificationPipelineWire as LegacyNotificationPipelineProperties } from './kinds/legacy-notification-pipeline';
-export type { SubscriptionWire as SubscriptionProperties } from './kinds/subscription';
-export type { HistoryRequestWire as HistoryRequestProperties } from './kinds/history-request';
-export type { ProductOrderJobsWire as ProductOrderJobsProperties } from './kinds/product-order-jobs';
+export type { NotificationPipelineWire as NotificationPipelineProperties } from './kinds/notification-pipeline/wire';
+export type { LegacyNotificationPipelineWire as LegacyNotificationPipelineProperties } from './kinds/legacy-notification-pipeline/wire';
+export type { SubscriptionWire as SubscriptionProperties } from './kinds/subscription/wire';
+export type { HistoryRequestWire as HistoryRequestProperties } from './kinds/history-request/wire';
+export type { ProductOrderJobsWire as ProductOrderJobsProperties } from './kinds/product-order-jobs/wire';
 
 /** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
 export const NotificationPipelineAttributes = {

@@ -1,13 +1,9 @@
 export * from './connection/service-connection';
 export * from './notifications/notification-type';
 export * from './notifications/notification-pipeline-roles';
-export * from './notifications/notification-pipeline';
+export * from './kinds/registry/constructs';
 export * from './notifications/notification-pipeline-fleet';
 export { NotificationPipelineFleetAlarmOptions } from './notifications/fleet-alarms';
-export * from './notifications/legacy-notification-pipeline';
-export * from './subscriptions/subscription';
-export * from './subscriptions/history-request';
-export * from './subscriptions/product-order-jobs';
 export * from './monitoring/subscription-monitor';
 export * from './monitoring/monitor-source';
 export * from './monitoring/drift-monitor';

@@ -1,7 +1,9 @@
 /**
  * The layers import downward only: the command line (src/cli) sits on everything else; the handler and the local
  * runner never import it (the Lambda must not depend on the command line); the emulator imports nothing of the rest of
- * src/ (it is an independent witness).
+ * src/ (it is an independent witness). A kind's folder (src/kinds/<kind>/) holds a file of each layer, so the layer of
+ * a file there is its part (wire: pure; construct; handler, drift, plan, repair: the handler; orphans: the command
+ * line), and the registry's lists (src/kinds/registry/) are each of the layer they list.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -15,38 +17,99 @@ function files(dir: string): string[] {
   });
 }
 
-/** Each relative import of a file, as the folder under src/ it lands in (`cli`, `handler`, ... or a file name). */
+/** The layer of each part of a kind's folder (a part may be split into `<part>-<more>.ts`). */
+const KIND_PARTS: Record<string, string> = {
+  wire: 'kinds', construct: 'constructs', handler: 'handler', drift: 'handler', plan: 'handler', repair: 'handler', orphans: 'cli',
+};
+
+/** The layer of each list of the registry. */
+const REGISTRY_LISTS: Record<string, string> = { kinds: 'kinds', constructs: 'constructs', lambda: 'handler', tools: 'handler', cli: 'cli' };
+
+/** The layer of a file under src/ (`cli`, `handler`, ... a top folder, or a file name such as `contract`). */
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).replace(/\.ts$/, '').split('/');
+  if (parts[0] !== 'kinds' || parts.length === 2) return parts[0];
+  if (parts[1] === 'registry') return REGISTRY_LISTS[parts[2]] ?? `unknown registry list ${parts[2]}`;
+  return KIND_PARTS[parts[2].split('-')[0]] ?? `unknown part ${parts.slice(1).join('/')}`;
+}
+
+/** Each relative import of a file, with the layer of the file it lands in. */
 function importedLayers(file: string): Array<{ spec: string; layer: string }> {
   const text = readFileSync(file, 'utf8');
   const out: Array<{ spec: string; layer: string }> = [];
   for (const m of text.matchAll(/(?:from\s+|import\(|require\()\s*'(\.[^']*)'/g)) {
-    const target = relative(SRC, resolve(dirname(file), m[1]));
-    if (!target.startsWith('..')) out.push({ spec: m[1], layer: target.split('/')[0] });
+    const target = resolve(dirname(file), m[1]);
+    if (relative(SRC, target).startsWith('..')) continue;
+    const asFile = statSafe(target) ? join(target, 'index.ts') : `${target}.ts`;
+    out.push({ spec: m[1], layer: layerOf(asFile) });
   }
   return out;
 }
 
+function statSafe(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The package imports of a file (`runtime`: only those that load code, not `import type`). */
+function packages(file: string, runtime = false): string[] {
+  const text = readFileSync(file, 'utf8');
+  const re = runtime ? /(?:^import\s+(?!type\b)[^;]*?from\s+|import\(|require\()\s*'([^.'][^']*)'/gm : /(?:from\s+|import\(|require\()\s*'([^.'][^']*)'/g;
+  return [...text.matchAll(re)].map((m) => m[1]);
+}
+
+/** The files of src/ a file loads at run time (itself included; `import type` loads nothing). */
+function closure(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  for (const m of readFileSync(file, 'utf8').matchAll(/(?:^import\s+(?!type\b)[^;]*?from\s+|^export\s+(?!type\b)[^;]*?from\s+|import\(|require\()\s*'(\.[^']*)'/gm)) {
+    const target = resolve(dirname(file), m[1]);
+    const asFile = statSafe(target) ? join(target, 'index.ts') : `${target}.ts`;
+    if (!relative(SRC, asFile).startsWith('..')) closure(asFile, seen);
+  }
+  return seen;
+}
+
+const ALL = files(SRC);
+
 function violations(layer: string, forbidden: (target: string) => boolean): string[] {
-  return files(join(SRC, layer)).flatMap((f) => importedLayers(f)
+  return ALL.filter((f) => layerOf(f) === layer).flatMap((f) => importedLayers(f)
     .filter((i) => i.layer !== layer && forbidden(i.layer))
     .map((i) => `${relative(SRC, f)} imports ${i.spec}`));
 }
 
 describe('layers import downward only', () => {
-  test.each(['handler', 'local', 'client', 'emulator', 'monitoring', 'notifications', 'subscriptions'])('src/%s imports nothing from src/cli', (layer) => {
+  test('every file of a kind folder and of the registry has a layer', () => {
+    expect(ALL.map(layerOf).filter((l) => l.startsWith('unknown'))).toEqual([]);
+  });
+
+  test.each(['handler', 'local', 'client', 'emulator', 'monitoring', 'notifications', 'constructs', 'kinds'])('the %s layer imports nothing from the command line', (layer) => {
     expect(violations(layer, (t) => t === 'cli')).toEqual([]);
   });
 
-  test('src/handler and src/client import nothing from src/local', () => {
+  test('the handler and the client import nothing from src/local', () => {
     expect([...violations('handler', (t) => t === 'local'), ...violations('client', (t) => t === 'local')]).toEqual([]);
   });
 
-  test('src/kinds (bundled into the Lambda) imports nothing but the contract, and no package', () => {
+  test('the handler (the Lambda, with each kind\'s handler, drift, plan and repair) loads no aws-cdk-lib, however indirectly', () => {
+    const handlerFiles = ALL.filter((f) => layerOf(f) === 'handler');
+    expect(handlerFiles.map((f) => relative(SRC, f))).toEqual(expect.arrayContaining(['kinds/subscription/handler.ts', 'kinds/subscription/plan.ts', 'kinds/registry/lambda.ts']));
+    const loaded = handlerFiles.flatMap((f) => [...closure(f)].flatMap((g) => packages(g, true)
+      .filter((p) => /^(aws-cdk-lib|constructs)(\/|$)/.test(p)).map((p) => `${relative(SRC, f)} loads ${relative(SRC, g)}, which imports ${p}`)));
+    expect(loaded).toEqual([]);
+    // The check sees a construct's imports.
+    expect([...closure(join(SRC, 'kinds', 'subscription', 'construct.ts'))].flatMap((g) => packages(g, true))).toContain('aws-cdk-lib');
+  });
+
+  test('the pure kinds (bundled into the Lambda) import nothing but the contract and each other, and no package', () => {
     expect(importedLayers(join(SRC, 'kinds', 'types.ts')).map((i) => i.layer)).toEqual(['contract']);
     expect(violations('kinds', (t) => t !== 'contract')).toEqual([]);
-    const packages = files(join(SRC, 'kinds')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:from\s+|import\(|require\()\s*'([^.'][^']*)'/g)]
-      .map((m) => `${relative(SRC, f)} imports ${m[1]}`));
-    expect(packages).toEqual([]);
+    const pure = ALL.filter((f) => layerOf(f) === 'kinds');
+    expect(pure.map((f) => relative(SRC, f))).toEqual(expect.arrayContaining(['kinds/subscription/wire.ts', 'kinds/registry/kinds.ts']));
+    expect(pure.flatMap((f) => packages(f).map((p) => `${relative(SRC, f)} imports ${p}`))).toEqual([]);
   });
 
   test('src/emulator imports nothing from the rest of src/', () => {
@@ -55,17 +118,20 @@ describe('layers import downward only', () => {
 
   test('src/notifications imports nothing from src/monitoring (monitoring sits on notifications, not beside it)', () => {
     expect(violations('notifications', (t) => t === 'monitoring')).toEqual([]);
+    expect(violations('constructs', (t) => t === 'monitoring')).toEqual([]);
   });
 
   test('the notifications rule sees imports (the monitor imports notifications, the shared alarm helper is below both)', () => {
     const monitor = importedLayers(join(SRC, 'monitoring', 'subscription-monitor.ts')).map((i) => i.layer);
-    expect(monitor).toEqual(expect.arrayContaining(['notifications', 'alarm-actions']));
-    const pipeline = importedLayers(join(SRC, 'notifications', 'notification-pipeline.ts')).map((i) => i.layer);
+    expect(monitor).toEqual(expect.arrayContaining(['constructs', 'alarm-actions']));
+    const pipeline = importedLayers(join(SRC, 'kinds', 'notification-pipeline', 'construct.ts')).map((i) => i.layer);
     expect(pipeline).toContain('alarm-actions');
   });
 
-  test('the check sees imports (a file of the command line imports the layers below it)', () => {
+  test('the check sees imports (a file of the command line imports the layers below it; a kind\'s orphans part is of the command line)', () => {
     const layers = importedLayers(join(SRC, 'cli', 'commands', 'local-deploy.ts')).map((i) => i.layer);
     expect(layers).toEqual(expect.arrayContaining(['local', 'emulator']));
+    expect(layerOf(join(SRC, 'kinds', 'subscription', 'orphans.ts'))).toBe('cli');
+    expect(importedLayers(join(SRC, 'kinds', 'registry', 'cli.ts')).map((i) => i.layer)).toEqual(expect.arrayContaining(['cli', 'kinds']));
   });
 });

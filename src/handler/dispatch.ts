@@ -7,7 +7,7 @@ import { log, logEvent } from './log';
 import { runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
-/** The event hooks of the registry's kinds (src/kinds, src/handler/kind-events.ts); undefined for any other type. */
+/** The event hooks of the registry's kinds (src/kinds/registry/lambda.ts, src/handler/kind-events.ts); undefined for any other type. */
 const hooksFor = eventHooks;
 
 function connectionOf(event: CfnEvent): ConnectionProperties {

@@ -12,7 +12,7 @@
  * Makes no changing call.
  */
 import { DpiClient, Job, Subscription } from '../client';
-import { ResourceTypes } from '../contract';
+import { ResourceTypes } from '../kinds';
 import { isStatus } from './errors';
 import { JournalRecord } from './journal';
 

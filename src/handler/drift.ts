@@ -16,11 +16,12 @@
  * See docs/handler.md ("Drift").
  */
 import { DpiClient } from '../client';
-import { DEFAULT_PIPELINE_METADATA_KEYS, ResourceTypes } from '../contract';
-import { isKindType, KIND_TYPES, KindType, KINDS } from '../kinds';
-import { Check, CHECKERS } from './drift-checkers';
+import { DEFAULT_PIPELINE_METADATA_KEYS } from '../contract';
+import { isKindType, KIND_TYPES, KINDS, KindType, ResourceTypes } from '../kinds';
+import { Check } from './drift-checkers';
 import { BulkReads, productOf, RefusedRead } from './drift-reads';
 import { Journal, JournalRecord } from './journal';
+import { LAMBDA_HOOKS } from '../kinds/registry/lambda';
 
 /** One deployed resource to check. */
 export interface DriftResource {
@@ -155,7 +156,7 @@ export async function checkResource(r: DriftResource, deps: DriftDeps, read?: Ch
   const params = read ? read.shown : await readShownParameters([r], deps.client);
   const subscriptionsKey = deps.pipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions;
   try {
-    const checker = CHECKERS[r.type as KindType];
+    const checker = LAMBDA_HOOKS[r.type as KindType].drift;
     await checker(c, { client: deps.client, reads: read?.reads ?? new BulkReads(deps.client), shown: params, subscriptionsKey }, rec);
   } catch (e) {
     if (!(e instanceof RefusedRead)) throw e;

@@ -1,15 +1,15 @@
 /**
- * The handler's hooks of each resource kind (the registry in src/kinds is the one list of kinds): the onEvent and
- * isComplete handlers (kind-events.ts, what the provider's dispatch uses), the drift check, the planner and the
- * `drift --fix` repair. Each table is a `PerKind` (the compiler refuses one that misses a kind); test/kinds checks every
- * kind has every hook. Not imported by the dispatch (the Lambda bundle does not carry the planners).
+ * Every handler hook of each resource kind, from the registry's Lambda and tools lists (src/kinds/registry/): the
+ * onEvent and isComplete handlers (with the journal that tags what they write), the drift check, the planner and the
+ * `drift --fix` repair. Not imported by the dispatch (the Lambda bundle does not carry the planners).
  */
 import { KINDS, KindType, PerKind } from '../kinds';
-import { CHECKERS, Checker } from './drift-checkers';
-import { eventHooks, IS_COMPLETE, IsCompleteFn, ON_EVENT, OnEventFn } from './kind-events';
-import { PLANNERS } from './plan';
+import { Checker } from './drift-checkers';
+import { eventHooks, IsCompleteFn, OnEventFn } from './kind-events';
 import { Planner } from './plan-common';
-import { REPAIRERS, Repairer } from './repair';
+import { Repairer } from './repair-common';
+import { LAMBDA_HOOKS } from '../kinds/registry/lambda';
+import { TOOLS_HOOKS } from '../kinds/registry/tools';
 
 export { kindRuntime, taggingJournal } from './kind-events';
 export type { IsCompleteFn, OnEventFn } from './kind-events';
@@ -24,11 +24,11 @@ export interface HandlerHooks {
 }
 
 function hooksOf(type: KindType): HandlerHooks {
-  return { ...eventHooks(type)!, drift: CHECKERS[type], planner: PLANNERS[type], repair: REPAIRERS[type] };
+  return { ...eventHooks(type)!, drift: LAMBDA_HOOKS[type].drift, planner: TOOLS_HOOKS[type].planner, repair: TOOLS_HOOKS[type].repair };
 }
 
 /** The handler's hooks by resource type (the onEvent/isComplete ones tag the journal documents). */
 export const HANDLER_HOOKS = Object.fromEntries(KINDS.map((k) => [k.type, hooksOf(k.type)])) as PerKind<HandlerHooks>;
 
-/** The raw tables (test/kinds checks each has every kind of the registry). */
-export const HANDLER_HOOK_TABLES = { onEvent: ON_EVENT, isComplete: IS_COMPLETE, drift: CHECKERS, planner: PLANNERS, repair: REPAIRERS } as const;
+/** The registry's handler lists (test/kinds checks each has every kind of the registry). */
+export const HANDLER_HOOK_TABLES = { lambda: LAMBDA_HOOKS, tools: TOOLS_HOOKS } as const;

@@ -5,9 +5,9 @@
  * state (a record that is gone, an unconfirmed earlier call) stay in the handlers; the plan assumes none.
  */
 import type { SubscriptionStatus, SubscriptionUpdate } from '../client';
-import type { PipelineDesired, Selection } from './notification-pipeline-state';
 import { Props, sameSet } from './props';
-import type { Applied, SubscriptionDesired } from './subscription-state';
+import type { PipelineDesired, Selection } from '../kinds/notification-pipeline/handler-state';
+import type { Applied, SubscriptionDesired } from '../kinds/subscription/handler-state';
 
 // ---- Custom::DpiSubscription ------------------------------------------------------------------------------------
 

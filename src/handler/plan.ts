@@ -4,25 +4,12 @@
  * disagree. The plan compares the deployed and the declared properties; it assumes the record is live and as last
  * deployed (a record that is gone or invalid is made anew by the deploy, which no template comparison can tell).
  */
-import { ResourceTypes } from '../contract';
-import { isKindType, KINDS, PerKind } from '../kinds';
+import { isKindType, KINDS } from '../kinds';
 import { asDelivered, change, changedProps, Planner, PlanParts } from './plan-common';
-import { historyRequestPlanner, productOrderJobsPlanner } from './plan-jobs';
-import { legacyPipelinePlanner } from './plan-legacy-pipeline';
-import { notificationPipelinePlanner } from './plan-notification-pipeline';
-import { subscriptionPlanner } from './plan-subscription';
 import { PlanAction, PlanEntry, PlanInput, PropertyChange } from './plan-types';
+import { TOOLS_HOOKS } from '../kinds/registry/tools';
 
 export * from './plan-types';
-
-/** The planner of each kind (one per kind of the registry). */
-export const PLANNERS: PerKind<Planner> = {
-  [ResourceTypes.SUBSCRIPTION]: subscriptionPlanner,
-  [ResourceTypes.NOTIFICATION_PIPELINE]: notificationPipelinePlanner,
-  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: legacyPipelinePlanner,
-  [ResourceTypes.HISTORY_REQUEST]: historyRequestPlanner,
-  [ResourceTypes.PRODUCT_ORDER_JOBS]: productOrderJobsPlanner,
-};
 
 /** The resource types `planResource` knows (every kind of the registry). */
 export const PLANNED_TYPES: readonly string[] = KINDS.map((k) => k.type);
@@ -49,7 +36,7 @@ export function planResource(given: PlanInput): PlanEntry {
   };
   const oldProps = input.oldProps === undefined ? undefined : asDelivered(input.oldProps) as Record<string, unknown>;
   const newProps = input.newProps === undefined ? undefined : asDelivered(input.newProps) as Record<string, unknown>;
-  const planner = isKindType(input.type) ? PLANNERS[input.type] : undefined;
+  const planner = isKindType(input.type) ? TOOLS_HOOKS[input.type].planner : undefined;
   let parts: PlanParts;
   let changes: PropertyChange[] = [];
   if (!planner) {

@@ -15,9 +15,9 @@ import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
-import { NotificationPipeline } from '../notifications/notification-pipeline';
+import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
+import { ISubscription } from '../kinds/subscription/construct';
 import { NotificationDelivery } from '../notifications/notification-type';
-import { ISubscription } from '../subscriptions/subscription';
 
 /** The namespace of the monitor's metrics. */
 export const SUBSCRIPTION_MONITOR_NAMESPACE = 'DataPipelineIntegration';

@@ -2,10 +2,10 @@ import { Annotations, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { NotificationPipeline } from './notification-pipeline';
 import { NotificationDelivery } from './notification-type';
 import { notifyOrAcknowledge } from '../alarm-actions';
 import { invalid } from '../connection/validation';
+import type { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 
 /** Options of `NotificationPipelineFleet.addAlarms()`. */
 export interface NotificationPipelineFleetAlarmOptions {

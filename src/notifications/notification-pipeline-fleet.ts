@@ -3,13 +3,13 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { addFleetAlarms, NotificationPipelineFleetAlarmOptions } from './fleet-alarms';
 import { fleetBucketOf } from './fleet-hash';
-import { NotificationPipeline } from './notification-pipeline';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationType, PartialFailure } from './notification-type';
 import { stackResourceLimit } from './resource-limit';
 import { useParentProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
+import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 
 /**
  * One remote identity of a `NotificationPipelineFleet`: its notification pipeline's settings. Optional settings

@@ -14,9 +14,10 @@ import { awsFailure } from '../../src/cli/commands/journal-access';
 import { orphansSeams } from '../../src/cli/commands/orphans';
 import { renderTable } from '../../src/cli/format';
 import { DpiClient, endpointsFromBase } from '../../src/client';
-import { DEFAULT_JOURNAL_TABLE, ResourceTypes } from '../../src/contract';
+import { DEFAULT_JOURNAL_TABLE } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
+import { ResourceTypes } from '../../src/kinds';
 import { CustomResourceEvent, HandlerModule } from '../../src/local/handler';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 

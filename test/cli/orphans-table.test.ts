@@ -13,10 +13,10 @@ import { orphansSeams } from '../../src/cli/commands/orphans';
 import { cloudView, findOrphans, localView, Rec } from '../../src/cli/commands/orphans-judge';
 import { CloudFormationSender, deployedResources } from '../../src/cli/deployed';
 import { DpiClient, endpointsFromBase } from '../../src/client';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import * as handler from '../../src/handler';
 import { dynamoJournal } from '../../src/handler/journal';
+import { ResourceTypes } from '../../src/kinds';
 import { startJournalServer } from '../../src/local/journal-server';
 import { LocalState, ResourceState } from '../../src/local/state';
 

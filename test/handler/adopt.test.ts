@@ -1,5 +1,5 @@
 import { daysAgo, HandlerHarness, SELLER_PIPELINE, TEST_READS, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 /**
  * Adoption (`existingSubscriptionId`, `existingHistoryTransactionId`): Create takes an existing record over without a

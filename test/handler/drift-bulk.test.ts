@@ -5,11 +5,11 @@
  * MODIFIED, a deleted one DELETED (through the single-read fallback: 404), another account's one NOT_CHECKED (403).
  */
 import { DpiClient } from '../../src/client';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import type { SubscriptionFixture } from '../../src/emulator/fixtures';
 import { checkDrift, DriftResource } from '../../src/handler/drift';
 import { Journal, JournalRecord } from '../../src/handler/journal';
+import { ResourceTypes } from '../../src/kinds';
 
 const ROLE = 'arn:aws:iam::123456789012:role/dpi-management';
 const TYPES = ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'];

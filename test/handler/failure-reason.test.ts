@@ -1,7 +1,7 @@
 import { HandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { failureReason, HANDLER_LOG_GROUP_ENV, HandlerError, handlerLogGroup, MAX_REASON_LENGTH, registerSecret } from '../../src/handler/errors';
+import { ResourceTypes } from '../../src/kinds';
 
 const SUBSCRIPTION = {
   ProductId: '3001',

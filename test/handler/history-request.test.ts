@@ -1,5 +1,5 @@
 import { daysAgo, HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.HISTORY_REQUEST;
 

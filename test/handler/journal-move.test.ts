@@ -8,9 +8,9 @@
  */
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { dynamoJournal } from '../../src/handler/journal';
 import { checkJournalMove } from '../../src/handler/journal-move';
+import { ResourceTypes } from '../../src/kinds';
 
 const SUB = ResourceTypes.SUBSCRIPTION;
 let h: HandlerHarness;

@@ -4,9 +4,9 @@
  */
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
 import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../src/handler/journal-provided';
+import { ResourceTypes } from '../../src/kinds';
 
 const SUBSCRIPTION = {
   ProductId: '3001',

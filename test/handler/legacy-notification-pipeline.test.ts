@@ -1,5 +1,5 @@
 import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.LEGACY_NOTIFICATION_PIPELINE;
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:legacy-notifications';

@@ -1,7 +1,7 @@
 import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
 import { runDpi } from '../../src/cli/program';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
+import { ResourceTypes } from '../../src/kinds';
 import { serviceRemovesUnrecordedPipelines } from '../faults/operator';
 
 const T = ResourceTypes.NOTIFICATION_PIPELINE;

@@ -4,9 +4,9 @@
  * resumed with today's declaration.
  */
 import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_FIXTURES } from '../../src/emulator';
 import { dynamoJournal } from '../../src/handler/journal';
+import { ResourceTypes } from '../../src/kinds';
 
 const SUB = ResourceTypes.SUBSCRIPTION;
 const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ResourceTypes } from '../../src/contract';
 import { planResource } from '../../src/handler/plan';
-import { HISTORY_REQUEST_PROPS, PRODUCT_ORDER_JOBS_PROPS } from '../../src/handler/plan-jobs';
-import { LEGACY_PIPELINE_PROPS } from '../../src/handler/plan-legacy-pipeline';
-import { PIPELINE_PROPS } from '../../src/handler/plan-notification-pipeline';
-import { SUBSCRIPTION_PROPS } from '../../src/handler/plan-subscription';
+import { ResourceTypes } from '../../src/kinds';
+import { HISTORY_REQUEST_PROPS } from '../../src/kinds/history-request/plan';
+import { LEGACY_PIPELINE_PROPS } from '../../src/kinds/legacy-notification-pipeline/plan';
+import { PIPELINE_PROPS } from '../../src/kinds/notification-pipeline/plan';
+import { PRODUCT_ORDER_JOBS_PROPS } from '../../src/kinds/product-order-jobs/plan';
+import { SUBSCRIPTION_PROPS } from '../../src/kinds/subscription/plan';
 
 /**
  * docs/constructs.md's "What a change does" tables, checked against `planResource` (the handler's decisions): every

@@ -1,6 +1,6 @@
 import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
 import { expectAgreement, planAndRun } from './plan-helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 let h: HandlerHarness;
 let subId: string;

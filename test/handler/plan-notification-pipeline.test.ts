@@ -1,6 +1,7 @@
 import { EB_ROLE, HandlerHarness, ROLE, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { expectAgreement, planAndRun } from './plan-helpers';
-import { NotificationPipelineAttributes as A, ResourceTypes } from '../../src/contract';
+import { NotificationPipelineAttributes as A } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.NOTIFICATION_PIPELINE;
 /** A seller pipeline with a queue type and an event-bus type. */

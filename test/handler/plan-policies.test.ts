@@ -1,7 +1,7 @@
 import { SELLER_PIPELINE } from './helpers';
 import { planTemplatePair } from '../../src/cli/commands/plan-compare';
-import { ResourceTypes } from '../../src/contract';
 import { planResource } from '../../src/handler/plan';
+import { ResourceTypes } from '../../src/kinds';
 import { Template } from '../../src/local/template';
 
 // CloudFormation's own policies: a resource it keeps gets no Delete, so the handler never ends the record.

@@ -1,9 +1,9 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { expectAgreement, planAndRun, Ran, Step } from './plan-helpers';
 import { readJournalHints } from '../../src/cli/commands/plan-journal';
-import { ResourceTypes } from '../../src/contract';
 import { dynamoJournal } from '../../src/handler/journal';
 import { planResource, PlanJournalHint } from '../../src/handler/plan';
+import { ResourceTypes } from '../../src/kinds';
 
 // The review's plan-vs-handler findings, asserted against what the handler then does (emulator request log, journal).
 const T = ResourceTypes.SUBSCRIPTION;

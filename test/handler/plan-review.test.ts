@@ -1,8 +1,8 @@
 import { SELLER_PIPELINE } from './helpers';
 import { tripsGate } from '../../src/cli/commands/plan';
 import { planTemplatePairs, TemplatePair } from '../../src/cli/commands/plan-compare';
-import { ResourceTypes } from '../../src/contract';
 import { planResource, PlanEntry } from '../../src/handler/plan';
+import { ResourceTypes } from '../../src/kinds';
 import { Template } from '../../src/local/template';
 
 // Findings of the review of `dpi plan` (issue 23): values decided at deploy time, adoption, ownership, --from.

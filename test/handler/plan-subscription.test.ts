@@ -1,7 +1,7 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { expectAgreement, planAndRun } from './plan-helpers';
-import { ResourceTypes } from '../../src/contract';
 import { planResource } from '../../src/handler/plan';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.SUBSCRIPTION;
 const BASE = {

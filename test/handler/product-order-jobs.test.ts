@@ -1,6 +1,6 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { CfnEvent } from '../../src/handler';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.PRODUCT_ORDER_JOBS;
 

@@ -1,6 +1,6 @@
 import { HandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
+import { ResourceTypes } from '../../src/kinds';
 
 /**
  * The handler's rate-limit waits: one `rate limited` log entry per wait (the local runner turns it into a stderr

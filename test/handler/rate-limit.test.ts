@@ -1,5 +1,5 @@
 import { HandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 /**
  * The service's rate limit (scaled down: 4 requests per 10 s of the emulator clock): the handler's client honours

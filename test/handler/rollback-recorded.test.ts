@@ -6,7 +6,7 @@
  * stack in UPDATE_ROLLBACK_FAILED.
  */
 import { daysAgo, HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 let h: HandlerHarness;
 useHandlerHarness((started) => {

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { HandlerHarness, SECRET_ARN, SELLER_PIPELINE, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime } from '../../src/handler';
+import { ResourceTypes } from '../../src/kinds';
 
 // The AWS SDK clients as the Lambda runtime provides them (mocked: no AWS access in tests).
 const sdkCalls: Array<{ client: string; input: unknown }> = [];

@@ -1,6 +1,6 @@
 import { daysAgo, HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
 import { CfnEvent } from '../../src/handler';
+import { ResourceTypes } from '../../src/kinds';
 
 /**
  * Counts the service calls the handler makes per lifecycle event (from the emulator's request log) and

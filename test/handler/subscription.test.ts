@@ -1,5 +1,5 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
-import { ResourceTypes } from '../../src/contract';
+import { ResourceTypes } from '../../src/kinds';
 
 const T = ResourceTypes.SUBSCRIPTION;
 const BASE = {

@@ -3,10 +3,10 @@
  * and falls back to the document's shape only for untagged (older) documents.
  */
 import { recordType, typeFromShape } from '../../src/cli/commands/orphans-judge';
-import { ResourceTypes } from '../../src/contract';
+
 import type { Journal, JournalRecord } from '../../src/handler/journal';
 import { taggingJournal } from '../../src/handler/kinds';
-import { tagDoc, taggedKind } from '../../src/kinds';
+import { ResourceTypes, tagDoc, taggedKind } from '../../src/kinds';
 import { HandlerHarness, useHandlerHarness } from '../handler/helpers';
 
 /** Documents as versions before the tag wrote them, one per kind. */

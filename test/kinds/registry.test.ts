@@ -1,17 +1,32 @@
 /**
- * The registry of resource kinds is the ONE list every part iterates: a kind missing from a hook table (handler or
- * command line), from the contract's list of types, or with a journal state its handler does not declare fails here.
+ * The registry of resource kinds is the ONE list every part iterates, and a kind's code is its folder
+ * (src/kinds/<kind>/): a kind missing from one of the registry's lists (src/kinds/registry/), a kind folder missing a
+ * part, a per-kind table outside the registry, or a journal state its handler does not declare fails here.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { DELETE_PROPERTIES } from '../../src/cli/commands/orphans-fix';
-import { ORPHAN_HOOK_TABLES } from '../../src/cli/commands/orphans-kinds';
-import { ResourceTypes } from '../../src/contract';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { HANDLER_HOOK_TABLES, HANDLER_HOOKS } from '../../src/handler/kinds';
 import { PLANNED_TYPES } from '../../src/handler/plan';
-import { CLOSED_STATES, KIND_TYPES, kindOf, KINDS, kindsInFixOrder } from '../../src/kinds';
+import * as api from '../../src/index';
+import { CLOSED_STATES, KIND_TYPES, kindOf, KINDS, kindsInFixOrder, ResourceTypes } from '../../src/kinds';
+import { CLI_HOOKS } from '../../src/kinds/registry/cli';
 import { TYPE_WIDTH } from '../../src/local/output';
 import { WAITER_TYPES } from '../../src/local/runner-helpers';
+
+const SRC = resolve(__dirname, '..', '..', 'src');
+const KINDS_DIR = join(SRC, 'kinds');
+
+/** A kind's folder: its type's name in kebab case (`Custom::DpiHistoryRequest` -> `history-request`). */
+function folderOf(type: string): string {
+  return type.replace(/^Custom::Dpi/, '').replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
 
 const types = KINDS.map((k) => k.type).sort();
 
@@ -26,9 +41,12 @@ describe('the kinds registry', () => {
     expect(Object.keys(table).sort()).toEqual(types);
   });
 
-  test.each(Object.entries(ORPHAN_HOOK_TABLES))('the orphans hook table %s has exactly the kinds of the registry', (_name, table) => {
-    expect(Object.keys(table).sort()).toEqual(types);
-    for (const t of types) expect(typeof (table as Record<string, unknown>)[t]).toBe('function');
+  test('the command-line list has exactly the kinds of the registry, each with every hook', () => {
+    expect(Object.keys(CLI_HOOKS).sort()).toEqual(types);
+    for (const k of KINDS) {
+      expect(typeof CLI_HOOKS[k.type].holdings).toBe('function');
+      expect(typeof CLI_HOOKS[k.type].deleteProperties).toBe('function');
+    }
   });
 
   test.each(KINDS.map((k) => [k.type, k] as const))('%s has every hook (isComplete exactly when it is polled)', (type, k) => {
@@ -51,7 +69,6 @@ describe('the kinds registry', () => {
     const order = kindsInFixOrder().map((k) => k.type);
     expect(order.indexOf(ResourceTypes.SUBSCRIPTION)).toBe(order.length - 1);
     expect(order.indexOf(ResourceTypes.HISTORY_REQUEST)).toBeLessThan(order.indexOf(ResourceTypes.NOTIFICATION_PIPELINE));
-    expect(Object.keys(DELETE_PROPERTIES).sort()).toEqual(types);
   });
 
   test('kindOf knows the types of the registry only', () => {
@@ -65,39 +82,67 @@ describe('the kinds registry', () => {
   });
 });
 
-/** The handler files of each kind (the journal writes in them are the kind's). */
-const HANDLER_FILES: Record<string, string[]> = {
-  [ResourceTypes.SUBSCRIPTION]: ['subscription.ts', 'subscription-state.ts', 'subscription-adoption.ts', 'creates.ts'],
-  [ResourceTypes.NOTIFICATION_PIPELINE]: ['notification-pipeline.ts', 'notification-pipeline-state.ts'],
-  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: ['legacy-notification-pipeline.ts'],
-  [ResourceTypes.HISTORY_REQUEST]: ['history-request.ts'],
-  [ResourceTypes.PRODUCT_ORDER_JOBS]: ['product-order-jobs.ts'],
+/** Handler files outside the kind folders whose journal writes are a kind's (shared by the creates of several kinds). */
+const SHARED_WRITERS: Record<string, string[]> = {
+  [ResourceTypes.SUBSCRIPTION]: ['handler/creates.ts'],
 };
-
-const HANDLER_DIR = resolve(__dirname, '..', '..', 'src', 'handler');
 
 /** The state literals a file writes (`journal.create<…>(key, 'x'` / `journal.save(rec, 'x'`). */
 function writtenStates(file: string): string[] {
-  const text = readFileSync(join(HANDLER_DIR, file), 'utf8');
+  const text = readFileSync(join(SRC, file), 'utf8');
   return [...text.matchAll(/journal\.(?:create|save)(?:<[^>]*>)?\([^,()]+,\s*'([a-z]+)'/g)].map((m) => m[1]);
 }
 
 describe('journal states', () => {
   test('the scan sees the states a handler writes', () => {
-    expect(writtenStates('history-request.ts')).toEqual(expect.arrayContaining(['creating', 'active', 'deleted']));
+    expect(writtenStates('kinds/history-request/handler.ts')).toEqual(expect.arrayContaining(['creating', 'active', 'deleted']));
   });
 
   test.each(KINDS.map((k) => [k.type, k] as const))('every state the %s handler writes is one of its states', (type, k) => {
-    const files = HANDLER_FILES[type];
-    expect(files).toBeDefined();
+    const files = [...tsFiles(join(KINDS_DIR, folderOf(type))).map((f) => relative(SRC, f)), ...(SHARED_WRITERS[type] ?? [])];
     const written = [...new Set(files.flatMap(writtenStates))];
     expect(written.length).toBeGreaterThan(0);
     expect(written.filter((s) => !(k.states as readonly string[]).includes(s))).toEqual([]);
   });
 
-  test('every handler file of a kind is listed (a new handler file of a kind must name its kind)', () => {
-    const writers = readdirSync(HANDLER_DIR).filter((f) => f.endsWith('.ts') && writtenStates(f).length > 0);
-    const listed = new Set([...Object.values(HANDLER_FILES).flat(), 'common.ts', 'journal.ts']);
+  test('outside the kind folders, only the shared files write journal states', () => {
+    const writers = tsFiles(join(SRC, 'handler')).map((f) => relative(SRC, f)).filter((f) => writtenStates(f).length > 0);
+    const listed = new Set([...Object.values(SHARED_WRITERS).flat(), 'handler/common.ts', 'handler/journal.ts']);
     expect(writers.filter((f) => !listed.has(f))).toEqual([]);
+  });
+});
+
+/** The parts of a kind's folder (each file of that name; a part may be split into `<part>-<more>.ts`). */
+const PARTS = ['wire', 'construct', 'handler', 'drift', 'plan', 'repair', 'orphans'] as const;
+
+describe('a kind is its folder and one entry in each list of the registry', () => {
+  test.each(KINDS.map((k) => [k.type, k] as const))('%s has its folder with every part', (type) => {
+    const dir = join(KINDS_DIR, folderOf(type));
+    expect(PARTS.filter((p) => !existsSync(join(dir, `${p}.ts`)))).toEqual([]);
+    // Its definition is the folder's: the type literal is written there and nowhere else in src/.
+    const writers = tsFiles(SRC).filter((f) => readFileSync(f, 'utf8').includes(`'${type}'`)).map((f) => relative(SRC, f));
+    expect(writers).toEqual([`kinds/${folderOf(type)}/wire.ts`]);
+  });
+
+  test('the folders under src/kinds are the kinds of the registry and the registry itself', () => {
+    const folders = readdirSync(KINDS_DIR).filter((n) => statSync(join(KINDS_DIR, n)).isDirectory()).sort();
+    expect(folders).toEqual([...KINDS.map((k) => folderOf(k.type)), 'registry'].sort());
+  });
+
+  test('every kind\'s construct is in the registry\'s construct list, and that list is the public API', () => {
+    const list = readFileSync(join(KINDS_DIR, 'registry', 'constructs.ts'), 'utf8');
+    for (const k of KINDS) expect(list).toContain(`export * from '../${folderOf(k.type)}/construct';`);
+    expect(readFileSync(join(SRC, 'index.ts'), 'utf8')).toContain("export * from './kinds/registry/constructs';");
+    for (const name of ['Subscription', 'NotificationPipeline', 'LegacyNotificationPipeline', 'HistoryRequest', 'ProductOrderJobs']) {
+      expect(typeof (api as Record<string, unknown>)[name]).toBe('function');
+    }
+  });
+
+  test('no table of kinds is kept outside the registry (a new kind needs no entry anywhere else)', () => {
+    const tables = tsFiles(SRC).filter((f) => !f.startsWith(join(KINDS_DIR, 'registry')))
+      .flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/:\s*PerKind</g)].map(() => relative(SRC, f)));
+    expect(tables).toEqual([]);
+    // The check sees a table: the registry's lists are ones.
+    expect(readFileSync(join(KINDS_DIR, 'registry', 'cli.ts'), 'utf8')).toMatch(/:\s*PerKind</);
   });
 });

@@ -5,14 +5,12 @@
  * the adoption changed where the handler can), or the journal alone where the handler has nothing to restore; refused
  * and unresolved records are skipped.
  */
-import { DONE, Doc, Orphan, Rec, shortType, str } from './orphans-judge';
-import { ResourceTypes } from '../../contract';
+import { DONE, Doc, Orphan, Rec, shortType } from './orphans-judge';
+
 import type { Journal } from '../../handler/journal';
 import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../handler/journal-provided';
-import {
-  HistoryRequestWire, isKindType, KINDS, kindsInFixOrder, LegacyNotificationPipelineWire, NotificationPipelineWire, PerKind, ProductOrderJobsWire,
-  SubscriptionWire,
-} from '../../kinds';
+import { isKindType, KINDS, kindsInFixOrder } from '../../kinds';
+import { CLI_HOOKS } from '../../kinds/registry/cli';
 import { HandlerModule, invokeWithContext } from '../../local/handler';
 import { LocalState, writeState } from '../../local/state';
 import { RunContext } from '../context';
@@ -44,48 +42,10 @@ function connectionProperty(urls: Record<string, string>, table: string, recorde
   };
 }
 
-/** The properties a Delete of a record of a kind needs, from its journal document. */
-type DeleteProperties = (o: Orphan, d: Doc) => Record<string, unknown>;
-
-/** The Delete properties of each kind (one per kind of the registry). */
-export const DELETE_PROPERTIES: PerKind<DeleteProperties> = {
-  [ResourceTypes.NOTIFICATION_PIPELINE]: (_o, d) => {
-    const sel = (d.selection ?? {}) as { types?: string[]; roleArn?: string; ebRoleArn?: string; region?: string; accountType?: string };
-    return {
-      RemoteIdentityId: str(d.identity),
-      AccountType: str(sel.accountType),
-      NotificationTypes: sel.types ?? [],
-      RoleArn: str(sel.roleArn),
-      ...(sel.ebRoleArn ? { EbToFhRoleArn: sel.ebRoleArn } : {}),
-      DeploymentRegion: str(sel.region),
-    } satisfies Partial<NotificationPipelineWire>;
-  },
-  [ResourceTypes.LEGACY_NOTIFICATION_PIPELINE]: (o, d) => {
-    const applied = (d.applied ?? {}) as { queueArn?: string; types?: string[] };
-    return {
-      SubscriptionId: str(o.physicalId ?? d.subscriptionId),
-      RemoteIdentityId: str(d.identity),
-      QueueArn: str(applied.queueArn),
-      NotificationTypes: applied.types ?? [],
-      Retired: 'false',
-    } satisfies Partial<LegacyNotificationPipelineWire>;
-  },
-  [ResourceTypes.SUBSCRIPTION]: (_o, d) => {
-    const applied = (d.applied ?? {}) as { storageGroupId?: number };
-    return {
-      ProductId: str(d.product),
-      ...(d.identity !== undefined ? { RemoteIdentityId: str(d.identity) } : {}),
-      ...(applied.storageGroupId !== undefined ? { StorageGroupId: str(applied.storageGroupId) } : {}),
-    } satisfies Partial<SubscriptionWire>;
-  },
-  [ResourceTypes.HISTORY_REQUEST]: (_o, d) => ({ SubscriptionId: str(d.subscriptionId) } satisfies Partial<HistoryRequestWire>),
-  [ResourceTypes.PRODUCT_ORDER_JOBS]: (_o, d) => ({ SubscriptionId: str(d.subscriptionId) } satisfies Partial<ProductOrderJobsWire>),
-};
-
 /** The properties a Delete of the record needs (the recorded ones when the local state has them, else from the journal). */
 function deleteProperties(o: Orphan, rec: Rec): Record<string, unknown> {
   if (o.properties) return { ...o.properties };
-  return isKindType(o.type) ? DELETE_PROPERTIES[o.type](o, rec.doc) : {};
+  return isKindType(o.type) ? CLI_HOOKS[o.type].deleteProperties(o, rec.doc) : {};
 }
 
 /** Attempt states the handler's Delete leaves as they are when it cannot tell what the attempt made. */

@@ -4,9 +4,9 @@
  * gone is either the library's to remove (an **orphan**: the resource made it) or the user's to keep (**retained**:
  * its removal policy is RETAIN, or it existed before the stack and was adopted). See docs/cli.md ("dpi orphans").
  */
-import { ResourceTypes } from '../../contract';
+
 import type { JournalClaim, JournalRecord } from '../../handler/journal';
-import { isKindType, kindOf, KINDS, taggedKind } from '../../kinds';
+import { isKindType, kindOf, KINDS, ResourceTypes, taggedKind } from '../../kinds';
 import type { LocalState, ResourceState } from '../../local/state';
 import { DeployedStack, journalKeyOf, resourcesByJournalKey } from '../deployed';
 import { renderTable } from '../format';

@@ -6,8 +6,9 @@
  * **retained** (`--fix` releases them, nothing is ended); records the service refuses to show are **refused**
  * (nothing is done). See docs/cli.md ("dpi orphans") and docs/handler.md ("Recovery paths and residual cases").
  *
- * Parts: orphans-judge.ts (what is deployed, whose a record is), orphans-holdings.ts (the service reads),
- * orphans-fix.ts (`--fix`).
+ * Parts: orphans-judge.ts (what is deployed, whose a record is), orphans-reads.ts (the service reads),
+ * orphans-holdings.ts (what a record holds: each kind's `holdings` hook, src/kinds/<kind>/orphans.ts), orphans-fix.ts
+ * (`--fix`).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,0 +1,157 @@
+/**
+ * The props and option interfaces of `NotificationPipeline` (kept apart from the construct to keep files small).
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { ServiceConnection } from '../../connection/service-connection';
+import { INotificationPipelineRoles } from '../../notifications/notification-pipeline-roles';
+import { AccountType, NotificationType, PartialFailure } from '../../notifications/notification-type';
+
+/** Options of `NotificationPipeline.addAlarms()`. */
+export interface NotificationPipelineAlarmOptions {
+  /**
+   * Alarm when the oldest message of the object-notification queue is older than this.
+   *
+   * @default Duration.hours(1)
+   */
+  readonly maxMessageAge?: Duration;
+
+  /**
+   * Alarm when records wait longer than this before the delivery stream writes them (queue types only).
+   *
+   * @default Duration.minutes(15)
+   */
+  readonly maxDeliveryDelay?: Duration;
+
+  /**
+   * A topic the alarms notify (alarm and OK).
+   *
+   * @default - no action
+   */
+  readonly alarmTopic?: sns.ITopic;
+}
+
+/**
+ * Properties of a `NotificationPipeline`.
+ */
+export interface NotificationPipelineProps {
+  /** Connection to the service. */
+  readonly connection: ServiceConnection;
+
+  /**
+   * The remote identity (seller: type 17, vendor: type 18) whose notifications
+   * the pipeline delivers. Changing it replaces the pipeline.
+   */
+  readonly remoteIdentityId: number;
+
+  /**
+   * The account type of the remote identity; it decides which notification
+   * types are allowed. Changing it replaces the pipeline.
+   */
+  readonly accountType: AccountType;
+
+  /** The notification types to subscribe (non-empty, no duplicates, valid for the account type). */
+  readonly notificationTypes: NotificationType[];
+
+  /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
+  readonly roles: INotificationPipelineRoles;
+
+  /**
+   * The AWS region in which the service provisions the pipeline's delivery
+   * resources; one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1,
+   * ap-east-1.
+   *
+   * @default - the stack's region (required when the stack is environment-agnostic)
+   */
+  readonly deploymentRegion?: string;
+
+  /**
+   * Destination (storage group) ID recorded with the pipeline's subscription.
+   *
+   * @default - none
+   */
+  readonly storageGroupId?: number;
+
+  /**
+   * Display name of the pipeline's subscription.
+   *
+   * @default - the service's default name
+   */
+  readonly name?: string;
+
+  /**
+   * What to do when some types fail to subscribe.
+   *
+   * @default PartialFailure.FAIL
+   */
+  readonly partialFailure?: PartialFailure;
+
+  /**
+   * What happens to the pipeline when the resource leaves the stack (removed
+   * from the app, the stack deleted, the resource replaced). `RETAIN` and
+   * `DESTROY` are accepted.
+   *
+   * - `DESTROY` deletes the pipeline (upstream subscriptions and the
+   *   pipeline-specific delivery resources) and marks its subscription invalid.
+   * - `RETAIN` keeps the pipeline running and releases it: the resource is
+   *   still rendered with DeletionPolicy `Delete`, so CloudFormation shows it
+   *   deleted, while the handler only marks its lifecycle journal record
+   *   `released` (for an adopted pipeline it restores what the adoption
+   *   changed where it can). Another stack may then adopt it
+   *   (`existingSubscriptionId`), and `dpi orphans` never lists it.
+   *
+   * `DESTROY` on an adopted pipeline (`existingSubscriptionId`) is an explicit
+   * choice: the pipeline that existed before the stack is then deleted when
+   * the stack is deleted, when the resource is replaced, and when the deploy
+   * that adopted it rolls back.
+   *
+   * A Delete uses the properties of the last successful deploy: change the
+   * removal policy in a deploy before the one that removes the resource.
+   *
+   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set, otherwise RemovalPolicy.DESTROY
+   */
+  readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * The ID of the existing product-107 subscription of a unified pipeline
+   * to adopt instead of creating a pipeline.
+   *
+   * Create then makes no new pipeline: it checks that the subscription exists
+   * and is live, claims it and the remote identity for this resource (refused,
+   * naming the owner, when another resource manages either) and reconciles the
+   * pipeline to the declared selection with the unified update (the service
+   * shows no read of a pipeline's types, roles or region, so the update is
+   * always sent; its result is what later updates and the delete rely on).
+   * `removalPolicy` then defaults to `RETAIN`: a delete releases the pipeline
+   * and leaves it running.
+   *
+   * @default - a new pipeline is created
+   */
+  readonly existingSubscriptionId?: number;
+}
+
+/**
+ * Options of `NotificationPipeline.addConsumer()`.
+ */
+export interface NotificationConsumerOptions {
+  /**
+   * Maximum number of queue messages per invocation.
+   *
+   * @default 10
+   */
+  readonly batchSize?: number;
+
+  /**
+   * Maximum time to gather messages before invoking.
+   *
+   * @default - no batching window
+   */
+  readonly maxBatchingWindow?: Duration;
+
+  /**
+   * Whether the function reports individual failed messages.
+   *
+   * @default true
+   */
+  readonly reportBatchItemFailures?: boolean;
+}

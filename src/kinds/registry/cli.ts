@@ -1,0 +1,29 @@
+/**
+ * The registry's list of each kind's command-line hooks (`dpi orphans`): what a record still holds, read from the
+ * service, and the properties of the Delete that ends it, from the kind's folder. The compiler refuses a kind that is
+ * missing. The kind's names (TYPE column) and facts (removal policy, adoption, fix order) are its definition's.
+ */
+import { HistoryRequestKind, LegacyNotificationPipelineKind, NotificationPipelineKind, PerKind, ProductOrderJobsKind, SubscriptionKind } from './kinds';
+import type { DeleteProperties, Holdings } from '../../cli/commands/orphans-reads';
+import { historyDelete, historyHoldings } from '../history-request/orphans';
+import { legacyDelete, legacyHoldings } from '../legacy-notification-pipeline/orphans';
+import { pipelineDelete, pipelineHoldings } from '../notification-pipeline/orphans';
+import { orderJobsDelete, orderJobsHoldings } from '../product-order-jobs/orphans';
+import { subscriptionDelete, subscriptionHoldings } from '../subscription/orphans';
+
+/** The command-line hooks of one kind. */
+export interface CliHooks {
+  /** What a record still holds (reads the service; sets `holds`, `serviceIds`, `unresolved`, `moot`). */
+  readonly holdings: Holdings;
+  /** The properties of the Delete that ends a record, from its journal document. */
+  readonly deleteProperties: DeleteProperties;
+}
+
+/** The command-line hooks of each kind. */
+export const CLI_HOOKS: PerKind<CliHooks> = {
+  [NotificationPipelineKind.type]: { holdings: pipelineHoldings, deleteProperties: pipelineDelete },
+  [LegacyNotificationPipelineKind.type]: { holdings: legacyHoldings, deleteProperties: legacyDelete },
+  [SubscriptionKind.type]: { holdings: subscriptionHoldings, deleteProperties: subscriptionDelete },
+  [HistoryRequestKind.type]: { holdings: historyHoldings, deleteProperties: historyDelete },
+  [ProductOrderJobsKind.type]: { holdings: orderJobsHoldings, deleteProperties: orderJobsDelete },
+};
