@@ -8,7 +8,7 @@
  * commands does not load it; tests pass a fake client (`send` receives the SDK's command objects).
  */
 import type * as cfnSdk from '@aws-sdk/client-cloudformation';
-import { journalKeysOfTemplate } from '../handler/drift';
+import { journalKeysOfTemplate } from '../handler/journal-keys';
 
 export { journalKeysOfTemplate };
 

@@ -8,8 +8,9 @@
  * line (declared -> live; never a secret). Makes no changing call.
  */
 import { ConnectionProperties } from '../contract';
-import { checkDrift, describeRow, DriftResource, isDpiType, isDrifted, journalKeysOfTemplate } from './drift';
+import { checkDrift, describeRow, DriftResource, isDpiType, isDrifted } from './drift';
 import { messageOf } from './errors';
+import { journalKeysOfTemplate } from './journal-keys';
 import { log } from './log';
 import { emitMetricLine, MONITOR_NAMESPACE } from './monitor';
 import { runtimeFor } from './runtime';
