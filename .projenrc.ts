@@ -32,10 +32,11 @@ const project = new awscdk.AwsCdkConstructLibrary({
 
   // The handler, client, emulator and CLI are bundled with esbuild and are not
   // part of the jsii public API; nor are the handler and command-line parts of each kind's folder (src/kinds/<kind>/:
-  // handler, drift, plan, repair, orphans) and the registry's lists of them.
+  // handler, drift, plan, repair, orphans, resolve) and the registry's lists of them.
   excludeTypescript: [
     'src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**',
-    'src/kinds/*/handler*.ts', 'src/kinds/*/drift.ts', 'src/kinds/*/plan.ts', 'src/kinds/*/repair.ts', 'src/kinds/*/orphans.ts',
+    'src/kinds/*/handler*.ts', 'src/kinds/*/drift*.ts', 'src/kinds/*/plan*.ts', 'src/kinds/*/repair*.ts', 'src/kinds/*/orphans*.ts',
+    'src/kinds/*/resolve*.ts',
     'src/kinds/registry/lambda.ts', 'src/kinds/registry/tools.ts', 'src/kinds/registry/cli.ts',
   ],
   lambdaAutoDiscover: false,

@@ -2,8 +2,8 @@
  * The layers import downward only: the command line (src/cli) sits on everything else; the handler and the local
  * runner never import it (the Lambda must not depend on the command line); the emulator imports nothing of the rest of
  * src/ (it is an independent witness). A kind's folder (src/kinds/<kind>/) holds a file of each layer, so the layer of
- * a file there is its part (wire: pure; construct; handler, drift, plan, repair: the handler; orphans: the command
- * line), and the registry's lists (src/kinds/registry/) are each of the layer they list.
+ * a file there is its part (wire: pure; construct; handler, drift, plan, repair: the handler; orphans, resolve: the
+ * command line), and the registry's lists (src/kinds/registry/) are each of the layer they list.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -19,7 +19,7 @@ function files(dir: string): string[] {
 
 /** The layer of each part of a kind's folder (a part may be split into `<part>-<more>.ts`). */
 const KIND_PARTS: Record<string, string> = {
-  wire: 'kinds', construct: 'constructs', handler: 'handler', drift: 'handler', plan: 'handler', repair: 'handler', orphans: 'cli',
+  wire: 'kinds', construct: 'constructs', handler: 'handler', drift: 'handler', plan: 'handler', repair: 'handler', orphans: 'cli', resolve: 'cli',
 };
 
 /** The layer of each list of the registry. */

@@ -80,6 +80,17 @@ export interface KindDefinition<T extends string = string, W = unknown, S extend
   readonly attributes: readonly string[];
   /** Every journal state a record of the kind can be in. */
   readonly states: readonly S[];
+  /**
+   * The states of a create whose answer was lost (sent, its outcome not confirmed by the service). `dpi journal
+   * resolve` settles a record in one of them, after the check that state has (`attemptChecks` of a kind's command-line
+   * hooks, or the shared check of `recording`, the create of src/handler/creates.ts); test/kinds checks each has one.
+   */
+  readonly unconfirmedStates: readonly S[];
+  /**
+   * The states the handler's Delete leaves as they are when it cannot tell what the attempt made: `dpi orphans --fix`
+   * leaves a record in one of them as it is (never marks it deleted).
+   */
+  readonly undecidedStates: readonly S[];
   /** Whether the Delete takes the `RemovalPolicy` property (`retain` releases the record). */
   readonly removalPolicy: boolean;
   /** The claim namespace of the record's service ID, when the journal claims it. */

@@ -32,7 +32,11 @@ const types = KINDS.map((k) => k.type).sort();
 
 describe('the kinds registry', () => {
   test('lists every resource type of the contract, once', () => {
-    expect(types).toEqual(Object.values(ResourceTypes).sort());
+    // Each constant is its type's name in upper snake case (ResourceTypes is built from the kinds' definitions).
+    expect(Object.entries(ResourceTypes).map(([name, type]) => [name, type.replace(/^Custom::Dpi/, '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()]))
+      .toEqual(Object.entries(ResourceTypes).map(([name]) => [name, name]));
+    expect(Object.values(ResourceTypes).sort()).toEqual(types);
+    expect(types.every((t) => t.startsWith('Custom::Dpi'))).toBe(true);
     expect(new Set(KIND_TYPES).size).toBe(KINDS.length);
     expect(new Set(KINDS.map((k) => k.shortName)).size).toBe(KINDS.length);
   });
@@ -63,7 +67,8 @@ describe('the kinds registry', () => {
 
   test('the plan, the local runner and the orphans fix order iterate the registry', () => {
     expect([...PLANNED_TYPES].sort()).toEqual(types);
-    expect([...WAITER_TYPES]).toEqual([ResourceTypes.HISTORY_REQUEST]);
+    expect([...WAITER_TYPES].sort()).toEqual(KINDS.filter((k) => k.polled).map((k) => k.type).sort());
+    expect(WAITER_TYPES.has(ResourceTypes.HISTORY_REQUEST)).toBe(true);
     expect(TYPE_WIDTH).toBeGreaterThanOrEqual(Math.max(...types.map((t) => t.length)));
     // What hangs off a subscription is removed before the subscription.
     const order = kindsInFixOrder().map((k) => k.type);
@@ -77,6 +82,22 @@ describe('the kinds registry', () => {
     expect(kindOf(undefined)).toBeUndefined();
   });
 
+  test('every unconfirmed state has the check dpi journal resolve makes, and no state has two', () => {
+    const checks = new Map<string, string[]>([['recording', ['the shared create']]]);
+    for (const k of KINDS) {
+      for (const s of Object.keys(CLI_HOOKS[k.type].attemptChecks ?? {})) {
+        checks.set(s, [...(checks.get(s) ?? []), k.shortName]);
+        // A kind checks only states of its own.
+        expect(k.unconfirmedStates as readonly string[]).toContain(s);
+      }
+    }
+    for (const k of KINDS) for (const s of k.unconfirmedStates) expect([k.shortName, s, checks.has(s)]).toEqual([k.shortName, s, true]);
+    expect([...checks].filter(([, by]) => by.length > 1)).toEqual([]);
+    // The states dpi journal resolve and dpi orphans --fix know are the kinds' (a new kind's states join them).
+    expect(new Set(KINDS.flatMap((k) => k.unconfirmedStates))).toEqual(new Set(['posting', 'creating', 'recording']));
+    expect(new Set(KINDS.flatMap((k) => k.undecidedStates))).toEqual(new Set(['recording', 'posting', 'adopting']));
+  });
+
   test('every kind declares the closed states (the command line writes them on any record)', () => {
     for (const k of KINDS) expect(k.states).toEqual(expect.arrayContaining([...CLOSED_STATES]));
   });
@@ -85,6 +106,7 @@ describe('the kinds registry', () => {
 /** Handler files outside the kind folders whose journal writes are a kind's (shared by the creates of several kinds). */
 const SHARED_WRITERS: Record<string, string[]> = {
   [ResourceTypes.SUBSCRIPTION]: ['handler/creates.ts'],
+  [ResourceTypes.NOTIFICATION_PIPELINE]: ['handler/creates.ts'],
 };
 
 /** The state literals a file writes (`journal.create<…>(key, 'x'` / `journal.save(rec, 'x'`). */

@@ -10,10 +10,12 @@ import { dirname, join } from 'node:path';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command } from 'commander';
-import { DpiClient, ServiceError } from '../../client';
+import { DpiClient } from '../../client';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { Journal, JournalRecord } from '../../handler/journal';
+import { KINDS } from '../../kinds';
+import { CLI_HOOKS, CliHooks } from '../../kinds/registry/cli';
 import { DEFAULT_STATE_FILE } from '../../local/defaults';
 import { readState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../connection';
@@ -24,6 +26,7 @@ import { loadPart } from '../lazy';
 import { Progress, waitReporter } from '../waits';
 
 import { JournalFlags, lockLocalState, openJournal as openAt, OpenedJournal } from './journal-access';
+import { AttemptCheck, attemptOf, Check, recordedCreateCheck, Service } from './journal-attempts';
 import { chooseJournalTable, tableUseOf } from './journal-table';
 
 export type { JournalFlags, OpenedJournal } from './journal-access';
@@ -46,8 +49,11 @@ async function openJournal(flags: JournalFlags, command: string): Promise<Opened
   return openAt({ ...flags, table: chosen.table, tableFrom: chosen.from }, command);
 }
 
-/** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost). */
-const UNCONFIRMED = new Set(['posting', 'creating', 'recording']);
+/** States of attempts whose outcome the service has not confirmed (a POST sent, its answer lost): every kind's. */
+const UNCONFIRMED = new Set<string>(KINDS.flatMap((k) => k.unconfirmedStates));
+
+/** The checks of the kinds' own unconfirmed states (by state; `recording` is the shared create's). */
+const ATTEMPT_CHECKS = new Map<string, AttemptCheck>(Object.values(CLI_HOOKS).flatMap((h: CliHooks) => Object.entries(h.attemptChecks ?? {})));
 
 function describe(r: JournalRecord<Record<string, unknown>>): string {
   const doc = r.doc;
@@ -111,38 +117,6 @@ export interface ResolveFlags extends JournalFlags, ConnectionFlags {
   keepCandidates?: boolean;
 }
 
-/** A subscription create in flight, as the handler records it in a `recording` record (`attempt`). */
-interface CreateAttempt {
-  product: number;
-  /** The IDs of the product's subscriptions listed right before the POST (of `identity` only, when it is set: `identityBefore`). */
-  before: string[];
-  /** The remote identity the attempt's lists were narrowed to. */
-  identity?: string;
-}
-
-/** History request states that end it. */
-const ENDED_HISTORY = new Set(['cancelled', 'canceled', 'failed']);
-
-/** The attempt of a `recording` record; undefined when the handler that wrote it kept none (older handlers). */
-function attemptOf(doc: Record<string, unknown>): CreateAttempt | 'unreadable' | undefined {
-  const a = doc.attempt;
-  if (a === undefined || a === null) return undefined;
-  if (typeof a !== 'object') return 'unreadable';
-  const { product, before, identity, identityBefore } = a as { product?: unknown; before?: unknown; identity?: unknown; identityBefore?: unknown };
-  const n = Number(product);
-  // A narrowed attempt keeps its list as identityBefore (src/handler/common.ts, CreateAttempt).
-  const narrowed = identity !== undefined && identity !== null;
-  const listed = narrowed ? identityBefore : before;
-  if (!Number.isInteger(n) || n <= 0 || !Array.isArray(listed)) return 'unreadable';
-  return { product: n, before: listed.map(String), ...(narrowed ? { identity: String(identity) } : {}) };
-}
-
-/** What a check needs: the service (a client), opened only when an attempt has to be checked. */
-interface Service {
-  readonly client: DpiClient;
-  readonly origins: string[];
-  close(): Promise<void>;
-}
 
 /**
  * The service an attempt is checked against: the connection settings; or, with --local and no service address, the
@@ -185,90 +159,16 @@ async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string, pro
   return { client: c.client, origins: c.origins, close: async () => undefined };
 }
 
-/** The outcome of a check: why a record cannot be abandoned (what its attempt may have made), or a note on what was checked. */
-type Check = { readonly refusal?: string; readonly note?: string };
 
 /**
- * Checks, before it is abandoned, whether an unconfirmed attempt made something the service still shows:
- *
- * - `recording` (a subscription create, of a subscription or a pipeline resource) with `attempt`: an active
- *   subscription of the attempt's product listed now, not in `attempt.before`, not of another identity where the read
- *   shows one, and claimed in the journal by no other resource, is one the attempt may have made (the handler's own
- *   test, src/handler/creates.ts). Without `attempt` (a handler that kept no list) nothing can be told apart:
- *   abandoned as before (the handler itself asks for this step once the operator has checked).
- * - `creating` (a history request) with `known` (its subscription's requests listed before the POST): a request of
- *   the subscription listed now, not in `known`, not cancelled or failed, and claimed by no other resource. Without
- *   `known` no POST was sent.
- * - `posting` (a unified create): only the service can find and remove what it made; never checked here (the step
- *   the residual case names is taken after the service removed it).
+ * Checks, before it is abandoned, whether an unconfirmed attempt made something the service still shows: the shared
+ * create (`recording`, `recordedCreateCheck`) or a kind's own unconfirmed state (its `attemptChecks`, e.g. a history
+ * request's `creating`). A state without a check (a unified create's `posting`: only the service can find and remove
+ * what it made) is not checked (the step the residual case names is taken after the service removed it).
  */
 async function checkAttempt(r: JournalRecord<Record<string, unknown>>, journal: Journal, service: () => Promise<Service>): Promise<Check> {
-  const doc = r.doc;
-  if (r.state === 'recording' && doc.result !== undefined && doc.result !== null) {
-    // A notification pipeline whose unified create was answered: the pipeline exists; abandoning the record would
-    // leak it and hand its identity to a second pipeline.
-    return {
-      refusal: `attempt ${r.id} (recording) belongs to a notification pipeline that exists (its unified create was answered; only its `
-        + 'product-107 subscription is unconfirmed): deploy again to record and keep it, or delete the stack (or run dpi orphans --fix) '
-        + 'to remove it; it is never abandoned',
-    };
-  }
-  if (r.state === 'recording') {
-    const a = attemptOf(doc);
-    if (a === undefined) return { note: `${r.id}: recorded without the list of subscriptions before its create; not checked` };
-    if (a === 'unreadable') {
-      return { refusal: `attempt ${r.id} (recording) holds an unreadable create attempt (${JSON.stringify(doc.attempt)}); deploy again: the handler resolves it` };
-    }
-    const { client } = await service();
-    const before = new Set(a.before);
-    const identity = doc.identity === undefined || doc.identity === null ? undefined : String(doc.identity);
-    // Another identity, where the read shows one (the spec's reads show `id` and `status` only): not this attempt's.
-    const otherIdentity = (v: unknown): boolean => identity !== undefined && v !== undefined && v !== null && String(v) !== identity;
-    // The attempt's own filter (its identity, when it listed one identity's subscriptions), as the handler lists.
-    const appeared = (await client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
-      // A create makes an active subscription (as the handler, only active ones count: `invalid` is how one is removed).
-      .filter((x) => !before.has(String(x.id)) && x.status === 'active' && !otherIdentity(x.remote_identity));
-    const owners = await journal.owners('sub', appeared.map((x) => String(x.id)));
-    const candidates = appeared.filter((x) => !owners.has(String(x.id)) || owners.get(String(x.id)) === r.key);
-    if (candidates.length === 0) {
-      return { note: `${r.id}: no product-${a.product} subscription appeared since its create that no other resource claims` };
-    }
-    const named = candidates.slice(0, 10).map((x) => `${x.id} (${String(x.status)})`).join(', ') + (candidates.length > 10 ? ', ...' : '');
-    const one = candidates.length === 1;
-    return {
-      refusal: `attempt ${r.id} (recording: a product-${a.product} subscription create) may have made subscription${one ? '' : 's'} `
-        + `${named}: listed now, not among the ${a.before.length} listed before its POST, and claimed by no other resource; `
-        + (one
-          ? 'deploy again: the handler resolves it (if it is not wanted, set it invalid first; then resolve again)'
-          : 'it made one of them at most, and the others are not this stack\'s: set the one this resource made invalid in the service, '
-            + 'then resolve again with --keep-candidates'),
-    };
-  }
-  if (r.state === 'creating') {
-    const subscriptionId = doc.subscriptionId === undefined || doc.subscriptionId === null ? undefined : String(doc.subscriptionId);
-    if (!Array.isArray(doc.known) || subscriptionId === undefined) return { note: `${r.id}: its history request was never sent; not checked` };
-    const { client } = await service();
-    const known = new Set(doc.known.map(String));
-    let listed: Array<{ id: unknown; status?: unknown }>;
-    try {
-      listed = await client.history.statusBySubscription(subscriptionId);
-    } catch (e) {
-      // The subscription is gone: so are its requests.
-      if (!(e instanceof ServiceError && e.status === 404)) throw e;
-      listed = [];
-    }
-    const fresh = listed.filter((h) => !known.has(String(h.id)) && !ENDED_HISTORY.has(String(h.status)));
-    const owners = await journal.owners('history', fresh.map((h) => String(h.id)));
-    const candidates = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === r.key);
-    if (candidates.length === 0) return { note: `${r.id}: no history request of subscription ${subscriptionId} appeared since its POST that no other resource claims` };
-    const named = candidates.slice(0, 10).map((h) => `${String(h.id)} (${String(h.status)})`).join(', ') + (candidates.length > 10 ? ', ...' : '');
-    return {
-      refusal: `attempt ${r.id} (creating: a history request for subscription ${subscriptionId}) may have made history request${candidates.length > 1 ? 's' : ''} `
-        + `${named}: listed now, not among the ${known.size} listed before its POST, and claimed by no other resource; deploy again: the `
-        + 'handler resolves it (if it is not wanted, cancel it first; then resolve again)',
-    };
-  }
-  return {};
+  const check = r.state === 'recording' ? recordedCreateCheck : ATTEMPT_CHECKS.get(r.state);
+  return check ? check(r, journal, service) : {};
 }
 
 /** `dpi journal` */

@@ -49,7 +49,7 @@ function deleteProperties(o: Orphan, rec: Rec): Record<string, unknown> {
 }
 
 /** Attempt states the handler's Delete leaves as they are when it cannot tell what the attempt made. */
-const UNRESOLVED: ReadonlySet<string> = new Set(['recording', 'posting', 'adopting']);
+const UNRESOLVED: ReadonlySet<string> = new Set<string>(KINDS.flatMap((k) => k.undecidedStates));
 
 export interface FixOutcome {
   key: string;

@@ -44,6 +44,8 @@ export const HistoryRequestKind: KindDefinition<'Custom::DpiHistoryRequest', His
   fields: HISTORY_REQUEST_FIELDS,
   attributes: ['HistoryTransactionId', 'Status', 'StartedAt'],
   states: ['creating', 'active', 'deleted', 'abandoned', 'released'],
+  unconfirmedStates: ['creating'],
+  undecidedStates: [],
   removalPolicy: false,
   claim: 'history',
   polled: true,

@@ -44,6 +44,8 @@ export const LegacyNotificationPipelineKind: KindDefinition<
   fields: LEGACY_NOTIFICATION_PIPELINE_FIELDS,
   attributes: ['SubscriptionId', 'Retired'],
   states: ['active', 'updating', 'retired', 'deleted', 'abandoned', 'released'],
+  unconfirmedStates: [],
+  undecidedStates: [],
   removalPolicy: true,
   claim: 'sub',
   polled: false,

@@ -28,10 +28,11 @@ export interface NotificationPipelineWire extends WireBase {
 
 /**
  * Journal states: `posting` (the create call is under way or got no answer), `posted` (created, not yet complete),
+ * `recording` (its product-107 subscription is being recorded: the shared create of src/handler/creates.ts),
  * `updating` (a change or an adoption is being applied), `active`, `deleting` (the delete call is under way), and
  * the closed states.
  */
-export type NotificationPipelineState = 'posting' | 'posted' | 'updating' | 'active' | 'deleting' | ClosedState;
+export type NotificationPipelineState = 'posting' | 'posted' | 'recording' | 'updating' | 'active' | 'deleting' | ClosedState;
 
 /** How the handler reads the properties (`PartialFailure` is lenient: default `FAIL`). */
 export const NOTIFICATION_PIPELINE_FIELDS = {
@@ -56,7 +57,9 @@ export const NotificationPipelineKind: KindDefinition<
   record: 'pipeline subscription',
   fields: NOTIFICATION_PIPELINE_FIELDS,
   attributes: Object.values(NotificationPipelineAttributes),
-  states: ['posting', 'posted', 'updating', 'active', 'deleting', 'deleted', 'abandoned', 'released'],
+  states: ['posting', 'posted', 'recording', 'updating', 'active', 'deleting', 'deleted', 'abandoned', 'released'],
+  unconfirmedStates: ['posting', 'recording'],
+  undecidedStates: ['posting', 'recording'],
   removalPolicy: true,
   claim: 'sub',
   polled: false,

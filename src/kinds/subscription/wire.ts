@@ -57,6 +57,8 @@ export const SubscriptionKind: KindDefinition<'Custom::DpiSubscription', Subscri
   fields: SUBSCRIPTION_FIELDS,
   attributes: ['SubscriptionId', 'Status'],
   states: ['recording', 'adopting', 'active', 'deleted', 'abandoned', 'released'],
+  unconfirmedStates: ['recording'],
+  undecidedStates: ['recording', 'adopting'],
   removalPolicy: true,
   claim: 'sub',
   polled: false,
