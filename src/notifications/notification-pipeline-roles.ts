@@ -1,17 +1,17 @@
-import { Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, IConstruct } from 'constructs';
+import {
+  deliveryStatements, managementStatements, pipelineRegions, PARTNER_EVENT_BUS_PREFIX, PIPE_ROLE_BOUNDARY_SUFFIX,
+  PIPE_ROLE_PATH_SUFFIX, RoleNames, SETUP_CHECK_OBJECT,
+} from './notification-pipeline-roles-policy';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards, flatten } from '../connection/nag';
 import { invalid } from '../connection/validation';
 
 /** The fixed name of the delivery role that the service expects in the customer account. */
 const DELIVERY_ROLE_NAME = 'service-spapi-firehose-role';
-/** Name prefix of the shared partner event bus of event-bus notification types. */
-const PARTNER_EVENT_BUS_PREFIX = 'aws.partner/sellingpartnerapi.amazon/';
-/** The object the service writes under a pipeline prefix to check the setup. */
-const SETUP_CHECK_OBJECT = '_setup-check.json';
-/** Name (after the resource name prefix) of the permissions boundary of the pipe execution roles. */
-const PIPE_ROLE_BOUNDARY_SUFFIX = 'pipe-role-boundary';
+/** ID of the synth-time warning of a trust without `sts:ExternalId` (acknowledge it with `Annotations.acknowledgeWarning`). */
+const NO_EXTERNAL_ID_WARNING = 'data-pipeline-integration-cdk:roles-without-external-id';
 
 /**
  * The customer-side roles that notification pipelines use.
@@ -45,11 +45,23 @@ export interface NotificationPipelineRolesProps {
    * (`sts:ExternalId` condition).
    *
    * The unified create body has no field through which the service could learn an external ID, so set one only
-   * when the service gave you one for your account.
+   * when the service gave you one for your account. Without it the trust is the service's whole account: another
+   * customer of the service who learns this role's ARN can have the service assume it (confused deputy); the
+   * construct then adds a synth-time warning.
    *
-   * @default - no `sts:ExternalId` condition (trust limited to the service's account)
+   * @default - no `sts:ExternalId` condition (trust limited to the service's account; synth-time warning)
    */
   readonly externalId?: string;
+
+  /**
+   * ARN of the service's own IAM role that assumes the management role: the trust then admits only that principal
+   * of the service's account (`aws:PrincipalArn` condition). Must be a role of `serviceAccountId`.
+   *
+   * Set it only when the service names its role (its public documentation names none).
+   *
+   * @default - any principal of the service's account
+   */
+  readonly serviceRoleArn?: string;
 
   /**
    * The management role's policy, replacing the built-in least-privilege document.
@@ -67,11 +79,20 @@ export interface NotificationPipelineRolesProps {
    * Name prefix of the resources the service provisions (delivery streams,
    * queues, rules, pipes, pipe execution roles, log groups); the policies are
    * limited to names with this prefix. The service can create IAM roles only
-   * with this prefix, and pass them only to EventBridge Pipes.
+   * with this prefix under `pipeRolePath`, and pass them only to EventBridge Pipes.
    *
    * @default 'spapi-'
    */
   readonly resourceNamePrefix?: string;
+
+  /**
+   * IAM path of the pipe execution roles that the service creates: the management role can create, change and
+   * pass only roles under this path (with the name prefix), so no other role of the account with the prefix can
+   * be passed to a pipe.
+   *
+   * @default - `/<resourceNamePrefix>pipe-roles/` (e.g. `/spapi-pipe-roles/`)
+   */
+  readonly pipeRolePath?: string;
 
   /**
    * Name prefix of the shared object-storage bucket into which the delivery
@@ -83,9 +104,12 @@ export interface NotificationPipelineRolesProps {
 
   /**
    * Regions in which pipelines that use these roles are deployed; the
-   * policies are limited to resources in these regions.
+   * policies are limited to resources in these regions. Each must be a
+   * deployment region the service accepts (us-east-1, us-east-2, us-west-1,
+   * us-west-2, af-south-1, ap-east-1): another is a synth error, a token is
+   * checked at deploy time by a CloudFormation rule.
    *
-   * @default - the stack's region
+   * @default - the stack's region (checked the same way)
    */
   readonly regions?: string[];
 }
@@ -111,8 +135,12 @@ const declarations = new WeakMap<IConstruct, string>();
  * The customer-side IAM roles of notification pipelines (one set per AWS account):
  *
  * - the management role that the service assumes (`role_arn`): trusted only by
- *   the service's account with an `sts:ExternalId` condition, with a
- *   least-privilege inline policy for the resources the service provisions;
+ *   the service's account, with an `sts:ExternalId` condition only when
+ *   `externalId` is given (without it, a synth-time warning: any principal of
+ *   the service's account may assume the role, on behalf of any of the
+ *   service's customers) and an `aws:PrincipalArn` condition when
+ *   `serviceRoleArn` is given; a least-privilege inline policy for the
+ *   resources the service provisions (conditions listed in docs/constructs.md);
  * - the event-bus-to-delivery-stream role (`eb_to_fh_role_arn`);
  * - the delivery role with the fixed name `service-spapi-firehose-role`.
  *
@@ -151,8 +179,8 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
    * creates: the customer-managed policy `<resourceNamePrefix>pipe-role-boundary`
    * (e.g. `spapi-pipe-role-boundary`). The management role can create a role
    * under the prefix, and put or delete its inline policies, only with this
-   * boundary attached, and can neither remove a boundary from a role nor change
-   * this policy. It allows only what a pipe execution role needs (read and delete
+   * boundary attached (and only under `pipeRolePath`), and can neither remove a
+   * boundary from a role nor change this policy. It allows only what a pipe execution role needs (read and delete
    * messages of the prefixed queues, put records into the prefixed delivery
    * streams, write the prefixed pipe log groups). The service attaches it by name.
    */
@@ -179,6 +207,16 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
       && (typeof props.externalId !== 'string' || !/^[\w+=,.@:\/-]{2,1224}$/.test(props.externalId))) {
       throw invalid(this, 'externalId', props.externalId, 'is not a valid external ID', 'use 2 to 1224 characters of letters, digits and +=,.@:/-_');
     }
+    if (props.serviceRoleArn !== undefined && !Token.isUnresolved(props.serviceRoleArn)) {
+      const match = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@\/-]+$/.exec(props.serviceRoleArn ?? '');
+      if (!match) {
+        throw invalid(this, 'serviceRoleArn', props.serviceRoleArn, 'is not an IAM role ARN', 'use arn:aws:iam::<serviceAccountId>:role/<name>, as the service gives it');
+      }
+      if (!Token.isUnresolved(props.serviceAccountId) && match[1] !== props.serviceAccountId) {
+        throw invalid(this, 'serviceRoleArn', props.serviceRoleArn, `is not a role of the service's account ${props.serviceAccountId}`,
+          'use the role ARN the service gives for its account (serviceAccountId)');
+      }
+    }
     const prefix = props.resourceNamePrefix ?? 'spapi-';
     if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,31}$/.test(prefix)) {
       throw invalid(this, 'resourceNamePrefix', prefix, 'is not accepted', 'use 1 to 32 letters, digits, dots, hyphens or underscores (no wildcard)');
@@ -187,25 +225,34 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     if (!/^[a-z0-9][a-z0-9.-]{0,39}$/.test(bucketPrefix)) {
       throw invalid(this, 'sharedBucketNamePrefix', bucketPrefix, 'is not accepted', 'use 1 to 40 lower-case letters, digits, dots or hyphens (no wildcard)');
     }
+    const pipeRolePath = props.pipeRolePath ?? `/${prefix}${PIPE_ROLE_PATH_SUFFIX}/`;
+    if (!/^\/([a-zA-Z0-9_.+=,@-]{1,64}\/){1,4}$/.test(pipeRolePath)) {
+      throw invalid(this, 'pipeRolePath', pipeRolePath, 'is not accepted',
+        'use an IAM path of 1 to 4 segments of letters, digits and _.+=,@- that starts and ends with / (not /, no wildcard)');
+    }
 
     const stack = Stack.of(this);
     const partition = stack.partition;
     const account = stack.account;
-    const regions = props.regions ?? [stack.region];
-    if (regions.length === 0) {
-      throw invalid(this, 'regions', '', 'is empty', 'list the regions where the pipelines are deployed, or omit it for the stack\'s region');
-    }
-    const arns = (service: string, resource: string): string[] =>
-      regions.map((region) => `arn:${partition}:${service}:${region}:${account}:${resource}`);
-    const bucketArn = `arn:${partition}:s3:::${bucketPrefix}*`;
-    const pipeRoleArn = `arn:${partition}:iam::${account}:role/${prefix}*`;
+    const regions = pipelineRegions(this, props.regions);
+    const boundaryName = `${prefix}${PIPE_ROLE_BOUNDARY_SUFFIX}`;
+    const names: RoleNames = {
+      partition,
+      account,
+      prefix,
+      bucketArn: `arn:${partition}:s3:::${bucketPrefix}*`,
+      pipeRoleArn: `arn:${partition}:iam::${account}:role${pipeRolePath}${prefix}*`,
+      boundaryArn: `arn:${partition}:iam::${account}:policy/${boundaryName}`,
+      arns: (service: string, resource: string): string[] =>
+        regions.map((region) => `arn:${partition}:${service}:${region}:${account}:${resource}`),
+    };
+    const arns = names.arns;
+    const boundaryArn = names.boundaryArn;
     // Only on behalf of this account's resources (confused-deputy guard).
     const servicePrincipal = (service: string): iam.ServicePrincipal =>
       new iam.ServicePrincipal(service, { conditions: { StringEquals: { 'aws:SourceAccount': account } } });
 
     // (0) Permissions boundary of the pipe execution roles that the service creates: exactly what a pipe needs.
-    const boundaryName = `${prefix}${PIPE_ROLE_BOUNDARY_SUFFIX}`;
-    const boundaryArn = `arn:${partition}:iam::${account}:policy/${boundaryName}`;
     const pipeRoleBoundary = new iam.ManagedPolicy(this, 'PipeRoleBoundary', {
       managedPolicyName: boundaryName,
       description: 'Permissions boundary of the pipe execution roles that the data pipeline integration service creates',
@@ -227,34 +274,13 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
         }),
       ],
     });
-    const boundaryCondition = { StringEquals: { 'iam:PermissionsBoundary': boundaryArn } };
 
-    // (3) Delivery role: the delivery stream writes into the shared bucket.
+    // (3) Delivery role: the delivery stream writes into the shared bucket (of this account only).
     const deliveryRole = new iam.Role(this, 'DeliveryRole', {
       roleName: DELIVERY_ROLE_NAME,
       description: 'Delivery streams of the data pipeline integration service write notifications to the shared bucket',
       assumedBy: servicePrincipal('firehose.amazonaws.com'),
-      inlinePolicies: {
-        Delivery: new iam.PolicyDocument({
-          statements: [
-            new iam.PolicyStatement({
-              sid: 'SharedBucket',
-              actions: ['s3:AbortMultipartUpload', 's3:GetBucketLocation', 's3:ListBucket', 's3:ListBucketMultipartUploads'],
-              resources: [bucketArn],
-            }),
-            new iam.PolicyStatement({
-              sid: 'SharedBucketObjects',
-              actions: ['s3:PutObject', 's3:GetObject', 's3:AbortMultipartUpload'],
-              resources: [`${bucketArn}/*`],
-            }),
-            new iam.PolicyStatement({
-              sid: 'DeliveryLogs',
-              actions: ['logs:PutLogEvents', 'logs:CreateLogStream'],
-              resources: arns('logs', `log-group:/aws/kinesisfirehose/${prefix}*`),
-            }),
-          ],
-        }),
-      },
+      inlinePolicies: { Delivery: new iam.PolicyDocument({ statements: deliveryStatements(names) }) },
     });
 
     // (2) Event-bus role: the rule target puts records into the delivery stream.
@@ -275,128 +301,27 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     });
 
     // (1) Management role: assumed by the service to provision the pipeline.
+    this.managementPolicyDocument = props.managementPolicy
+      ?? new iam.PolicyDocument({ statements: managementStatements(names, deliveryRole.roleArn, eventBusRole.roleArn) });
+    const trustConditions: Record<string, Record<string, string>> = {};
+    if (props.externalId !== undefined) {
+      trustConditions.StringEquals = { 'sts:ExternalId': props.externalId };
+    }
+    if (props.serviceRoleArn !== undefined) {
+      trustConditions.ArnEquals = { 'aws:PrincipalArn': props.serviceRoleArn };
+    }
     const serviceAccount = new iam.AccountPrincipal(props.serviceAccountId);
-    this.managementPolicyDocument = props.managementPolicy ?? new iam.PolicyDocument({
-      statements: [
-        new iam.PolicyStatement({
-          sid: 'DeliveryStreams',
-          actions: [
-            'firehose:CreateDeliveryStream', 'firehose:DeleteDeliveryStream', 'firehose:DescribeDeliveryStream',
-            'firehose:UpdateDestination', 'firehose:TagDeliveryStream', 'firehose:ListTagsForDeliveryStream',
-          ],
-          resources: arns('firehose', `deliverystream/${prefix}*`),
-        }),
-        new iam.PolicyStatement({
-          sid: 'Queues',
-          actions: [
-            'sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:GetQueueAttributes', 'sqs:SetQueueAttributes',
-            'sqs:GetQueueUrl', 'sqs:TagQueue', 'sqs:ListQueueTags',
-          ],
-          resources: arns('sqs', `${prefix}*`),
-        }),
-        new iam.PolicyStatement({
-          sid: 'EventBusRulesAndTargets',
-          actions: [
-            'events:PutRule', 'events:DeleteRule', 'events:DescribeRule', 'events:EnableRule', 'events:DisableRule',
-            'events:PutTargets', 'events:RemoveTargets', 'events:ListTargetsByRule', 'events:TagResource',
-          ],
-          resources: [...arns('events', `rule/${prefix}*`), ...arns('events', `rule/*/${prefix}*`)],
-        }),
-        new iam.PolicyStatement({
-          sid: 'Pipes',
-          actions: [
-            'pipes:CreatePipe', 'pipes:DeletePipe', 'pipes:DescribePipe', 'pipes:UpdatePipe',
-            'pipes:StartPipe', 'pipes:StopPipe', 'pipes:TagResource',
-          ],
-          resources: arns('pipes', `pipe/${prefix}*`),
-        }),
-        new iam.PolicyStatement({
-          // The service creates the shared regional bucket with the first pipeline and configures it.
-          sid: 'SharedBucket',
-          actions: [
-            's3:CreateBucket', 's3:GetBucketLocation', 's3:ListBucket',
-            's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
-            's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging',
-            's3:PutBucketNotification', 's3:GetBucketNotification',
-          ],
-          resources: [bucketArn],
-        }),
-        new iam.PolicyStatement({
-          // The only object the management role writes: the setup check under a pipeline prefix.
-          sid: 'SharedBucketSetupCheck',
-          actions: ['s3:PutObject'],
-          resources: [`${bucketArn}/*/${SETUP_CHECK_OBJECT}`],
-        }),
-        new iam.PolicyStatement({
-          // Event-bus types are delivered through the shared partner event bus.
-          sid: 'PartnerEventBus',
-          actions: ['events:CreateEventBus', 'events:DescribeEventBus'],
-          resources: arns('events', `event-bus/${PARTNER_EVENT_BUS_PREFIX}*`),
-        }),
-        new iam.PolicyStatement({
-          sid: 'LogGroups',
-          actions: ['logs:CreateLogGroup', 'logs:DeleteLogGroup', 'logs:PutRetentionPolicy', 'logs:CreateLogStream', 'logs:TagResource'],
-          resources: [
-            ...arns('logs', `log-group:${prefix}*`),
-            ...arns('logs', `log-group:/aws/kinesisfirehose/${prefix}*`),
-            ...arns('logs', `log-group:/aws/vendedlogs/pipes/${prefix}*`),
-          ],
-        }),
-        new iam.PolicyStatement({
-          // The queue path's pipe runs with an execution role that the service creates under the prefix,
-          // only with the permissions boundary (iam:PermissionsBoundary is evaluated by these actions).
-          sid: 'PipeRolesWithBoundary',
-          actions: ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
-          resources: [pipeRoleArn],
-          conditions: boundaryCondition,
-        }),
-        new iam.PolicyStatement({
-          // These actions do not evaluate iam:PermissionsBoundary: the role name prefix is the limit.
-          sid: 'PipeRoles',
-          actions: ['iam:DeleteRole', 'iam:GetRole', 'iam:TagRole'],
-          resources: [pipeRoleArn],
-        }),
-        new iam.PolicyStatement({
-          // No role of the account may lose or change its permissions boundary through this role.
-          sid: 'DenyBoundaryChange',
-          effect: iam.Effect.DENY,
-          actions: ['iam:DeleteRolePermissionsBoundary', 'iam:PutRolePermissionsBoundary'],
-          resources: [`arn:${partition}:iam::${account}:role/*`],
-        }),
-        new iam.PolicyStatement({
-          // The boundary itself cannot be loosened or removed.
-          sid: 'DenyBoundaryPolicyChange',
-          effect: iam.Effect.DENY,
-          actions: ['iam:CreatePolicyVersion', 'iam:DeletePolicy', 'iam:DeletePolicyVersion', 'iam:SetDefaultPolicyVersion'],
-          resources: [boundaryArn],
-        }),
-        new iam.PolicyStatement({
-          sid: 'PassPipeRole',
-          actions: ['iam:PassRole'],
-          resources: [pipeRoleArn],
-          conditions: { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } },
-        }),
-        new iam.PolicyStatement({
-          sid: 'PassDeliveryRole',
-          actions: ['iam:PassRole'],
-          resources: [deliveryRole.roleArn],
-          conditions: { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } },
-        }),
-        new iam.PolicyStatement({
-          sid: 'PassEventBusRole',
-          actions: ['iam:PassRole'],
-          resources: [eventBusRole.roleArn],
-          conditions: { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } },
-        }),
-      ],
-    });
     const managementRole = new iam.Role(this, 'ManagementRole', {
       description: 'Assumed by the data pipeline integration service to provision notification pipelines',
-      assumedBy: props.externalId !== undefined
-        ? serviceAccount.withConditions({ StringEquals: { 'sts:ExternalId': props.externalId } })
-        : serviceAccount,
+      assumedBy: Object.keys(trustConditions).length > 0 ? serviceAccount.withConditions(trustConditions) : serviceAccount,
       inlinePolicies: { Provisioning: this.managementPolicyDocument },
     });
+    if (props.externalId === undefined) {
+      Annotations.of(this).addWarningV2(NO_EXTERNAL_ID_WARNING, 'The management role trusts the service\'s whole account '
+        + `${props.serviceAccountId} without an sts:ExternalId condition: another customer of the service who learns this role's ARN `
+        + 'can have the service assume it and provision in this account (confused deputy). Set externalId when the service gives you '
+        + 'one (the unified create body has no field for it and the vendor documentation names none); see the README, "Security".');
+    }
 
     // The compliance packs prefer managed policies: these roles are the service's, in this account only.
     for (const role of [deliveryRole, eventBusRole, managementRole]) {
@@ -408,14 +333,15 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
     // Names of the provisioned resources are generated by the service under the
     // prefix, so the policies end in `<prefix>*`; nothing else is a wildcard.
     const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const bus = esc(PARTNER_EVENT_BUS_PREFIX);
     acknowledgeWildcards(this, [{
-      pattern: new RegExp(`^arn:[^*]+:(${esc(prefix)}|rule/${esc(prefix)}|rule/\\*/${esc(prefix)}|deliverystream/${esc(prefix)}|pipe/${esc(prefix)}|role/${esc(prefix)}|log-group:(/aws/kinesisfirehose/|/aws/vendedlogs/pipes/)?${esc(prefix)})\\*$`),
-      reason: `The service names the resources it provisions (including the pipe execution roles) with the prefix '${prefix}' at run time; access is limited to that prefix in this account and the pipeline regions.`,
+      pattern: new RegExp(`^arn:[^*]+:(${esc(prefix)}|rule/${bus}\\*/${esc(prefix)}|deliverystream/${esc(prefix)}|pipe/${esc(prefix)}|role${esc(pipeRolePath)}${esc(prefix)}|log-group:(/aws/kinesisfirehose/|/aws/vendedlogs/pipes/)?${esc(prefix)})\\*$`),
+      reason: `The service names the resources it provisions (including the pipe execution roles under ${pipeRolePath}) with the prefix '${prefix}' at run time; access is limited to that prefix in this account and the pipeline regions (rules: on the partner event bus only).`,
     }, {
       pattern: new RegExp(`^arn:[^*]+:s3:::${esc(bucketPrefix)}\\*(/\\*|/\\*/${esc(SETUP_CHECK_OBJECT)})?$`),
-      reason: `The shared bucket is created by the service with the name prefix '${bucketPrefix}'; access is limited to buckets with that prefix (the management role writes only the '${SETUP_CHECK_OBJECT}' objects).`,
+      reason: `The shared bucket is created by the service with the name prefix '${bucketPrefix}'; access is limited to buckets with that prefix owned by this account (s3:ResourceAccount; the management role writes only the '${SETUP_CHECK_OBJECT}' objects).`,
     }, {
-      pattern: new RegExp(`^arn:[^*]+:events:[^*]+:event-bus/${esc(PARTNER_EVENT_BUS_PREFIX)}\\*$`),
+      pattern: new RegExp(`^arn:[^*]+:events:[^*]+:event-bus/${bus}\\*$`),
       reason: `Event-bus notification types use the shared partner event bus '${PARTNER_EVENT_BUS_PREFIX}<id>', whose name the partner event source determines; access is limited to partner buses of that source in this account and the pipeline regions.`,
     }]);
 

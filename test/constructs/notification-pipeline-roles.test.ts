@@ -59,7 +59,7 @@ describe('NotificationPipelineRoles', () => {
           expect(text).toMatch(/spapi-\*/);
         }
         if (text.includes(':iam::')) {
-          expect(text).toContain(':iam::123456789012:role/spapi-*');
+          expect(text).toContain(':iam::123456789012:role/spapi-pipe-roles/spapi-*');
         } else if (!text.includes(':s3:::')) {
           expect(text).toContain(':us-east-1:123456789012:');
         }
@@ -71,11 +71,13 @@ describe('NotificationPipelineRoles', () => {
     const statements = inlineStatements(t, 'RolesManagementRole');
     const bucket = statements.find((s) => s.Sid === 'SharedBucket')!;
     expect(asArray(bucket.Action).sort()).toEqual([
-      's3:CreateBucket', 's3:GetBucketLocation', 's3:GetBucketNotification', 's3:GetBucketPolicy', 's3:ListBucket',
-      's3:PutBucketNotification', 's3:PutBucketOwnershipControls', 's3:PutBucketPolicy', 's3:PutBucketPublicAccessBlock',
-      's3:PutBucketTagging', 's3:PutEncryptionConfiguration',
+      's3:CreateBucket', 's3:GetBucketNotification', 's3:GetBucketPolicy', 's3:ListBucket',
+      's3:PutBucketNotification', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging', 's3:PutEncryptionConfiguration',
     ]);
     expect(bucket.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::spapi-*']] });
+    const location = statements.find((s) => s.Sid === 'SharedBucketLocation')!;
+    expect(location.Action).toBe('s3:GetBucketLocation');
+    expect(location.Resource).toEqual(bucket.Resource);
     const objects = statements.filter((s) => asArray(s.Resource).some((res) => JSON.stringify(res).includes(':s3:::spapi-*/')));
     expect(objects).toEqual([expect.objectContaining({
       Sid: 'SharedBucketSetupCheck',
@@ -92,9 +94,9 @@ describe('NotificationPipelineRoles', () => {
     });
   });
 
-  test('pipe roles: created under the prefix only with the boundary, passed only to pipes', () => {
+  test('pipe roles: created under the path and prefix only with the boundary, passed only to pipes', () => {
     const statements = inlineStatements(t, 'RolesManagementRole');
-    const prefixed = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-*']] };
+    const prefixed = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-pipe-roles/spapi-*']] };
     const boundaryArn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:policy/spapi-pipe-role-boundary']] };
     const withBoundary = statements.find((s) => s.Sid === 'PipeRolesWithBoundary')!;
     expect(withBoundary).toEqual({
@@ -167,24 +169,24 @@ describe('NotificationPipelineRoles', () => {
     const app2 = new App();
     const stack2 = new Stack(app2, 'Custom', { env: { account: '123456789012', region: 'us-east-1' } });
     const r2 = new NotificationPipelineRoles(stack2, 'Roles', {
-      serviceAccountId: '111122223333', externalId: 'ext-123', resourceNamePrefix: 'acme-', regions: ['us-east-1', 'eu-west-1'],
+      serviceAccountId: '111122223333', externalId: 'ext-123', resourceNamePrefix: 'acme-', regions: ['us-east-1', 'af-south-1'],
     });
     const t2 = Template.fromStack(stack2);
     const policy = Object.values(t2.findResources('AWS::IAM::ManagedPolicy'))[0];
     expect(policy.Properties.ManagedPolicyName).toBe('acme-pipe-role-boundary');
     const queues = (policy.Properties.PolicyDocument.Statement as Statement[]).find((s) => s.Sid === 'SourceQueues')!;
     expect(JSON.stringify(queues.Resource)).toContain(':sqs:us-east-1:123456789012:acme-*');
-    expect(JSON.stringify(queues.Resource)).toContain(':sqs:eu-west-1:123456789012:acme-*');
+    expect(JSON.stringify(queues.Resource)).toContain(':sqs:af-south-1:123456789012:acme-*');
     expect(stack2.resolve(r2.pipeRoleBoundaryArn)).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:policy/acme-pipe-role-boundary']] });
     const create = inlineStatements(t2, 'RolesManagementRole').find((s) => s.Sid === 'PipeRolesWithBoundary')!;
     expect(create.Condition).toEqual({ StringEquals: { 'iam:PermissionsBoundary': stack2.resolve(r2.pipeRoleBoundaryArn) } });
   });
 
-  test('iam:PassRole is limited to the prefixed pipe roles and the two roles, each with iam:PassedToService', () => {
+  test('iam:PassRole is limited to the pipe roles under their path and the two roles, each with iam:PassedToService', () => {
     const pass = inlineStatements(t, 'RolesManagementRole').filter((s) => asArray(s.Action).includes('iam:PassRole'));
     expect(pass).toHaveLength(3);
     expect(pass.map((s) => [JSON.stringify(s.Resource), s.Condition])).toEqual([
-      [JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-*']] }), { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } }],
+      [JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:role/spapi-pipe-roles/spapi-*']] }), { StringEquals: { 'iam:PassedToService': 'pipes.amazonaws.com' } }],
       [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesDeliveryRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'firehose.amazonaws.com' } }],
       [JSON.stringify({ 'Fn::GetAtt': [Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('RolesEventBusRole')), 'Arn'] }), { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } }],
     ]);
@@ -231,7 +233,7 @@ describe('NotificationPipelineRoles', () => {
     expect(json).toContain(':sqs:us-west-2:123456789012:acme-*');
     expect(json).toContain(':s3:::acme-shared-*');
     expect(json).toContain(':s3:::acme-shared-*/*/_setup-check.json');
-    expect(json).toContain(':iam::123456789012:role/acme-*');
+    expect(json).toContain(':iam::123456789012:role/acme-pipe-roles/acme-*');
     expect(json).toContain(':events:us-west-2:123456789012:event-bus/aws.partner/sellingpartnerapi.amazon/*');
     expect(json.split('service-spapi-firehose-role').join('')).not.toContain('spapi-');
   });

@@ -26,8 +26,8 @@ const pipeline = (extra: Partial<NotificationPipelineProps>): Build => (f) => ne
   remoteIdentityId: 362,
   accountType: AccountType.SELLER,
   notificationTypes: [NotificationType.ORDER_CHANGE],
-  roles: roles(f.stack),
   ...extra,
+  roles: extra.roles ?? roles(f.stack),
 });
 const subscription = (extra: Partial<SubscriptionProps>): Build => (f) => new Subscription(f.stack, 'Sub', {
   connection: f.connection, productId: 3001, ...extra,
@@ -78,7 +78,13 @@ const cases: Array<[string, Build, string[], { region?: string | null }?]> = [
   }), ['MyStack/Conn: pipelineMetadataKeys \'m\' names the same key for subscriptions and meta']],
   // NotificationPipeline
   ['region not accepted', pipeline({ deploymentRegion: 'eu-west-1' }), ['MyStack/Orders: deploymentRegion \'eu-west-1\' is not accepted; use one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1, ap-east-1']],
-  ['stack region not accepted', pipeline({}), ['MyStack/Orders: deploymentRegion \'eu-central-1\'', 'give deploymentRegion explicitly'], { region: 'eu-central-1' }],
+  // The roles are declared elsewhere: roles in this stack would refuse its region first (next case).
+  ['stack region not accepted', (f) => pipeline({
+    roles: NotificationPipelineRoles.fromRoleArns(f.stack, 'R', {
+      managementRoleArn: 'arn:aws:iam::123456789012:role/m', eventBusRoleArn: 'arn:aws:iam::123456789012:role/e',
+    }),
+  })(f), ['MyStack/Orders: deploymentRegion \'eu-central-1\'', 'give deploymentRegion explicitly'], { region: 'eu-central-1' }],
+  ['roles in a stack region not accepted', (f) => roles(f.stack), ['MyStack/Roles: region \'eu-central-1\' (the stack\'s region) is not an accepted deployment region'], { region: 'eu-central-1' }],
   ['stack region is a token', pipeline({}), ['MyStack/Orders: deploymentRegion', 'environment-agnostic', 'give deploymentRegion explicitly'], { region: null }],
   ['empty types', pipeline({ notificationTypes: [] }), ['MyStack/Orders: notificationTypes \'\' is empty', 'select at least one']],
   ['duplicate types', pipeline({ notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.of('ORDER_CHANGE')] }), ['MyStack/Orders: notificationTypes \'ORDER_CHANGE\' contains duplicates']],

@@ -20,7 +20,7 @@ interface Statement {
   readonly effect: 'Allow' | 'Deny';
   readonly actions: string[];
   readonly resources: string[];
-  readonly conditions?: Record<string, Record<string, string>>;
+  readonly conditions?: Record<string, Record<string, string | string[]>>;
 }
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -56,7 +56,8 @@ function statementsOf(doc: { Statement: Json[] }, resources: Resources): Stateme
   return (doc.Statement as RawStatement[]).map((st) => {
     if (st.Effect !== 'Allow' && st.Effect !== 'Deny') throw new Error(`unexpected effect ${st.Effect}`);
     const conditions = st.Condition === undefined ? undefined : Object.fromEntries(Object.entries(st.Condition)
-      .map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, resolve(v, resources)]))]));
+      .map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys)
+        .map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => resolve(x, resources)) : resolve(v, resources)]))]));
     return {
       sid: st.Sid,
       effect: st.Effect,
@@ -97,15 +98,30 @@ function wildcardMatch(pattern: string, value: string): boolean {
   return new RegExp(`^${re}$`).test(value);
 }
 
+/** Condition keys of a request; a multivalued key (e.g. `events:TargetArn`) is an array. */
+type Context = Record<string, string | string[]>;
+
 /**
  * Whether the statements allow `action` on `arn` in a request with the condition keys `context`, as IAM evaluates
- * one identity policy: a matching Deny wins, otherwise a matching Allow is needed (implicit deny). Only StringEquals
- * conditions are understood (anything else fails the check); a condition key missing from the context does not match.
+ * one identity policy: a matching Deny wins, otherwise a matching Allow is needed (implicit deny). Understood
+ * operators: StringEquals, ArnEquals, ArnLike (a key missing from the context does not match), ForAllValues:ArnLike
+ * (holds for a missing key, as in IAM) and Null; anything else fails the check.
  */
-function allows(statements: Statement[], action: string, arn: string, context: Record<string, string> = {}): boolean {
+function allows(statements: Statement[], action: string, arn: string, context: Context = {}): boolean {
+  const one = (v: string | string[]): string[] => (Array.isArray(v) ? v : [v]);
   const conditionsHold = (s: Statement): boolean => Object.entries(s.conditions ?? {}).every(([op, keys]) => {
-    if (op !== 'StringEquals') throw new Error(`condition operator ${op} is not understood by this check`);
-    return Object.entries(keys).every(([k, v]) => context[k] !== undefined && list(v).includes(context[k]));
+    return Object.entries(keys).every(([k, v]) => {
+      const values = one(v);
+      const given = context[k] === undefined ? undefined : one(context[k]);
+      switch (op) {
+        case 'StringEquals':
+        case 'ArnEquals': return given !== undefined && given.some((g) => values.includes(g));
+        case 'ArnLike': return given !== undefined && given.some((g) => values.some((p) => wildcardMatch(p, g)));
+        case 'ForAllValues:ArnLike': return (given ?? []).every((g) => values.some((p) => wildcardMatch(p, g)));
+        case 'Null': return (given === undefined) === (values[0] === 'true');
+        default: throw new Error(`condition operator ${op} is not understood by this check`);
+      }
+    });
   });
   const matches = (s: Statement): boolean => s.actions.some((a) => wildcardMatch(a.toLowerCase(), action.toLowerCase()))
     && s.resources.some((r) => wildcardMatch(r, arn)) && conditionsHold(s);
@@ -113,10 +129,15 @@ function allows(statements: Statement[], action: string, arn: string, context: R
   return statements.some((s) => s.effect === 'Allow' && matches(s));
 }
 
-/** Actions the service needs to create and configure the shared regional bucket (spec: Events 1-2). */
-const BUCKET_SETUP_ACTIONS = ['s3:CreateBucket', 's3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
-  's3:PutBucketPublicAccessBlock', 's3:PutBucketOwnershipControls', 's3:PutBucketTagging', 's3:GetBucketLocation', 's3:ListBucket',
-  's3:PutBucketNotification'];
+/**
+ * Actions the service needs to create and configure the shared regional bucket (spec: Events 1-2). No bucket policy
+ * and no public-access block: nothing the service documents needs them (docs/constructs.md).
+ */
+const BUCKET_SETUP_ACTIONS = ['s3:CreateBucket', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
+  's3:PutBucketOwnershipControls', 's3:PutBucketTagging', 's3:GetBucketLocation', 's3:ListBucket', 's3:PutBucketNotification'];
+/** The request context of S3 calls on a bucket of the customer's account. */
+const OWN = { 's3:ResourceAccount': ACCT };
+const OTHER_ACCT = '210987654321';
 /** Actions the service needs to create and manage the pipe execution role. */
 const ROLE_ACTIONS = ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:TagRole'];
 
@@ -124,9 +145,9 @@ const ROLE_ACTIONS = ['iam:CreateRole', 'iam:DeleteRole', 'iam:GetRole', 'iam:Pu
  * The IAM resource ARN of a provisioned resource, the management action that creates or configures it and the
  * request's condition keys.
  */
-function required(r: CloudResource): { action: string; arn: string; context?: Record<string, string> } {
+function required(r: CloudResource): { action: string; arn: string; context?: Context } {
   switch (r.kind) {
-    case 's3-bucket': return { action: 's3:PutBucketNotification', arn: r.arn ?? '' };
+    case 's3-bucket': return { action: 's3:PutBucketNotification', arn: r.arn ?? '', context: { 's3:ResourceAccount': r.accountId } };
     case 'sqs-queue': return { action: 'sqs:CreateQueue', arn: r.arn ?? '' };
     case 'firehose-delivery-stream': return { action: 'firehose:CreateDeliveryStream', arn: r.arn ?? '' };
     case 'pipe': return { action: 'pipes:CreatePipe', arn: r.arn ?? '' };
@@ -136,18 +157,27 @@ function required(r: CloudResource): { action: string; arn: string; context?: Re
       return { action: 'iam:CreateRole', arn: r.arn ?? '', context: boundary ? { 'iam:PermissionsBoundary': boundary } : {} };
     }
     case 'event-bus': return { action: 'events:CreateEventBus', arn: r.arn ?? '' };
-    case 's3-object': return { action: 's3:PutObject', arn: `arn:aws:s3:::${r.id}` };
+    case 's3-object': return { action: 's3:PutObject', arn: `arn:aws:s3:::${r.id}`, context: { 's3:ResourceAccount': r.accountId } };
     case 'log-group': return { action: 'logs:CreateLogGroup', arn: `arn:aws:logs:${r.region}:${r.accountId}:log-group:${r.id}` };
     case 's3-notification-configuration':
-      return { action: 's3:PutBucketNotification', arn: `arn:aws:s3:::${r.details?.bucket}` };
+      return { action: 's3:PutBucketNotification', arn: `arn:aws:s3:::${r.details?.bucket}`, context: { 's3:ResourceAccount': r.accountId } };
     case 'eventbridge-rule': return { action: 'events:PutRule', arn: ruleArn(r.region, r.accountId, r.details?.bus, r.id) };
     case 'eventbridge-target': {
-      // Targets have no ARN of their own: PutTargets is authorized on the rule.
-      return { action: 'events:PutTargets', arn: ruleArn(r.region, r.accountId, undefined, r.details?.rule ?? '') };
+      // Targets have no ARN of their own: PutTargets is authorized on the rule (on the partner bus) and the
+      // request carries the target's ARN (events:TargetArn).
+      const rule = cloudRule(r.details?.rule ?? '');
+      return {
+        action: 'events:PutTargets',
+        arn: ruleArn(r.region, r.accountId, rule?.details?.bus, r.details?.rule ?? ''),
+        context: { 'events:TargetArn': [r.details?.target ?? ''] },
+      };
     }
     default: throw new Error(`no policy mapping for provisioned resource kind '${r.kind}' (${r.id}); add one`);
   }
 }
+
+/** The provisioned rule named `name`. */
+const cloudRule = (name: string): CloudResource | undefined => cloud.find((c) => c.kind === 'eventbridge-rule' && c.id === name);
 
 /** A rule on a custom (partner) bus is `rule/<bus>/<name>`; on the default bus `rule/<name>`. */
 function ruleArn(region: string, acct: string, bus: string | undefined, name: string): string {
@@ -216,11 +246,11 @@ describe('the default management policy covers what the service provisions', () 
   test('the shared bucket matches the policies\' S3 patterns', () => {
     const bucket = cloud.find((r) => r.kind === 's3-bucket');
     expect(bucket?.arn).toMatch(/^arn:aws:s3:::/);
-    expect(allows(management, 's3:PutBucketNotification', bucket!.arn!)).toBe(true);
-    expect(allows(delivery, 's3:ListBucket', bucket!.arn!)).toBe(true);
+    expect(allows(management, 's3:PutBucketNotification', bucket!.arn!, OWN)).toBe(true);
+    expect(allows(delivery, 's3:ListBucket', bucket!.arn!, OWN)).toBe(true);
     const objects = cloud.filter((r) => r.kind === 's3-object');
     expect(objects.length).toBeGreaterThan(0);
-    for (const o of objects) expect(allows(delivery, 's3:PutObject', `arn:aws:s3:::${o.id}`)).toBe(true);
+    for (const o of objects) expect(allows(delivery, 's3:PutObject', `arn:aws:s3:::${o.id}`, OWN)).toBe(true);
   });
 
   test('every shared resource the service creates is allowed by the management policy', () => {
@@ -232,18 +262,20 @@ describe('the default management policy covers what the service provisions', () 
 
   test('the shared bucket can be created and configured, with no object access beyond the setup check', () => {
     const bucket = cloud.find((r) => r.kind === 's3-bucket')!;
-    const missing = BUCKET_SETUP_ACTIONS.filter((a) => !allows(management, a, bucket.arn!));
+    const missing = BUCKET_SETUP_ACTIONS.filter((a) => !allows(management, a, bucket.arn!, OWN));
     expect(missing).toEqual([]);
     const check = cloud.find((r) => r.kind === 's3-object' && r.id.endsWith('/_setup-check.json'))!;
     expect(check).toBeDefined();
-    expect(allows(management, 's3:PutObject', `arn:aws:s3:::${check.id}`)).toBe(true);
-    // Not other objects, not reads, not deletes, not other buckets.
-    expect(allows(management, 's3:PutObject', `${bucket.arn}/notifications/1/pl-1/ORDER_CHANGE/record.json`)).toBe(false);
-    expect(allows(management, 's3:GetObject', `arn:aws:s3:::${check.id}`)).toBe(false);
-    expect(allows(management, 's3:DeleteBucket', bucket.arn!)).toBe(false);
-    expect(allows(management, 's3:CreateBucket', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`)).toBe(false);
-    expect(allows(management, 's3:PutBucketPolicy', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`)).toBe(false);
-    expect(allows(management, 's3:PutObject', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}/x/_setup-check.json`)).toBe(false);
+    expect(allows(management, 's3:PutObject', `arn:aws:s3:::${check.id}`, OWN)).toBe(true);
+    // Not other objects, not reads, not deletes, not other buckets, no bucket policy or public-access block.
+    expect(allows(management, 's3:PutObject', `${bucket.arn}/notifications/1/pl-1/ORDER_CHANGE/record.json`, OWN)).toBe(false);
+    expect(allows(management, 's3:GetObject', `arn:aws:s3:::${check.id}`, OWN)).toBe(false);
+    expect(allows(management, 's3:DeleteBucket', bucket.arn!, OWN)).toBe(false);
+    expect(allows(management, 's3:PutBucketPolicy', bucket.arn!, OWN)).toBe(false);
+    expect(allows(management, 's3:PutBucketPublicAccessBlock', bucket.arn!, OWN)).toBe(false);
+    expect(allows(management, 's3:CreateBucket', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`, OWN)).toBe(false);
+    expect(allows(management, 's3:PutBucketPolicy', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`, OWN)).toBe(false);
+    expect(allows(management, 's3:PutObject', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}/x/_setup-check.json`, OWN)).toBe(false);
   });
 
   test('the shared partner event bus can be created and described; other buses cannot', () => {
@@ -260,9 +292,9 @@ describe('the default management policy covers what the service provisions', () 
     expect(rule.details!.bus).toBe(`aws.partner/sellingpartnerapi.amazon/${ACCT}`);
   });
 
-  test('the pipe execution role can be created under the prefix, only with the boundary, and passed only to pipes', () => {
+  test('the pipe execution role can be created under its path and the prefix, only with the boundary, and passed only to pipes', () => {
     const role = cloud.find((r) => r.kind === 'iam-role')!;
-    expect(role.arn).toBe(`arn:aws:iam::${ACCT}:role/spapi-${role.pipelineId}-pipe`);
+    expect(role.arn).toBe(`arn:aws:iam::${ACCT}:role/spapi-pipe-roles/spapi-${role.pipelineId}-pipe`);
     expect(role.shared).toBe(false);
     expect(role.details?.trustedBy).toBe('pipes.amazonaws.com');
     // The emulator's role carries the boundary the construct creates (fixed name, so the service can attach it).
@@ -288,8 +320,10 @@ describe('the default management policy covers what the service provisions', () 
     // Not to another service, not without the condition key.
     expect(allows(management, 'iam:PassRole', role.arn!, { 'iam:PassedToService': 'lambda.amazonaws.com' })).toBe(false);
     expect(allows(management, 'iam:PassRole', role.arn!)).toBe(false);
-    // A role outside the prefix (or in another account) can be neither created nor passed.
-    for (const other of [`arn:aws:iam::${ACCT}:role/dpi-management`, `arn:aws:iam::${ACCT}:role/admin`, 'arn:aws:iam::210987654321:role/spapi-pl-1-pipe']) {
+    // A role outside the path and prefix (a role of yours named with the prefix, or one in another account) can be
+    // neither created nor passed.
+    for (const other of [`arn:aws:iam::${ACCT}:role/dpi-management`, `arn:aws:iam::${ACCT}:role/admin`, `arn:aws:iam::${ACCT}:role/spapi-admin`,
+      `arn:aws:iam::${ACCT}:role/other-path/spapi-pl-1-pipe`, 'arn:aws:iam::210987654321:role/spapi-pipe-roles/spapi-pl-1-pipe']) {
       for (const a of ROLE_ACTIONS) expect(allows(management, a, other, withBoundary)).toBe(false);
       expect(allows(management, 'iam:PassRole', other, toPipes)).toBe(false);
     }
@@ -379,5 +413,43 @@ describe('the default management policy covers what the service provisions', () 
     expect(allows(management, 's3:PutBucketNotification', `arn:aws:s3:::dpi-notifications-${ACCT}-${REGION}`)).toBe(false);
     // A covered ARN with an action the statement does not grant.
     expect(allows(management, 'sqs:SendMessage', `arn:aws:sqs:${REGION}:${ACCT}:spapi-pl-1-objects`)).toBe(false);
+  });
+});
+
+describe('the cross-account doors are closed whoever assumes the management role', () => {
+  test('a bucket of the same name pattern in another account: no write by the delivery stream, no setup by the service', () => {
+    const bucket = cloud.find((r) => r.kind === 's3-bucket')!;
+    const foreign = { 's3:ResourceAccount': OTHER_ACCT };
+    // The same name (bucket names are global): only the owner differs.
+    expect(allows(delivery, 's3:PutObject', `${bucket.arn}/notifications/x.json`, foreign)).toBe(false);
+    expect(allows(delivery, 's3:ListBucket', bucket.arn!, foreign)).toBe(false);
+    expect(allows(delivery, 's3:PutObject', `${bucket.arn}/notifications/x.json`)).toBe(false);
+    expect(BUCKET_SETUP_ACTIONS.filter((a) => a !== 's3:GetBucketLocation' && allows(management, a, bucket.arn!, foreign))).toEqual([]);
+    expect(allows(management, 's3:PutObject', `${bucket.arn}/x/_setup-check.json`, foreign)).toBe(false);
+    // The one action without the key reveals only the bucket's region.
+    expect(allows(delivery, 's3:GetBucketLocation', bucket.arn!, foreign)).toBe(true);
+  });
+
+  test('rules only on the partner bus; every target must be a delivery stream or queue of the prefix in this account', () => {
+    const rule = cloud.find((r) => r.kind === 'eventbridge-rule')!;
+    const target = cloud.find((r) => r.kind === 'eventbridge-target')!;
+    const onBus = ruleArn(REGION, ACCT, rule.details!.bus, rule.id);
+    expect(allows(management, 'events:PutRule', onBus)).toBe(true);
+    expect(allows(management, 'events:PutRule', ruleArn(REGION, ACCT, undefined, rule.id))).toBe(false);
+    expect(allows(management, 'events:PutRule', ruleArn(REGION, ACCT, 'my-app-bus', rule.id))).toBe(false);
+    const put = (targets: string[]) => allows(management, 'events:PutTargets', onBus, { 'events:TargetArn': targets });
+    expect(put([target.details!.target])).toBe(true);
+    expect(put([`arn:aws:sqs:${REGION}:${ACCT}:spapi-pl-1-objects`])).toBe(true);
+    for (const foreign of [
+      `arn:aws:sqs:${REGION}:${OTHER_ACCT}:spapi-pl-1-objects`,
+      `arn:aws:firehose:${REGION}:${OTHER_ACCT}:deliverystream/spapi-pl-1`,
+      `arn:aws:events:${REGION}:${OTHER_ACCT}:event-bus/default`,
+      `arn:aws:lambda:${REGION}:${ACCT}:function:spapi-x`,
+      `arn:aws:sqs:${REGION}:${ACCT}:orders-queue`,
+    ]) {
+      expect(put([foreign])).toBe(false);
+      expect(put([target.details!.target, foreign])).toBe(false);
+    }
+    expect(allows(management, 'events:PutTargets', onBus)).toBe(false);
   });
 });

@@ -21,6 +21,11 @@ export const NAME_PREFIX = 'spapi-';
  * convention `<prefix>pipe-role-boundary` (created by `NotificationPipelineRoles`).
  */
 export const PIPE_ROLE_BOUNDARY_NAME = `${NAME_PREFIX}pipe-role-boundary`;
+/**
+ * IAM path under which the service creates the pipe execution roles, by convention `/<prefix>pipe-roles/` (the only
+ * path under which `NotificationPipelineRoles` lets it create, change and pass roles).
+ */
+export const PIPE_ROLE_PATH = `/${NAME_PREFIX}pipe-roles/`;
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/;
 const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[\w-]{1,80}$/;
 
@@ -172,10 +177,10 @@ function setup(ctx: Ctx, who: Principal, identity: RemoteIdentityFixture, input:
       add({ kind: 'sqs-queue', id: src, arn: srcArn, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs', purpose: 'upstream-source' } });
       add({ kind: 'log-group', id: pipeLogGroup, accountId: acct, region, pipelineId, shared: false, details: { path: 'sqs' } });
       // The pipe's execution role (trusted by pipes.amazonaws.com; reads the source queue, puts records into the
-      // delivery stream, writes the pipe log group), created by the service under the prefix with the permissions
-      // boundary `<prefix>pipe-role-boundary` of NotificationPipelineRoles.
+      // delivery stream, writes the pipe log group), created by the service under the pipe role path and the prefix
+      // with the permissions boundary `<prefix>pipe-role-boundary` of NotificationPipelineRoles.
       const pipeRole = `${NAME_PREFIX}${pipelineId}-pipe`;
-      const pipeRoleArn = `arn:aws:iam::${acct}:role/${pipeRole}`;
+      const pipeRoleArn = `arn:aws:iam::${acct}:role${PIPE_ROLE_PATH}${pipeRole}`;
       const permissionsBoundary = `arn:aws:iam::${acct}:policy/${PIPE_ROLE_BOUNDARY_NAME}`;
       const pipeRoleDetails = { path: 'sqs', trustedBy: 'pipes.amazonaws.com', permissionsBoundary, source: srcArn, target: firehoseArn, logGroup: pipeLogGroup };
       add({ kind: 'iam-role', id: pipeRole, arn: pipeRoleArn, accountId: acct, region, pipelineId, shared: false, details: pipeRoleDetails });
