@@ -11,6 +11,7 @@
 import { DEFAULT_PIPELINE_METADATA_KEYS } from '../../contract';
 import { NotificationDelivery, NotificationType } from '../../notifications/notification-type';
 import { CliError } from '../errors';
+import { commentText, idCode, tsString as lit } from './import-code';
 
 /** The deployment regions the unified create and update accept. */
 const ACCEPTED_REGIONS = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
@@ -148,10 +149,6 @@ export function checkPipelineRoles(pipelines: readonly ImportedPipeline[], roles
   }
 }
 
-/** A TypeScript string literal. */
-const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
-/** A comment line's text. */
-const commentText = (s: string): string => s.replace(/\*\//g, '* /').replace(/[\r\n]+/g, ' ');
 /** A type as code: the catalogue's member, or `NotificationType.of(...)`. */
 const typeCode = (n: string): string => (NotificationType.all().some((t) => t.name === n) ? `NotificationType.${n}` : `NotificationType.of(${lit(n)})`);
 
@@ -197,22 +194,24 @@ export function renderPipelineFleet(pipelines: readonly ImportedPipeline[], role
   out.push('      roles: pipelineRoles,');
   out.push('      identities: [');
   for (const p of [...pipelines].sort((a, b) => a.remoteIdentityId - b.remoteIdentityId)) {
-    const where = `pipeline ${p.subscriptionId} (remote identity ${p.remoteIdentityId})`;
+    const id = idCode(p.subscriptionId, 'the subscription ID');
+    const identity = idCode(p.remoteIdentityId, `the remote identity of pipeline ${id}`);
+    const where = `pipeline ${id} (remote identity ${identity})`;
     const notes: string[] = [];
     if (p.status === 'paused') notes.push('its subscription is paused');
     if (p.notificationTypes && !p.notificationTypes.some((n) => NotificationType.of(n).delivery === NotificationDelivery.QUEUE)) {
       notes.push('no queue type: the PATCH cleans up and recreates its delivery resources');
     }
     out.push(`        {${notes.length > 0 ? ` // ${commentText(notes.join('; '))}` : ''}`);
-    out.push(`          remoteIdentityId: ${p.remoteIdentityId},`);
+    out.push(`          remoteIdentityId: ${identity},`);
     out.push(`          accountType: ${p.accountType ? `AccountType.${p.accountType.toUpperCase()}` : `notShown<AccountType>(${lit(`the account type of ${where}`)})`},`);
     out.push(`          notificationTypes: ${p.notificationTypes
       ? `[${p.notificationTypes.map(typeCode).join(', ')}]`
       : `notShown<NotificationType[]>(${lit(`the notification types of ${where}`)})`},`);
     if (p.name !== undefined) out.push(`          name: ${lit(p.name)},`);
-    if (p.storageGroupId !== undefined) out.push(`          storageGroupId: ${p.storageGroupId},`);
+    if (p.storageGroupId !== undefined) out.push(`          storageGroupId: ${idCode(p.storageGroupId, `the storage group of pipeline ${id}`)},`);
     out.push(`          deploymentRegion: ${p.deploymentRegion ? lit(p.deploymentRegion) : `notShown<string>(${lit(`the deployment region of ${where}`)})`},`);
-    out.push(`          existingSubscriptionId: ${p.subscriptionId},`);
+    out.push(`          existingSubscriptionId: ${id},`);
     out.push('        },');
   }
   out.push('      ],');

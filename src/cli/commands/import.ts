@@ -7,6 +7,7 @@ import { DpiClient, ProductRecord, Subscription } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
+import { commentText, idCode, POSITIVE_ID, tsString as lit } from './import-code';
 import {
   checkPipelineRoles, ImportedPipeline, importedPipeline, parsePipelineRoles, pipelineHeader, pipelineHelpers, pipelineImports,
   pipelinePlaceholders, PipelineRolesSpec, renderPipelineFleet,
@@ -104,6 +105,15 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
       + `subscription${ids.length > 1 ? 's' : ''} (${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}) were not in the answer `
       + '(the spec shows only id and status; the vendor\'s reads show them); nothing was written');
   }
+  // What the service answered is written into code: an ID that is not a positive decimal integer fails the import
+  // naming it (nothing is written), whichever record it is in.
+  const optionalId = (v: unknown, what: string): number | undefined => (v === undefined || v === null || v === '' ? undefined : Number(idCode(v, what)));
+  for (const s of live) {
+    const id = idCode(s.id, 'the subscription ID');
+    idCode(s.product, `the product of subscription ${id}`);
+    optionalId(s.remote_identity, `the remote identity of subscription ${id}`);
+    optionalId(s.storage_group, `the storage group of subscription ${id}`);
+  }
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   const subscriptions: ImportedSubscription[] = [];
   const notImported: NotImported[] = [];
@@ -112,7 +122,7 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
   for (const s of live) {
     const product = Number(s.product);
     if (product === UNIFIED_PIPELINE_PRODUCT && opts.pipelineRoles) {
-      if (!/^[1-9]\d*$/.test(String(s.remote_identity ?? ''))) {
+      if (!POSITIVE_ID.test(String(s.remote_identity ?? ''))) {
         notImported.push({ subscriptionId: s.id, productId: product, reason: 'unified notification pipeline whose subscription shows no remote identity' });
       } else {
         adoptedPipelines.push(importedPipeline(s, opts.stored?.get(String(s.id)), opts.identityTypes));
@@ -174,10 +184,6 @@ export function importModel(subs: Subscription[], products: ProductRecord[], opt
   };
 }
 
-/** A TypeScript string literal. */
-const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
-/** A comment line's text (no comment terminators, one line). */
-const commentText = (s: string): string => s.replace(/\*\//g, '* /').replace(/[\r\n]+/g, ' ');
 
 /** Renders the stack class that declares the model's records with adoption set. */
 export function renderImportedStack(model: ImportModel, opts: { className: string; module: string; source?: string }): string {
@@ -197,7 +203,7 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
   const fleet = model.pipelineRoles && model.pipelines && model.pipelines.length > 0
     ? { roles: model.pipelineRoles, pipelines: model.pipelines } : undefined;
   if (fleet) out.push(...pipelineHeader(fleet.pipelines));
-  for (const n of model.notImported) out.push(`// Not imported: subscription ${n.subscriptionId} (product ${n.productId ?? '?'}): ${commentText(n.reason)}.`);
+  for (const n of model.notImported) out.push(`// ${commentText(`Not imported: subscription ${n.subscriptionId} (product ${n.productId ?? '?'}): ${n.reason}.`)}`);
   out.push('import { RemovalPolicy, Stack, StackProps } from \'aws-cdk-lib\';');
   out.push('import { Construct } from \'constructs\';');
   const names = ['ServiceConnection', 'Subscription', ...(needsStatus ? ['SubscriptionStatus'] : []), ...(fleet ? pipelineImports(fleet.roles) : [])].sort();
@@ -220,14 +226,15 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
   for (const s of model.subscriptions) {
     out.push('');
     out.push(`    // product ${s.productId}${s.productName ? ` (${commentText(s.productName)})` : ''}`);
-    out.push(`    new Subscription(this, ${lit(`Subscription${s.subscriptionId}`)}, {`);
+    const id = idCode(s.subscriptionId, 'the subscription ID');
+    out.push(`    new Subscription(this, ${lit(`Subscription${id}`)}, {`);
     out.push('      connection,');
-    out.push(`      existingSubscriptionId: ${s.subscriptionId},`);
-    out.push(`      productId: ${s.productId},`);
-    if (s.remoteIdentityId !== undefined) out.push(`      remoteIdentityId: ${s.remoteIdentityId},`);
-    if (s.storageGroupId !== undefined) out.push(`      storageGroupId: ${s.storageGroupId},`);
+    out.push(`      existingSubscriptionId: ${id},`);
+    out.push(`      productId: ${idCode(s.productId, `the product of subscription ${id}`)},`);
+    if (s.remoteIdentityId !== undefined) out.push(`      remoteIdentityId: ${idCode(s.remoteIdentityId, `the remote identity of subscription ${id}`)},`);
+    if (s.storageGroupId !== undefined) out.push(`      storageGroupId: ${idCode(s.storageGroupId, `the storage group of subscription ${id}`)},`);
     if (s.name !== undefined) out.push(`      name: ${lit(s.name)},`);
-    if (s.stageIds !== undefined) out.push(`      stageIds: [${s.stageIds.join(', ')}],`);
+    if (s.stageIds !== undefined) out.push(`      stageIds: [${s.stageIds.map((n) => idCode(n, `a stage ID of subscription ${id}`)).join(', ')}],`);
     if (s.productParameters !== undefined) {
       out.push('      productParameters: {');
       for (const [k, v] of Object.entries(s.productParameters)) out.push(`        ${/^[A-Za-z_$][\w$]*$/.test(k) ? k : lit(k)}: ${lit(v)},`);
@@ -282,7 +289,7 @@ export function importCommand(ctx: RunContext): Command {
     }
     // The vendor's parameter reads (not in the spec): one bulk read per 100 subscriptions; not shown -> left out.
     let stored: StoredParameters;
-    const ids = subs.filter((s) => (s.status === 'active' || s.status === 'paused') && /^[1-9]\d*$/.test(String(s.id))
+    const ids = subs.filter((s) => (s.status === 'active' || s.status === 'paused') && POSITIVE_ID.test(String(s.id))
       && (Number(s.product) !== UNIFIED_PIPELINE_PRODUCT || pipelineRoles !== undefined) && Number(s.product) !== LEGACY_PIPELINE_PRODUCT)
       .map((s) => String(s.id));
     if (ids.length > 0) {
