@@ -29,6 +29,16 @@ export function redact(text: string, secrets: Iterable<string>): string {
   return out.replace(JWT_PATTERN, '***');
 }
 
+/**
+ * A message as the terminal may show it: control characters (ESC and the other C0 ones but tab and line feed, DEL, the
+ * C1 ones) become spaces, so neither the service's text nor a value a user passed can move the cursor, recolour or
+ * retitle the terminal, or forge a line with a carriage return.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, ' ');
+}
+
 /** How the transaction commands map their flags to the wire parameters (for messages). */
 const FLAG_OF_PARAMETER: Record<string, string> = {
   subscription_id: '--subscription',

@@ -19,7 +19,7 @@ import { statusCommand } from './commands/status';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';
 import { RunContext } from './context';
-import { CliError, EXIT, redact, toCliError } from './errors';
+import { CliError, EXIT, printable, redact, toCliError } from './errors';
 import { CliIo, CliIoInit, resolveIo } from './io';
 
 /** Version of the package `dpi` belongs to. */
@@ -133,7 +133,7 @@ export async function runDpi(argv: string[], init?: CliIoInit): Promise<number> 
       return e.exitCode === 0 ? EXIT.OK : EXIT.FAILURE;
     }
     const err = toCliError(e);
-    if (err.message) ctx.io.stderr.write(`dpi: ${redact(err.message, ctx.secrets)}\n`);
+    if (err.message) ctx.io.stderr.write(`dpi: ${printable(redact(err.message, ctx.secrets))}\n`);
     return err.exitCode;
   }
 }

@@ -1,6 +1,7 @@
 import { ServiceEndpoints } from './endpoints';
 import { ServiceError } from './errors';
 import { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, parseRetryAfter, rateLimitWaitMs, RATE_LIMIT, TokenCache, windowWaitMs } from './rate-limit';
+import { MAX_RESPONSE_BYTES, readLimited, redirectTarget, withoutControlCharacters } from './response';
 
 export { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, jwtExpiry, parseRetryAfter, RateGate, rateLimitWaitMs, RATE_LIMIT, TokenCache, windowWaitMs } from './rate-limit';
 
@@ -130,6 +131,12 @@ export function serviceMessageOf(body: unknown, text: string): string | undefine
   return t.length > 500 ? `${t.slice(0, 500)}...` : t;
 }
 
+/** `serviceMessageOf` without control characters (the form every error and log line carries). */
+function cleanServiceMessage(body: unknown, text: string): string | undefined {
+  const m = serviceMessageOf(body, text);
+  return m === undefined ? undefined : withoutControlCharacters(m);
+}
+
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** @internal Settings resolved from the options. */
@@ -186,6 +193,10 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
 
 type AttemptOutcome =
   | { kind: 'response'; status: number; headers: Headers; text: string }
+  /** A 3xx: never followed (it would carry the request's credentials, the refresh token too, to another address). */
+  | { kind: 'redirect'; status: number; location: string | null }
+  /** A body longer than `MAX_RESPONSE_BYTES` (not read). */
+  | { kind: 'tooLarge'; status: number }
   | { kind: 'network'; code: string; timedOut: boolean; notSent: boolean };
 
 /** @internal HTTP core: auth, retries, errors. */
@@ -263,6 +274,22 @@ export class HttpCore {
 
       let retryAfterMs: number | undefined;
       let reason: string;
+      if (outcome.kind === 'redirect') {
+        last = { status: outcome.status };
+        // 307 and 308 say the request was not processed; any other redirect of a create may follow one that was.
+        const mayBeApplied = spec.creating === true && outcome.status !== 307 && outcome.status !== 308;
+        throw fail(`${spec.method} ${errPath} was answered with a redirect (${outcome.status}) to ${redirectTarget(outcome.location, url)}: `
+          + 'the client follows no redirect (it would send the request, its token or the refresh token, to that address); '
+          + 'configure the address that answers itself' + (mayBeApplied ? '; the request may have been applied: look for what it made before trying again' : ''),
+        { retryable: false, ambiguous: mayBeApplied });
+      }
+      if (outcome.kind === 'tooLarge') {
+        last = { status: outcome.status };
+        const mayBeApplied = spec.creating === true && outcome.status >= 200 && outcome.status < 300;
+        throw fail(`${spec.method} ${errPath} answered ${outcome.status} with a body larger than ${MAX_RESPONSE_BYTES} bytes (the client's `
+          + 'limit); it was not read' + (mayBeApplied ? '; the request was applied: look for what it made before trying again' : ''),
+        { retryable: false, ambiguous: mayBeApplied });
+      }
       if (outcome.kind === 'response') {
         let parsed: unknown;
         try {
@@ -276,7 +303,7 @@ export class HttpCore {
           }
         }
         if (outcome.status >= 200 && outcome.status < 300) return { status: outcome.status, body: parsed };
-        const msg = serviceMessageOf(parsed, outcome.text);
+        const msg = cleanServiceMessage(parsed, outcome.text);
         last = { status: outcome.status, serviceMessage: msg === undefined ? undefined : this.scrub(msg) };
         const described = `${spec.method} ${errPath} failed with ${outcome.status}${last.serviceMessage ? `: ${last.serviceMessage}` : ''}`;
         if (outcome.status === 401 && useAuth && token) {
@@ -436,9 +463,15 @@ export class HttpCore {
     const timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
     let sent = false;
     try {
-      const res = await this.settings.fetch(url, { method, headers, body, signal: controller.signal });
+      // Never follow a redirect: the request (its bearer token, the refresh token of the exchange) would go with it.
+      const res = await this.settings.fetch(url, { method, headers, body, signal: controller.signal, redirect: 'manual' });
       sent = true;
-      const text = await res.text();
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel().catch(() => undefined);
+        return { kind: 'redirect', status: res.status, location: res.headers.get('location') };
+      }
+      const text = await readLimited(res, MAX_RESPONSE_BYTES);
+      if (text === undefined) return { kind: 'tooLarge', status: res.status };
       return { kind: 'response', status: res.status, headers: res.headers, text };
     } catch (err) {
       const code = timedOut ? 'TIMEOUT' : errorCode(err);
