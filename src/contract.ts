@@ -54,6 +54,29 @@ export interface ConnectionProperties {
 /** Default name of the lifecycle journal table (one per AWS account and region). */
 export const DEFAULT_JOURNAL_TABLE = 'dpi-lifecycle-journal';
 
+/**
+ * The fields of a `Connection` that the provider binds at synth time (docs/handler.md, "What the provider binds"): the
+ * service addresses, the refresh token secret and the journal table. An event whose connection differs from every
+ * bound connection in one of them is refused before the secret is read or any call is made.
+ */
+export const BOUND_CONNECTION_FIELDS = [
+  'BaseUrl', 'SubscriptionsUrl', 'AccountUrl', 'UserUrl', 'RemoteIdentityUrl', 'AuthUrl', 'RefreshTokenSecretArn', 'JournalTableName',
+] as const;
+
+/**
+ * Environment variable of the provider's handler functions: the connections the provider serves, a JSON array with one
+ * array per connection holding the values of `BOUND_CONNECTION_FIELDS` in that order (tokens are resolved by
+ * CloudFormation, as in the resources' `Connection` property).
+ */
+export const BOUND_CONNECTIONS_ENV = 'DPI_BOUND_CONNECTIONS';
+
+/**
+ * Environment variable of the provider's handler functions: the stacks the provider serves, a JSON array of stack
+ * names; `<name>-*` stands for the nested stacks of stack `<name>` that use its provider (a fleet's: CloudFormation
+ * names a nested stack `<parent name>-<logical ID>-<suffix>`).
+ */
+export const BOUND_STACKS_ENV = 'DPI_BOUND_STACKS';
+
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 

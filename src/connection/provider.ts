@@ -12,7 +12,7 @@ import { Construct, IConstruct } from 'constructs';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { ConnectionProperties, HandlerExports } from '../contract';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, DEFAULT_JOURNAL_TABLE, HandlerExports } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -123,6 +123,10 @@ export class DpiProvider extends Construct {
   private readonly grantedJournals = new Set<string>();
   private readonly grantedRoles = new Set<string>();
   private readonly providedJournals: string[] = [];
+  /** The connections it serves (`BOUND_CONNECTIONS_ENV`), each once; whether nested stacks use it (`<stack>-*`). */
+  private readonly boundConnections: string[][] = [];
+  private readonly boundConnectionKeys = new Set<string>();
+  private servesNestedStacks = false;
   private readonly handlerFunctions: lambda.Function[] = [];
   private waiter?: cr.Provider;
 
@@ -302,6 +306,23 @@ export class DpiProvider extends Construct {
     this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['iam:GetRole'], resources: resolved }));
   }
 
+  /**
+   * Bind a connection (its addresses, secret and journal table) into the handler functions' environment: the handler
+   * refuses events of any other (src/handler/binding.ts). Tokens stay tokens, resolved as in the resources' properties.
+   */
+  public bindConnection(connection: ConnectionProperties): void {
+    const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' ? connection[f] ?? DEFAULT_JOURNAL_TABLE : connection[f]));
+    const key = JSON.stringify(Stack.of(this).resolve(values));
+    if (this.boundConnectionKeys.has(key)) return;
+    this.boundConnectionKeys.add(key);
+    this.boundConnections.push(values);
+  }
+
+  /** Resources of `stack` use this provider: its own stack is always served; another (a fleet's nested stack) adds `<stack>-*`. */
+  public serveStack(stack: Stack): void {
+    if (stack !== Stack.of(this)) this.servesNestedStacks = true;
+  }
+
   /** Let the handler functions read `secret` (once per secret). */
   public grantSecretRead(secret: secretsmanager.ISecret): void {
     const key = Stack.of(this).resolve(secret.secretArn);
@@ -347,9 +368,19 @@ export class DpiProvider extends Construct {
     });
     this.handlerFunctions.push(fn);
     if (this.providedJournals.length > 0) this.addProvidedJournalsEnvironment(fn);
+    this.addBindingEnvironment(fn);
     acknowledgeDeployTimeFunction(fn, 'invoked synchronously by the provider framework, which reports its failures to CloudFormation; '
       + 'a dead-letter queue would never receive an event', this.options.vpc !== undefined);
     return fn;
+  }
+
+  /** What the provider serves (docs/handler.md, "What the provider binds"): its connections and its stacks. */
+  private addBindingEnvironment(fn: lambda.Function): void {
+    const stack = Stack.of(this);
+    fn.addEnvironment(BOUND_CONNECTIONS_ENV, Lazy.string({ produce: () => stack.toJsonString(this.boundConnections) }));
+    fn.addEnvironment(BOUND_STACKS_ENV, Lazy.string({
+      produce: () => stack.toJsonString(this.servesNestedStacks ? [stack.stackName, `${stack.stackName}-*`] : [stack.stackName]),
+    }));
   }
 
   private addProvidedJournalsEnvironment(fn: lambda.Function): void {

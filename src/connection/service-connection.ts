@@ -291,6 +291,7 @@ export class ServiceConnection extends Construct {
     const provider = DpiProvider.of(this, this.providerOptions, this);
     provider.grantSecretRead(this.refreshToken);
     this.grantJournalTo(provider);
+    provider.bindConnection(this._connectionProperties());
   }
 
   /**
@@ -307,7 +308,9 @@ export class ServiceConnection extends Construct {
       this.grantedProviders.add(provider);
       provider.grantSecretRead(this.refreshToken);
       this.grantJournalTo(provider);
+      provider.bindConnection(this._connectionProperties());
     }
+    provider.serveStack(Stack.of(resource));
     return {
       serviceToken: options.wait ? provider.waiterServiceToken() : provider.serviceToken,
       connection: this._connectionProperties(),

@@ -1,9 +1,10 @@
 import { DpiClient, ProductRecord, ServiceEndpoints } from '../client';
 import { ConnectionProperties, DEFAULT_PIPELINE_METADATA_KEYS } from '../contract';
+import { Environment, transportProblem } from './binding';
 import { HandlerError, isStatus, registerSecret } from './errors';
 import { dynamoJournal, Journal, resetJournalCache } from './journal';
 import { log } from './log';
-import { LambdaContextLike } from './types';
+import { CfnEvent, LambdaContextLike } from './types';
 
 /** Replacements of the handler's AWS calls, for tests and the local lifecycle runner (`dpi local-deploy`). */
 export interface LocalRuntime {
@@ -21,6 +22,13 @@ export interface LocalRuntime {
   journalEndpoint?: string;
   /** Creation time (epoch ms) of an IAM role (default: IAM GetRole; undefined when unknown). */
   roleCreatedAt?: (roleArn: string) => Promise<number | undefined>;
+  /**
+   * The environment of the provider function an event is sent to, as its template sets it (the local runner resolves
+   * it from the template): the connections and stacks it serves (`DPI_BOUND_CONNECTIONS`, `DPI_BOUND_STACKS`,
+   * src/handler/binding.ts). Events that differ from it are refused. A function of the event when one runner serves
+   * several providers. Default: the process environment (as in Lambda).
+   */
+  environment?: Environment | ((event: CfnEvent) => Environment);
 }
 
 /**
@@ -31,6 +39,8 @@ export interface LocalRuntime {
 export const DEADLINE_MARGIN_MS = 15_000;
 
 let local: LocalRuntime = {};
+/** Set by configureLocalRuntime (never in Lambda): plain http is then accepted to loopback addresses (the local emulator). */
+let localRun = false;
 const clients = new Map<string, DpiClient>();
 const ids = new Map<string, Promise<{ accountId: string; userId: string }>>();
 const products = new Map<string, Promise<ProductRecord>>();
@@ -42,11 +52,27 @@ let callerAccount: Promise<string> | undefined;
  */
 export function configureLocalRuntime(runtime: LocalRuntime = {}): void {
   local = { ...runtime };
+  localRun = true;
   clients.clear();
   ids.clear();
   products.clear();
   resetJournalCache();
   callerAccount = undefined;
+}
+
+/** The environment of the provider function `event` is sent to (the process environment in Lambda). */
+export function environmentFor(event: CfnEvent): Environment {
+  const env = local.environment;
+  if (env === undefined) return process.env;
+  return typeof env === 'function' ? env(event) : env;
+}
+
+/**
+ * Whether plain http to a loopback address may carry the refresh token: only in local runs (configureLocalRuntime:
+ * `dpi local-deploy`, tests), as the local runner's transport rule allows; never in Lambda.
+ */
+export function loopbackHttpAllowed(): boolean {
+  return localRun;
 }
 
 /** The sleep in use. */
@@ -123,6 +149,9 @@ function endpointsOf(c: ConnectionProperties): ServiceEndpoints {
   const need = (name: keyof ConnectionProperties): string => {
     const v = c?.[name];
     if (typeof v !== 'string' || v === '') throw new HandlerError(`Connection.${name} is required`);
+    // Checked again at run time, tokens included (the synth-time check skips them); before the secret is read.
+    const problem = transportProblem(name, v, localRun);
+    if (problem) throw new HandlerError(problem);
     return v;
   };
   return {

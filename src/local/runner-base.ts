@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { HandlerExports } from '../contract';
 import type { RunningEmulator } from '../emulator';
+import type { CfnEvent } from '../handler';
 import { AssemblyStack } from './assembly';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { planFixtures, startEmbeddedEmulator } from './embedded';
@@ -17,6 +18,7 @@ import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import type { LocalDeployOptions } from './options';
 import { formatEvent, ProgressEvent } from './output';
+import { recordedEnvironment } from './provider-env';
 import {
   DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, SAVE_INTERVAL_MS, CREATE_FAILED_MARKER, withEmulatorUrl, roleTrustsService, WaiterError,
   readsOf, networkCode,
@@ -180,7 +182,20 @@ export abstract class RunnerBase {
       journalEndpoint: this.journal?.endpoint,
       // Never IAM: a local run touches no AWS account (a role's age is unknown locally).
       roleCreatedAt: async () => undefined,
+      // The provider function's environment: what it serves (src/handler/binding.ts).
+      environment: (event) => this.environmentFor(event),
     });
+  }
+
+  /**
+   * The environment of the provider function an event goes to: here the binding of what the event's recorded
+   * properties name (runner-plan.ts resolves the function's environment from the app's template where it has one).
+   */
+  protected environmentFor(event: CfnEvent): Record<string, string> {
+    const name = this.state.stacks.find((s) => s.stackId === event.StackId)?.stackName ?? /:stack\/([^/]+)\//.exec(event.StackId)?.[1] ?? '';
+    const parents: string[] = [];
+    for (let p = this.stackState(name)?.parentStack; p !== undefined && !parents.includes(p); p = this.stackState(p)?.parentStack) parents.push(p);
+    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents);
   }
 
   protected emit(stack: string, status: string, type: string, logicalId: string, reason?: string, physicalId?: string): void {

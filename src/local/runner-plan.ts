@@ -1,9 +1,11 @@
 /**
  * The local runner's planning: resolve contexts (nested stacks included), the plan of a stack, changes, exports.
  */
+import type { CfnEvent } from '../handler';
 import { AssemblyStack } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import { evaluateCondition, NestedStackView, partitionOf, ResolveError, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
+import { providerEnvironment } from './provider-env';
 import { RunnerBase } from './runner-base';
 import { FRAMEWORK_IS_COMPLETE_ENV, WAITER_TYPES, deepEqual, PlannedResource } from './runner-helpers';
 import { resourceKey, ResourceState } from './state';
@@ -23,6 +25,27 @@ export abstract class RunnerPlan extends RunnerBase {
       importValue: (name) => this.exports.get(name),
       nestedStack: (logicalId) => this.nestedStackView(stack, logicalId, placeholders),
     };
+  }
+
+  /**
+   * The environment of the provider function an event goes to, resolved from the app's template (src/local/provider-env.ts):
+   * the connections and stacks it serves. A stack or resource the app no longer has, or a value that cannot be resolved
+   * locally: the binding of what the event's recorded properties name (RunnerBase).
+   */
+  protected environmentFor(event: CfnEvent): Record<string, string> {
+    const name = this.state.stacks.find((s) => s.stackId === event.StackId)?.stackName;
+    const stack = this.stacks.find((s) => s.stackName === name);
+    if (stack && this.url) {
+      const ctxOf = (s: AssemblyStack): ResolveContext => this.resolveContext(s, this.stackState(s.stackName)?.stackId
+        ?? `arn:${partitionOf(s.region)}:cloudformation:${s.region}:${s.account}:stack/${s.stackName}/validation`, false);
+      try {
+        const env = providerEnvironment(stack, event.LogicalResourceId, ctxOf, this.url);
+        if (env) return env;
+      } catch (e) {
+        if (!(e instanceof ResolveError)) throw e;
+      }
+    }
+    return super.environmentFor(event);
   }
 
   /**

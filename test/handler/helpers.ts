@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
@@ -73,6 +74,12 @@ export class HandlerHarness {
   secretReads = 0;
   /** Called by the fake sleep (e.g. to move the emulator clock). */
   onSleep: ((ms: number) => Promise<void>) | undefined;
+  /**
+   * What the harness's provider serves (its function's environment, src/handler/binding.ts): the stacks, and the
+   * connections besides the harness's own (which is bound with every journal table the harness has had). Tests change
+   * them to bind other stacks or connections.
+   */
+  bound: { stacks: string[]; connections: Array<Record<string, string>> } = { stacks: ['HandlerTest'], connections: [] };
   logSpy: jest.SpyInstance | undefined;
   private journalClient: DynamoDBClient | undefined;
 
@@ -87,11 +94,25 @@ export class HandlerHarness {
       },
       callerAccountId: async () => this.callerAccount,
       journalEndpoint: this.journal.endpoint,
+      environment: () => this.environment(),
       sleep: async (ms) => {
         this.slept.push(ms);
         if (this.onSleep) await this.onSleep(ms);
       },
     });
+  }
+
+  /**
+   * The environment of the harness's provider function: the harness's connection with each journal table it has had
+   * (a rollback after a reset sends an earlier one), the connections of `bound` and the stacks of `bound`.
+   */
+  environment(): Record<string, string> {
+    const tables = Array.from({ length: this.journalTables + 1 }, (_, i) => `dpi-journal-${i}`);
+    const conns: Array<Record<string, string>> = [...tables.map((t) => ({ ...this.connection, JournalTableName: t })), ...this.bound.connections];
+    return {
+      [BOUND_CONNECTIONS_ENV]: JSON.stringify(conns.map((c) => BOUND_CONNECTION_FIELDS.map((f) => c[f] ?? 'dpi-lifecycle-journal'))),
+      [BOUND_STACKS_ENV]: JSON.stringify(this.bound.stacks),
+    };
   }
 
   /** Every item of the current test's journal table (records and claims); empty before the handler created it. */

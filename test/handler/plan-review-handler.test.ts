@@ -80,10 +80,11 @@ describe('plan vs handler (review of issue 23)', () => {
   });
 
   test('a changed JournalKey: the plan says the handler refuses it (managed by the old key), and it does', async () => {
-    const keyed = { ...BASE, JournalKey: 'Fleet/one' };
+    // A journal key names the resource's own stack (src/handler/binding.ts).
+    const keyed = { ...BASE, JournalKey: 'HandlerTest/one' };
     const id = (await h.onEvent(h.event(T, 'Create', keyed))).PhysicalResourceId;
-    const r = await planAndRun(h, T, id, { oldProps: keyed, newProps: { ...keyed, JournalKey: 'Fleet/two', Name: 'Renamed' } });
-    expect(r.plan.failure).toContain('is managed by Fleet/one');
+    const r = await planAndRun(h, T, id, { oldProps: keyed, newProps: { ...keyed, JournalKey: 'HandlerTest/two', Name: 'Renamed' } });
+    expect(r.plan.failure).toContain('is managed by HandlerTest/one');
     expect(r.plan.calls).toEqual([]);
     expectAgreement(r);
   });

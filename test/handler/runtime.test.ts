@@ -36,7 +36,7 @@ useHandlerHarness((started) => {
 describe('runtime', () => {
   test('without overrides: the secret is read with GetSecretValue and the account with GetCallerIdentity, once each', async () => {
     // The journal runs on the local DynamoDB-compatible server (its SDK is real, not mocked).
-    configureLocalRuntime({ sleep: async () => undefined, journalEndpoint: h.journal.endpoint });
+    configureLocalRuntime({ sleep: async () => undefined, journalEndpoint: h.journal.endpoint, environment: h.environment() });
     sdkCalls.length = 0;
     const r = await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', NP));
     await h.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', NP, { PhysicalResourceId: r.PhysicalResourceId }));
@@ -72,7 +72,9 @@ describe('runtime', () => {
   });
 
   test('an unknown refresh token fails with an actionable reason that does not echo it', async () => {
-    configureLocalRuntime({ readSecret: async () => 'wrong-refresh-token-value', callerAccountId: async () => '123456789012', journalEndpoint: h.journal.endpoint });
+    configureLocalRuntime({
+      readSecret: async () => 'wrong-refresh-token-value', callerAccountId: async () => '123456789012', journalEndpoint: h.journal.endpoint, environment: h.environment(),
+    });
     const reason = await h.fails(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {}, { PhysicalResourceId: '8601' }));
     expect(reason).toContain('check the refresh token stored in the connection\'s secret');
     expect(reason).not.toContain('wrong-refresh-token-value');
@@ -93,7 +95,7 @@ const BUNDLE = join(__dirname, '..', '..', 'assets', 'handler', 'index', 'index.
     expect(typeof mod.onEvent).toBe('function');
     expect(typeof mod.isComplete).toBe('function');
     mod.configureLocalRuntime({
-      readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012', sleep: async () => undefined, journalEndpoint: h.journal.endpoint,
+      readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012', sleep: async () => undefined, journalEndpoint: h.journal.endpoint, environment: h.environment(),
     });
     const ctx = { getRemainingTimeInMillis: () => 600_000 };
     const ev = h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', NP, { LogicalResourceId: 'FromBundle' });

@@ -12,6 +12,7 @@ import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../handle
 import { isKindType, KINDS, kindsInFixOrder } from '../../kinds';
 import { CLI_HOOKS } from '../../kinds/registry/cli';
 import { HandlerModule, invokeWithContext } from '../../local/handler';
+import { recordedEnvironment } from '../../local/provider-env';
 import { LocalState, writeState } from '../../local/state';
 import { RunContext } from '../context';
 import { journalKeyOf } from '../deployed';
@@ -124,6 +125,8 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
       throw new Error('dpi orphans --fix runs Deletes only (no AWS account is read)');
     },
     journalEndpoint: opts.journalEndpoint,
+    // What the in-process handler serves (src/handler/binding.ts): the CLI's connection and the stacks of the keys it fixes.
+    environment: recordedEnvironment(connectionProperty(opts.urls, opts.table, {}), [...new Set(viaHandler.map((o) => o.key.split('/')[0]))]),
   });
   // One Delete per resource key, physical ID and verdict (a placeholder for a key's attempts without one).
   const groups = new Map<string, { physicalId: string; orphans: Orphan[] }>();

@@ -1,0 +1,90 @@
+/**
+ * The environment of the provider function a resource's events go to, as its template sets it: the handler refuses
+ * events that differ from the connections and stacks bound there (src/handler/binding.ts), so the local runner gives
+ * the in-process handler that environment, resolved like the resource's properties (tokens included), with the
+ * service addresses sent to the emulator as the events' are (`withEmulatorUrl`).
+ */
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
+import { AssemblyStack } from './assembly';
+import { resolveValue, ResolveContext } from './intrinsics';
+import { isPlainObject, TemplateResource } from './template';
+
+/** The provider framework's variable naming the user's onEvent function (aws-cdk-lib custom-resources). */
+const USER_ON_EVENT_ENV = 'USER_ON_EVENT_FUNCTION_ARN';
+
+interface FunctionRef {
+  readonly stack: AssemblyStack;
+  readonly logicalId: string;
+}
+
+function variablesOf(r: TemplateResource | undefined): Record<string, unknown> | undefined {
+  const env = r?.Properties?.Environment;
+  const vars = isPlainObject(env) ? env.Variables : undefined;
+  return isPlainObject(vars) ? vars : undefined;
+}
+
+/** The function a function-ARN expression names: `Fn::GetAtt` of a function of the template, or a nested stack's parameter. */
+function functionOf(stack: AssemblyStack, expr: unknown): FunctionRef | undefined {
+  if (!isPlainObject(expr)) return undefined;
+  const ga = expr['Fn::GetAtt'];
+  const target = Array.isArray(ga) && typeof ga[0] === 'string' ? ga[0] : typeof ga === 'string' ? ga.split('.')[0] : undefined;
+  if (target !== undefined) {
+    return stack.template.Resources?.[target]?.Type === 'AWS::Lambda::Function' ? { stack, logicalId: target } : undefined;
+  }
+  const ref = expr.Ref;
+  if (typeof ref === 'string' && stack.nested && Object.prototype.hasOwnProperty.call(stack.nested.parameters, ref)) {
+    // A nested stack using its parent's provider (a fleet's): the service token is passed in as a parameter.
+    return functionOf(stack.nested.parent, stack.nested.parameters[ref]);
+  }
+  return undefined;
+}
+
+/** The handler function behind a resource's `ServiceToken`: the provider framework's onEvent function, else the function itself. */
+export function providerFunctionOf(stack: AssemblyStack, logicalId: string): FunctionRef | undefined {
+  const fn = functionOf(stack, stack.template.Resources?.[logicalId]?.Properties?.ServiceToken);
+  if (!fn) return undefined;
+  const user = variablesOf(fn.stack.template.Resources?.[fn.logicalId])?.[USER_ON_EVENT_ENV];
+  return user === undefined ? fn : functionOf(fn.stack, user);
+}
+
+/** Rewrites the service addresses of the bound connections to the emulator's URL. */
+function withEmulatorUrls(json: string, url: string): string {
+  let conns: unknown;
+  try {
+    conns = JSON.parse(json);
+  } catch {
+    return json; // the handler refuses it, naming the variable
+  }
+  if (!Array.isArray(conns)) return json;
+  return JSON.stringify(conns.map((c) => (Array.isArray(c) ? c.map((v, i) => (BOUND_CONNECTION_FIELDS[i]?.endsWith('Url') ? url : v)) : c)));
+}
+
+/**
+ * The environment of the provider function of resource `logicalId` of `stack`, resolved in the context of the stack
+ * that holds the function; undefined when the resource's service token names no function of the app's templates with
+ * a binding (a provider of an older version, or one made elsewhere).
+ */
+export function providerEnvironment(stack: AssemblyStack, logicalId: string, ctxOf: (s: AssemblyStack) => ResolveContext,
+  emulatorUrl: string): Record<string, string> | undefined {
+  const fn = providerFunctionOf(stack, logicalId);
+  const vars = fn ? variablesOf(fn.stack.template.Resources?.[fn.logicalId]) : undefined;
+  if (!fn || !vars || !(BOUND_CONNECTIONS_ENV in vars)) return undefined;
+  const resolved = resolveValue(vars, fn.logicalId, ctxOf(fn.stack));
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(isPlainObject(resolved) ? resolved : {})) env[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  if (env[BOUND_CONNECTIONS_ENV] !== undefined) env[BOUND_CONNECTIONS_ENV] = withEmulatorUrls(env[BOUND_CONNECTIONS_ENV], emulatorUrl);
+  return env;
+}
+
+/**
+ * A binding of one connection and the stacks `stackNames` (and the nested stacks of `parents`, for a fleet's journal
+ * keys). The local runner binds so what a resource's recorded properties name when the app no longer has its template
+ * (the state file is the runner's own record of what it deployed from earlier templates); `dpi orphans --fix` binds
+ * the connection and the stacks of its own Deletes.
+ */
+export function recordedEnvironment(connection: unknown, stackNames: readonly string[], parents: readonly string[] = []): Record<string, string> {
+  const c = isPlainObject(connection) ? connection : {};
+  const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' && (c[f] === undefined || c[f] === '') ? DEFAULT_JOURNAL_TABLE : String(c[f] ?? '')));
+  const stacks = [...stackNames, ...parents.flatMap((p) => [p, `${p}-*`])];
+  return { [BOUND_CONNECTIONS_ENV]: JSON.stringify([values]), [BOUND_STACKS_ENV]: JSON.stringify(stacks) };
+}
