@@ -10,6 +10,10 @@ let emu: RunningEmulator;
 useCliEmulator((e) => {
   emu = e;
 }, { resetEach: true });
+let vendor: RunningEmulator;
+useCliEmulator((e) => {
+  vendor = e;
+}, { reads: 'vendor' });
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -28,6 +32,14 @@ test('a value of the user echoed in a message is printed as plain text too', asy
   const r = await dpi(['import', '--class-name', 'X\u001b[31m'], { emu });
   expect(r.code).toBe(2);
   expect(r.stderr).toBe('dpi: --class-name \'X [31m\' is not a class name; use letters, digits and _ starting with a capital letter\n');
+});
+
+test('a note of dpi import about a failed read is printed as plain text (a C1 CSI survives JSON.stringify)', async () => {
+  await fault(vendor, { method: 'GET', pathPrefix: '/v2/spp/bulk', status: 200, body: { data: '\u009b2J\u001b[2J' } });
+  const r = await dpi(['import', '--skip-pipelines'], { emu: vendor });
+  expect(r.code).toBe(0);
+  expect(r.stderr).toContain('note: the stored product parameters could not be read (unexpected response: expected a list, got ');
+  expect(r.stderr).not.toMatch(CONTROL);
 });
 
 test('printable keeps tabs and line feeds, replaces every other control character', () => {

@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { DpiClient, ProductRecord, Subscription } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
-import { CliError, toCliError } from '../errors';
+import { CliError, printable, toCliError } from '../errors';
 import { commentText, idCode, POSITIVE_ID, tsString as lit } from './import-code';
 import {
   checkPipelineRoles, ImportedPipeline, importedPipeline, parsePipelineRoles, pipelineHeader, pipelineHelpers, pipelineImports,
@@ -296,7 +296,7 @@ export function importCommand(ctx: RunContext): Command {
       try {
         stored = await client.parameters.bulk(ids);
       } catch (e) {
-        ctx.io.stderr.write(`note: the stored product parameters could not be read (${toCliError(e, { origins }).message}); `
+        ctx.io.stderr.write(`note: the stored product parameters could not be read (${printable(toCliError(e, { origins }).message)}); `
           + `stageIds and productParameters are left out${pipelineRoles ? ' (and the pipelines\' types and regions are placeholders)' : ''}\n`);
       }
     }
@@ -328,7 +328,7 @@ async function readIdentityTypes(ctx: RunContext, client: DpiClient, origins: st
     for (const r of rows) if (typeof r.remote_identity_type_id === 'number') types.set(String(r.id), r.remote_identity_type_id);
     return types;
   } catch (e) {
-    ctx.io.stderr.write(`note: the remote identities could not be read (${toCliError(e, { origins }).message}); the pipelines' account types are placeholders\n`);
+    ctx.io.stderr.write(`note: the remote identities could not be read (${printable(toCliError(e, { origins }).message)}); the pipelines' account types are placeholders\n`);
     return undefined;
   }
 }
