@@ -86,16 +86,9 @@ export function deliveryStatements(n: RoleNames): iam.PolicyStatement[] {
   return [
     new iam.PolicyStatement({
       sid: 'SharedBucket',
-      actions: ['s3:AbortMultipartUpload', 's3:ListBucket', 's3:ListBucketMultipartUploads'],
+      actions: ['s3:AbortMultipartUpload', 's3:GetBucketLocation', 's3:ListBucket', 's3:ListBucketMultipartUploads'],
       resources: [n.bucketArn],
       conditions: ownBucket(n),
-    }),
-    new iam.PolicyStatement({
-      // s3:ResourceAccount is not in the request context of GetBucketLocation (service authorization reference);
-      // it reveals only a bucket's region.
-      sid: 'SharedBucketLocation',
-      actions: ['s3:GetBucketLocation'],
-      resources: [n.bucketArn],
     }),
     new iam.PolicyStatement({
       sid: 'SharedBucketObjects',
@@ -167,17 +160,11 @@ export function managementStatements(n: RoleNames, deliveryRoleArn: string, even
       // policy, not the bucket's; new buckets block public access by default), and either could open the bucket.
       sid: 'SharedBucket',
       actions: [
-        's3:CreateBucket', 's3:ListBucket', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
+        's3:CreateBucket', 's3:GetBucketLocation', 's3:ListBucket', 's3:GetBucketPolicy', 's3:PutEncryptionConfiguration',
         's3:PutBucketOwnershipControls', 's3:PutBucketTagging', 's3:PutBucketNotification', 's3:GetBucketNotification',
       ],
       resources: [n.bucketArn],
       conditions: ownBucket(n),
-    }),
-    new iam.PolicyStatement({
-      // s3:ResourceAccount is not in the request context of GetBucketLocation; it reveals only a bucket's region.
-      sid: 'SharedBucketLocation',
-      actions: ['s3:GetBucketLocation'],
-      resources: [n.bucketArn],
     }),
     new iam.PolicyStatement({
       // The only object the management role writes: the setup check under a pipeline prefix.
