@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Annotations as CoreAnnotations, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { NotificationPipelineRoles, NotificationPipelineRolesProps } from '../../src';
 
@@ -162,6 +162,14 @@ describe('NotificationPipelineRoles: the trust', () => {
     expect(trustOf(t)[0].Condition).toBeUndefined();
     Annotations.fromStack(stack).hasWarning('/RolesStack/Roles', Match.stringLikeRegexp(
       'trusts the service\'s whole account 111122223333 without an sts:ExternalId condition: another customer of the service .*confused deputy'));
+  });
+
+  test('the warning can be acknowledged by its ID once the risk is accepted', () => {
+    const stack = new Stack(new App(), 'RolesStack', { env: { account: ACCT, region: 'us-east-1' } });
+    const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333' });
+    Annotations.fromStack(stack).hasWarning('/RolesStack/Roles', Match.stringLikeRegexp('confused deputy'));
+    CoreAnnotations.of(roles).acknowledgeWarning('data-pipeline-integration-cdk:roles-without-external-id', 'no external ID from the service yet');
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
   });
 
   test('with externalId: sts:ExternalId is required and there is no warning', () => {
