@@ -133,10 +133,12 @@ async function resolveWithoutBefore<D extends OwnsSubscription>(rt: Runtime, rec
  * record's resource) after it. A record already `recording` (an earlier delivery's POST had no clear outcome) is
  * resolved first. A lost answer is resolved the same way; when the lists prove nothing was made, the POST is sent
  * again (at most `MAX_CREATE_POSTS` in all). A refused POST (4xx) puts the record back to `back` and rethrows. `fresh`
- * gives the document of a new attempt (today's desired state); a resolved earlier attempt keeps its own.
+ * gives the document of a new attempt (today's desired state); a resolved earlier attempt keeps its own. `beforePost`
+ * runs before each POST: when it throws (e.g. the Create was cancelled), nothing is sent and the record goes back to `back`.
  */
 export async function createRecordedSubscription<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
-  attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean, fresh: (doc: D) => D = (d) => d): Promise<JournalRecord<D>> {
+  attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean, fresh: (doc: D) => D = (d) => d,
+  beforePost?: () => Promise<void>): Promise<JournalRecord<D>> {
   const product = Number(attrs.product);
   return withCreatesLock(rt, product, rec, async () => {
     let r = rec;
@@ -157,6 +159,15 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       // A resend after a lost answer keeps the first list: should the first POST show up late, it is still a candidate
       // (then named with the second, never taken on a guess) instead of hiding among what existed before.
       const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
+      if (beforePost !== undefined) {
+        try {
+          await beforePost();
+        } catch (e) {
+          // Nothing is sent: an earlier POST of this record, if any, is proven above to have made nothing.
+          await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+          throw e;
+        }
+      }
       let attempt = r.doc.attempt;
       if (lost === undefined || attempt === undefined) {
         const listed = (await rt.client.subscriptions.list({ product, remoteIdentity: identity })).map((s) => String(s.id));

@@ -3,6 +3,7 @@ import { KIND_TYPES } from '../kinds';
 import { HandlerError, reasonOf } from './errors';
 import { checkJournalMove } from './journal-move';
 import { eventHooks } from './kind-events';
+import { withResourceLease } from './lease';
 import { log, logEvent } from './log';
 import { runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
@@ -38,8 +39,11 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
     const rt = runtimeFor(connectionOf(event), context);
+    // Read-only, and before the lease: a refused move creates no table.
     const unproven = await checkJournalMove(event, rt);
-    return fn(event, unproven === undefined ? rt : { ...rt, journalUnproven: unproven });
+    // One invocation at a time per resource: a duplicate delivery waits, a cancellation Delete runs after the Create.
+    return withResourceLease(event, rt, async (lease) =>
+      fn(event, { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) }));
   });
 }
 

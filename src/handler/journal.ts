@@ -27,6 +27,9 @@ import { checkProvidedTable, providedJournalTables } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
 
+/** The key prefix of resource leases (journal-lease.ts): not records, skipped by `scan`. */
+export const LEASE_PREFIX = 'lease#';
+
 /**
  * One record of a resource. `D`: the kind's document (written with its `kind` tag, the resource type, since the
  * kinds registry: see `taggedKind` in src/kinds; older documents have no tag); `S`: the kind's journal states
@@ -222,8 +225,16 @@ export interface JournalOptions {
 
 const clients = new Map<string, ddb.DynamoDBClient>();
 
-/** The journal in DynamoDB (one client per endpoint per container; the table ensured once per container). */
-export function dynamoJournal(opts: JournalOptions): Journal {
+/** One journal table as the handler reaches it: its client, its name, and `run` (the table ensured first, failures named). */
+export interface JournalTable {
+  readonly client: ddb.DynamoDBClient;
+  readonly table: string;
+  readonly sdk: DdbModule;
+  run<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** Opens the journal table of `opts` (one client per endpoint per container; the table ensured once per container). */
+export function openJournalTable(opts: JournalOptions): JournalTable {
   const table = opts.table && opts.table !== '' ? opts.table : DEFAULT_JOURNAL_TABLE;
   const m = sdk();
   const ck = opts.endpoint ?? '';
@@ -254,7 +265,17 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       throw journalError(table, e);
     }
   };
-  const conditionFailed = (e: unknown): boolean => (e as { name?: string }).name === 'ConditionalCheckFailedException';
+  return { client: c, table, sdk: m, run };
+}
+
+/** Whether a DynamoDB error is a failed condition. */
+export function conditionFailed(e: unknown): boolean {
+  return (e as { name?: string }).name === 'ConditionalCheckFailedException';
+}
+
+/** The journal in DynamoDB. */
+export function dynamoJournal(opts: JournalOptions): Journal {
+  const { client: c, table, sdk: m, run } = openJournalTable(opts);
 
   return {
     records: <D>(key: string) => run(async () => {
@@ -337,7 +358,7 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         const page: ddb.ScanCommandOutput = await c.send(new m.ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
         for (const item of page.Items ?? []) {
           const pk = item.pk?.S ?? '';
-          if (pk.startsWith('inflight#')) continue;
+          if (pk.startsWith('inflight#') || pk.startsWith(LEASE_PREFIX)) continue;
           if (pk.startsWith('claim#')) {
             const m2 = /^claim#([^#]+)#(.*)$/.exec(pk);
             if (m2) claims.push({ kind: m2[1], id: m2[2], owner: item.owner?.S ?? '' });

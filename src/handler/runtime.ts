@@ -3,6 +3,7 @@ import { ConnectionProperties, DEFAULT_PIPELINE_METADATA_KEYS } from '../contrac
 import { Environment, transportProblem } from './binding';
 import { HandlerError, isStatus, registerSecret } from './errors';
 import { dynamoJournal, Journal, resetJournalCache } from './journal';
+import { dynamoLeases, LeaseScope, ResourceLeases } from './journal-lease';
 import { log } from './log';
 import { CfnEvent, LambdaContextLike } from './types';
 
@@ -211,6 +212,10 @@ export interface Runtime {
   readonly deadline: number;
   /** The lifecycle journal of the connection's account and region. */
   readonly journal: Journal;
+  /** The resource leases in the journal's table (one invocation at a time per resource: lease.ts); onEvent's runtime only. */
+  readonly leases?: ResourceLeases;
+  /** What the lease held by this invocation tells (set by onEvent while it holds the lease). */
+  readonly lease?: LeaseScope;
   /**
    * Set when this Update's journal table changed and the new table does not hold the resource's record (journal-move.ts):
    * a record made anew from the previous properties is then kept as adopted (never ended), since nothing proves it the
@@ -235,7 +240,7 @@ export interface Runtime {
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
-export function runtimeFor(connection: ConnectionProperties, context: LambdaContextLike | undefined): Runtime {
+export function runtimeFor(connection: ConnectionProperties, context: LambdaContextLike | undefined): Runtime & { readonly leases: ResourceLeases } {
   if (!connection || typeof connection !== 'object') throw new HandlerError('the Connection property is missing');
   const endpoints = endpointsOf(connection);
   const arn = connection.RefreshTokenSecretArn;
@@ -291,6 +296,7 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
+  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep });
   const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true });
-  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, product, metadataKeys, roleCreatedAt, journalAt };
+  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
 }

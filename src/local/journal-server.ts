@@ -6,6 +6,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
+import { expireLeases } from './journal-leases';
 
 /** File name of the journal state beside the runner's state file. */
 export const JOURNAL_STATE_FILE_NAME = 'journal.json';
@@ -282,6 +283,8 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       throw new Error(`cannot replay the journal's write-ahead log ${wal}: ${(e as Error).message}; fix it or delete it (the journal records in it are then lost)`);
     }
   }
+
+  if (!readOnly) await expireLeases(call);
 
   const snapshot = async (): Promise<JournalState> => {
     const names: string[] = [];

@@ -4,6 +4,7 @@ import { claimForAdoption, refused, removalPolicyOf, RemovalPolicyValue } from '
 import { FRESH_ATTEMPT_MS } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { JournalRecord, resourceKey } from '../../handler/journal';
+import { cancelledCreate, madeByCancelledCreate } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { historyCancellable, historyRequestsAnew } from '../../handler/plan-decisions';
 import { readProps } from '../../handler/props';
@@ -96,6 +97,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   }
   let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
     ?? await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
+  const resumed = rec.doc.known !== undefined;
   if (rec.doc.known) {
     // An earlier attempt's POST had no clear outcome: the request it may have made is looked for before sending one.
     const found = await madeByAttempt(rt, d.subscriptionId, rec.doc.known, key, rec.doc.knownAt);
@@ -108,6 +110,13 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   let ceiling: number | undefined;
   let unclear = 0;
   for (;;) {
+    const cancelled = await rt.lease?.cancelled();
+    if (cancelled !== undefined) {
+      // No POST of this record can have made anything unless one had no clear outcome: then the attempt stays for the
+      // next event (or 'dpi journal resolve') to look for it.
+      if (!resumed && unclear === 0) await rt.journal.save(rec, 'abandoned', { ...rec.doc, known: undefined, knownAt: undefined });
+      throw cancelledCreate(cancelled);
+    }
     // What exists before the POST, so that a POST without a clear outcome can be told apart from what was there.
     const known = (await rt.client.history.statusBySubscription(d.subscriptionId)).map((h) => String(h.id));
     rec = await rt.journal.save(rec, 'creating', { ...rec.doc, known, knownAt: new Date().toISOString() });
@@ -268,8 +277,17 @@ async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
 
 async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   const id = event.PhysicalResourceId ?? '';
+  const recs = await rt.journal.records<HistoryDoc>(resourceKey(event));
+  if (!recs.some((r) => r.physicalId === id)) {
+    // An ID the journal never recorded (CloudFormation's invented one for a Create it stopped waiting for, when another
+    // resource failed): the request that Create made, if it made one, is deleted as its own physical ID would be;
+    // records of earlier operations are not touched.
+    for (const r of madeByCancelledCreate(rt, recs, new Set(['creating']))) {
+      if (r.physicalId !== undefined && r.physicalId !== id) await remove({ ...event, PhysicalResourceId: r.physicalId }, rt);
+    }
+  }
   if (id === '' || id === event.RequestId || /[:/]/.test(id)) return { PhysicalResourceId: id };
-  const rec = (await rt.journal.records<HistoryDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state === 'active');
+  const rec = recs.find((r) => r.physicalId === id && r.state === 'active');
   const adopted = rec?.doc.adopted === true || typeof event.ResourceProperties?.AdoptId === 'string';
   if (removalPolicyOf(event.ResourceProperties, { adopted, removalPolicy: rec?.doc.removalPolicy }) === 'retain') {
     // An adopted request existed before the stack (or the removal policy is retain): kept in the service, released.

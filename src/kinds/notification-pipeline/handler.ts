@@ -13,6 +13,7 @@ import { claimForAdoption, contradicts, newSubscriptionAttributes, removalPolicy
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
+import { madeByCancelledCreate, refuseIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { pipelineUpdateDecision } from '../../handler/plan-decisions';
 import { isNumericId, Props } from '../../handler/props';
@@ -139,6 +140,12 @@ async function undoAfterFailure(rt: Runtime, key: string, cause: Error): Promise
 async function post(rt: Runtime, rec: PipelineRecord, d: PipelineDesired): Promise<PipelineRecord> {
   const sel = selectionOf(d);
   const r = rec.state === 'posting' && sameSelection(rec.doc.selection, sel) ? rec : await rt.journal.save(rec, 'posting', { ...rec.doc, selection: sel });
+  try {
+    await refuseIfCancelled(rt);
+  } catch (e) {
+    await rt.journal.save(r, 'abandoned', r.doc);
+    throw e;
+  }
   let result: UnifiedPipelineResult;
   try {
     result = await withRolePropagation(rt, d, () => rt.client.notifications.create(d.remoteIdentityId, body(d)));
@@ -283,6 +290,16 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (!isNumericId(id)) {
     // The rollback of a failed Create (placeholder physical ID): finish and remove what its attempts made.
     for (const r of recs.filter((x) => x.physicalId === undefined && !DONE.has(x.state))) await removeAttempt(rt, r);
+    // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
+    // the pipeline it made is removed (an adoption released); records of earlier operations are not touched.
+    for (const r of madeByCancelledCreate(rt, recs, new Set())) {
+      if (r.doc.adopted === true) {
+        await release(rt, r);
+        continue;
+      }
+      log({ msg: 'removing the pipeline of a Create that CloudFormation stopped waiting for', subscriptionId: r.physicalId });
+      await undo(rt, r);
+    }
     return { PhysicalResourceId: id };
   }
   const rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state)) ?? recs.find((r) => r.physicalId === id);

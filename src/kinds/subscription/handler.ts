@@ -13,6 +13,7 @@ import { newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, stat
 import { createRecordedSubscription, resolveAttempt } from '../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
+import { madeByCancelledCreate, refuseIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { subscriptionReplacement } from '../../handler/plan-decisions';
 import { isNumericId, Props } from '../../handler/props';
@@ -43,7 +44,8 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   // What this POST sends (a resolved earlier attempt keeps what it sent; converge below brings it to today's state).
   const posted: Applied = { ...appliedOf(d), status: 'active' };
   try {
-    rec = await createRecordedSubscription(rt, rec, attrs, 'abandoned', matchesDesired(d), (x) => ({ ...x, ...doc, applied: posted }));
+    rec = await createRecordedSubscription(rt, rec, attrs, 'abandoned', matchesDesired(d), (x) => ({ ...x, ...doc, applied: posted }),
+      () => refuseIfCancelled(rt));
   } catch (e) {
     if (isStatus(e, 400, 403, 409)) throw new HandlerError(`the service rejected the subscription to product ${d.productId}: ${messageOf(e)}`);
     throw e;
@@ -125,6 +127,17 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (!isNumericId(id)) {
     // Rollback of a failed Create: what its attempts made (proven by the journal and the lists around each POST).
     for (const r of recs.filter((x) => x.state === 'recording' || x.state === 'adopting')) await removeAttempt(rt, r, event, onDelete);
+    // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
+    // what that Create made or changed is ended (an adoption released); records of earlier operations are not touched.
+    for (const r of madeByCancelledCreate(rt, recs)) {
+      if (r.doc.adopted === true) {
+        await release(rt, r, event.ResourceProperties);
+        continue;
+      }
+      log({ msg: 'ending what a Create that CloudFormation stopped waiting for made', subscriptionId: r.physicalId });
+      if (isNumericId(r.physicalId)) await end(rt, r.physicalId, onDelete);
+      await rt.journal.save(r, 'deleted', r.doc);
+    }
     return { PhysicalResourceId: id };
   }
   const rec = recs.find((r) => r.physicalId === id && !DONE.has(r.state));

@@ -1,0 +1,100 @@
+/**
+ * One invocation at a time per resource: every onEvent holds its resource's lease (journal-lease.ts) from before its
+ * first read to its answer. See that module for why, and docs/handler.md ("Cancellations and duplicate deliveries").
+ */
+import { RELEASED_OR_DONE } from './common';
+import { HandlerError, messageOf } from './errors';
+import { resourceKey } from './journal';
+import { LeaseMark, LeaseScope, newHolder, ResourceLeases } from './journal-lease';
+import { log } from './log';
+import { DEADLINE_MARGIN_MS, Runtime } from './runtime';
+import { CfnEvent } from './types';
+
+/** States of a create attempt whose outcome a Delete resolves on its own (src/handler/creates.ts, adoptions). */
+const ATTEMPT_STATES: ReadonlySet<string> = new Set(['recording', 'adopting']);
+
+/** How long a waiting invocation keeps for its own work: it stops waiting this long before its deadline. */
+export const LEASE_WORK_RESERVE_MS = 60_000;
+/** Rounds of waiting at most (a bound should the sleep not wait). */
+const MAX_ROUNDS = 5_000;
+
+/** The failure of a Create that finds itself cancelled before its creating call. */
+export function cancelledCreate(by: string): HandlerError {
+  return new HandlerError(`CloudFormation stopped waiting for this Create and sent request ${by} for the resource meanwhile `
+    + '(another resource of the operation failed): nothing was created');
+}
+
+/**
+ * Runs `fn` holding the lease of the event's resource. Waits (saying so in the log) while another invocation holds it;
+ * an invocation of another request marks a running Create or Update cancelled first. Fails clearly, having changed
+ * nothing, when the lease is still held too close to its own deadline.
+ */
+export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { readonly leases: ResourceLeases },
+  fn: (scope: LeaseScope) => Promise<T>): Promise<T> {
+  const key = resourceKey(event);
+  const holder = newHolder(event.RequestId);
+  const expiresAt = new Date(rt.deadline + DEADLINE_MARGIN_MS).toISOString();
+  let marked = false;
+  let previous: LeaseMark | undefined;
+  for (let round = 0; ; round++) {
+    const got = await rt.leases.take(key, { holder, requestId: event.RequestId, requestType: event.RequestType, expiresAt });
+    if (got.taken) {
+      previous = got.previous;
+      break;
+    }
+    const other = got.holder;
+    if (!marked && other.requestId !== event.RequestId && (other.requestType === 'Create' || other.requestType === 'Update')) {
+      marked = await rt.leases.cancel(key, event.RequestId);
+      if (marked) {
+        log({
+          level: 'WARNING',
+          msg: `CloudFormation moved on from the ${other.requestType} of this resource that is still running: it is marked cancelled and this `
+            + `${event.RequestType} runs once it returns`,
+          resource: key,
+          request: other.requestId,
+          since: other.since,
+        });
+      }
+    }
+    if (round === 0) {
+      log({ msg: 'another invocation of this resource is running: waiting for it', resource: key, request: other.requestId, type: other.requestType, until: other.expiresAt });
+    }
+    if (Date.now() + LEASE_WORK_RESERVE_MS > rt.deadline || round >= MAX_ROUNDS) {
+      throw new HandlerError(`another invocation of ${key} (${other.requestType}, request ${other.requestId}, since ${other.since}) is still running; `
+        + `a resource's events run one at a time, and its lease ends at the latest at ${other.expiresAt}: retry then (nothing was changed)`);
+    }
+    await rt.sleep(500 + Math.floor(Math.random() * 500));
+  }
+  const previousCreate = previous !== undefined && previous.requestType === 'Create' && previous.requestId !== event.RequestId ? previous : undefined;
+  const scope: LeaseScope = {
+    cancelled: () => rt.leases.cancelledBy(key, holder),
+    ...(previousCreate ? { previousCreate } : {}),
+  };
+  try {
+    return await fn(scope);
+  } finally {
+    await rt.leases.release(key, holder).catch((e: unknown) => {
+      log({ level: 'WARNING', msg: 'could not release the resource lease (it expires with this invocation)', resource: key, error: messageOf(e) });
+    });
+  }
+}
+
+/** Fails with `cancelledCreate` when CloudFormation cancelled this invocation (checked before a creating call). */
+export async function refuseIfCancelled(rt: Runtime): Promise<void> {
+  const by = await rt.lease?.cancelled();
+  if (by !== undefined) throw cancelledCreate(by);
+}
+
+/**
+ * The finished records (not attempts) that the Create holding the lease last made or changed, for a Delete whose
+ * physical ID is not the service's: CloudFormation never learned that Create's outcome. Only records written since that
+ * request first took the lease (by the clock of the container that wrote both) and not finished; none when the lease's
+ * last holder was not a Create of another request.
+ */
+export function madeByCancelledCreate<R extends { readonly state: string; readonly physicalId?: string; readonly updatedAt: string }>(
+  rt: Runtime, recs: readonly R[], attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
+  const prev = rt.lease?.previousCreate;
+  if (prev === undefined || prev.requestSince === '') return [];
+  return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined
+    && r.updatedAt >= prev.requestSince);
+}
