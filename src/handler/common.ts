@@ -221,3 +221,19 @@ export async function startAdoption<D>(event: CfnEvent, rt: Runtime, construct: 
   }
   return { key, rec, sub };
 }
+
+/**
+ * Whether a Delete may end service record `kind`/`id` of resource `key` that has no live journal record: only when the
+ * journal's claim names this resource. A made-up Delete (a physical ID the stack never made) and a resource whose
+ * records the journal lost end nothing: the record is left as it is, and the log names it and who claims it.
+ */
+export async function deleteProven(rt: Runtime, kind: string, id: string, key: string): Promise<boolean> {
+  const owner = (await rt.journal.owners(kind, [id])).get(id);
+  if (owner === key) return true;
+  log({
+    level: 'WARNING',
+    msg: 'no journal record or claim of this resource proves that it made this record: the Delete leaves it as it is',
+    kind, id, resource: key, ...(owner !== undefined ? { claimedBy: owner } : {}),
+  });
+  return false;
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { AttributeValue, CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
@@ -148,6 +148,36 @@ export class HandlerHarness {
   async journalRecords(logicalId = 'Resource'): Promise<JournalItem[]> {
     const key = logicalId.includes('/') ? logicalId : `HandlerTest/${logicalId}`;
     return (await this.journalItems()).filter((i) => i.pk === key).sort((a, b) => (a.sk < b.sk ? -1 : 1));
+  }
+
+  /**
+   * Writes a claim into the current test's journal table as the handler would (creating the table first when needed):
+   * resource `owner` (default `HandlerTest/Resource`) owns service record `kind`/`id`. For records the stack made before
+   * the test's own events.
+   */
+  async seedClaim(kind: string, id: string, owner = 'HandlerTest/Resource'): Promise<void> {
+    this.journalClient ??= new DynamoDBClient({
+      endpoint: this.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      await this.journalClient.send(new CreateTableCommand({
+        TableName: this.journalTable,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      }));
+    } catch (e) {
+      if ((e as { name?: string }).name !== 'ResourceInUseException') throw e;
+    }
+    for (let i = 0; i < 100; i++) {
+      const d = await this.journalClient.send(new DescribeTableCommand({ TableName: this.journalTable }));
+      if (d.Table?.TableStatus === 'ACTIVE') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await this.journalClient.send(new PutItemCommand({
+      TableName: this.journalTable,
+      Item: { pk: { S: `claim#${kind}#${id}` }, sk: { S: 'claim' }, owner: { S: owner }, updatedAt: { S: new Date().toISOString() } },
+    }));
   }
 
   /** The owner (resource key) of a claim of service record `kind`/`id` in the journal; undefined when unclaimed. */

@@ -77,6 +77,8 @@ describe('Custom::DpiHistoryRequest', () => {
     await h.admin('POST', '/faults', { method: 'GET', pathPrefix: '/service/history/production/history/status/', status: 403, count: 1, skip: 1 });
     await h.fails(h.event(T, 'Create', props()));
     expect(h.state().history.map((x: any) => x.status)).toEqual(['pending']);
+    // The subscription is the stack's (its resource's claim).
+    await h.seedClaim('sub', subId, 'HandlerTest/Orders');
     await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {
       ProductId: '3001', RemoteIdentityId: '362', Status: 'active', OnDelete: 'invalid',
     }, { LogicalResourceId: 'Orders', PhysicalResourceId: subId }));

@@ -134,6 +134,9 @@ describe('Custom::DpiLegacyNotificationPipeline', () => {
     expect((await h.journalRecords()).map((x) => x.state)).toEqual(['deleted']);
     await h.clearRequests();
     for (const id of ['424242', 'placeholder-id']) await h.onEvent(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: id }));
+    // Another account's legacy pipeline: without this resource's claim, left without a call; with it, the 403 fails.
+    await h.onEvent(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: '8701' }));
+    await h.seedClaim('sub', '8701');
     expect(await h.fails(h.event(T, 'Delete', DESTROY, { PhysicalResourceId: '8701' }))).toContain('(403');
     expect(await h.changingRequests()).toEqual([]);
   });

@@ -455,7 +455,7 @@ describe('Custom::DpiNotificationPipeline', () => {
     expect(rolled.Data!.Prefix).toBe(JSON.parse(subOf(h.state(), id).product_parameters.meta).s3_notification_prefix);
   });
 
-  test('a pipeline deployed before the journal existed: Update converges it with the full-body PATCH, Delete removes it', async () => {
+  test('a pipeline deployed before the journal existed: Update converges it with the full-body PATCH and records it, Delete removes it', async () => {
     const created = await h.onEvent(h.event(T, 'Create', BASE));
     const id = created.PhysicalResourceId;
     await h.reset({ keepEmulator: true });
@@ -464,7 +464,14 @@ describe('Custom::DpiNotificationPipeline', () => {
     const r = await h.onEvent(h.event(T, 'Update', next, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...BASE } }));
     expect(await h.changingRequests()).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
     expect(r.Data!.SubscribedTypes).toBe('ORDER_CHANGE');
+    // Without a record or claim (the journal lost them), a Delete leaves the pipeline as it is.
+    const journal = h.journalTable;
     await h.reset({ keepEmulator: true });
+    await h.onEvent(h.event(T, 'Delete', next, { PhysicalResourceId: id }));
+    expect(h.state().pipelines).toHaveLength(1);
+    expect(subOf(h.state(), id).status).toBe('active');
+    // The Update recorded it: with that journal, the Delete removes it.
+    h.journalTable = journal;
     await h.onEvent(h.event(T, 'Delete', next, { PhysicalResourceId: id }));
     expect(h.state().pipelines).toEqual([]);
     expect(subOf(h.state(), id).status).toBe('invalid');

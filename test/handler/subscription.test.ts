@@ -180,6 +180,11 @@ describe('Custom::DpiSubscription', () => {
 
   test('a 403 is never "gone": Delete and Update of another account\'s subscription fail naming the account, nothing is changed or replaced', async () => {
     await h.clearRequests();
+    // Without a record or claim of this resource, a Delete leaves it without a call (a made-up Delete).
+    await h.onEvent(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8701' }));
+    expect(await h.changingRequests()).toEqual([]);
+    // The resource's own claim (its account changed since, say): the Delete reads it and fails on the 403.
+    await h.seedClaim('sub', '8701');
     const reason = await h.fails(h.event(T, 'Delete', BASE, { PhysicalResourceId: '8701' }));
     expect(reason).toContain('refused access to subscription 8701 (403');
     expect(reason).toContain('account 1001');

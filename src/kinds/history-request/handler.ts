@@ -1,6 +1,6 @@
 import { HISTORY_REQUEST_FIELDS, HistoryRequestKind, HistoryRequestState } from './wire';
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../../client';
-import { claimForAdoption, refused, removalPolicyOf, RemovalPolicyValue } from '../../handler/common';
+import { claimForAdoption, deleteProven, refused, removalPolicyOf, RemovalPolicyValue } from '../../handler/common';
 import { FRESH_ATTEMPT_MS } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { JournalRecord, resourceKey } from '../../handler/journal';
@@ -295,6 +295,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     if (rec) await rt.journal.save(rec, 'released', rec.doc);
     return { PhysicalResourceId: id };
   }
+  if (!rec && !await deleteProven(rt, 'history', id, resourceKey(event))) return { PhysicalResourceId: id };
   let h: HistoryTransaction;
   try {
     h = await rt.client.history.get(id);

@@ -1,6 +1,8 @@
 import { LEGACY_NOTIFICATION_PIPELINE_FIELDS, LegacyNotificationPipelineKind, LegacyNotificationPipelineState } from './wire';
 import { Subscription } from '../../client';
-import { claimForAdoption, contradicts, declaredRemovalPolicy, RELEASED_OR_DONE, removalPolicyOf, RemovalPolicyValue, statusOrGone } from '../../handler/common';
+import {
+  claimForAdoption, contradicts, declaredRemovalPolicy, deleteProven, RELEASED_OR_DONE, removalPolicyOf, RemovalPolicyValue, statusOrGone,
+} from '../../handler/common';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { JournalRecord, resourceKey } from '../../handler/journal';
 import { log } from '../../handler/log';
@@ -176,6 +178,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     if (rec) await rt.journal.save(rec, 'released', rec.doc);
     return { PhysicalResourceId: id };
   }
+  if (!rec && !await deleteProven(rt, 'sub', id, resourceKey(event))) return { PhysicalResourceId: id };
   const status = await statusOrGone(rt, id);
   const ri = rec?.doc.identity ?? new Props(event.ResourceProperties, 'LegacyNotificationPipeline').optString('RemoteIdentityId') ?? '';
   await retire(rt, id, status, ri);

@@ -9,7 +9,9 @@ import {
 } from './handler-state';
 import type { NotificationPipelineState } from './wire';
 import { ServiceError, UnifiedPipelineResult } from '../../client';
-import { claimForAdoption, contradicts, newSubscriptionAttributes, removalPolicyOf, startAdoption, statusOrGone } from '../../handler/common';
+import {
+  claimForAdoption, contradicts, deleteProven, newSubscriptionAttributes, removalPolicyOf, startAdoption, statusOrGone,
+} from '../../handler/common';
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
@@ -307,6 +309,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     await release(rt, rec);
     return { PhysicalResourceId: id };
   }
+  if (!rec && !await deleteProven(rt, 'sub', id, key)) return { PhysicalResourceId: id };
   const status = await statusOrGone(rt, id);
   if (status === undefined || status === 'invalid') {
     log({ msg: 'nothing to delete', physicalResourceId: id, status });

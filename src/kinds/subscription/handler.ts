@@ -9,7 +9,7 @@ import {
   SubscriptionRecord, wantedParams,
 } from './handler-state';
 import type { SubscriptionState } from './wire';
-import { newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../handler/common';
+import { deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../handler/common';
 import { createRecordedSubscription, resolveAttempt } from '../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
@@ -146,6 +146,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     if (!rec) log({ msg: 'removal policy retain: the subscription is kept in the service', subscriptionId: id });
     return { PhysicalResourceId: id };
   }
+  if (!rec && !await deleteProven(rt, 'sub', id, key)) return { PhysicalResourceId: id };
   await end(rt, id, onDelete);
   if (rec) await rt.journal.save(rec, 'deleted', rec.doc);
   return { PhysicalResourceId: id };
