@@ -35,6 +35,16 @@ export interface LeaseMark {
   readonly expiresAt: string;
   /** The request that marked the holder cancelled. */
   readonly cancelledBy?: string;
+  /**
+   * The requests of this resource that CloudFormation moved on from (a Create or Update marked cancelled, or followed
+   * by a Delete with an invented physical ID): a later delivery of one of them makes nothing. Kept across holders.
+   */
+  readonly cancelledRequests?: readonly string[];
+  /**
+   * The last Create of the resource whose outcome CloudFormation may not know: set by a Create, kept by the Deletes
+   * that follow it (a failed one included), cleared by an Update (which names the physical ID CloudFormation knows).
+   */
+  readonly lastCreate?: { readonly requestId: string; readonly requestSince: string };
 }
 
 /** What the lease tells the invocation that holds it. */
@@ -43,7 +53,9 @@ export interface LeaseScope {
    * The Create that held the lease last, when it was another request than this one: for a Delete with no physical ID
    * of the service, the Create whose outcome CloudFormation never learned.
    */
-  readonly previousCreate?: LeaseMark;
+  readonly previousCreate?: { readonly requestId: string; readonly requestSince: string };
+  /** ISO time this invocation's request first took the lease: the records it made are those created since. */
+  readonly requestSince: string;
   /** The request that cancelled this invocation (CloudFormation moved on from it), or undefined. */
   cancelled(): Promise<string | undefined>;
 }
@@ -51,7 +63,7 @@ export interface LeaseScope {
 /** What `take` found. */
 export type LeaseTake =
   /** Taken; `previous`: the request that held it last (released or expired), if any. */
-  | { readonly taken: true; readonly previous?: LeaseMark }
+  | { readonly taken: true; readonly requestSince: string; readonly previous?: LeaseMark }
   /** Held by a live invocation. */
   | { readonly taken: false; readonly holder: LeaseMark };
 
@@ -83,8 +95,14 @@ function markOf(item: Record<string, ddb.AttributeValue>): LeaseMark {
     requestSince: item.requestSince?.S ?? item.since?.S ?? '',
     expiresAt: item.expiresAt?.S ?? '',
     ...(item.cancelledBy?.S !== undefined ? { cancelledBy: item.cancelledBy.S } : {}),
+    ...(item.cancelledRequests?.SS !== undefined ? { cancelledRequests: item.cancelledRequests.SS } : {}),
+    ...(item.lastCreate?.S !== undefined && item.lastCreateSince?.S !== undefined
+      ? { lastCreate: { requestId: item.lastCreate.S, requestSince: item.lastCreateSince.S } } : {}),
   };
 }
+
+/** How many cancelled requests a lease item keeps (the newest are what a late delivery can be). */
+const KEPT_CANCELLED = 50;
 
 /** The leases of a journal table (the same table, client and checks as `dynamoJournal`). */
 export function dynamoLeases(opts: JournalOptions): ResourceLeases {
@@ -95,13 +113,19 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
   const now = (): string => new Date().toISOString();
   return {
     take: (key, mark) => run(async () => {
-      for (;;) {
+      for (let round = 0; ; round++) {
         const item = await read(key);
         const live = item?.holder?.S !== undefined && (item.expiresAt?.S ?? '') >= now();
         if (item && live) return { taken: false, holder: markOf(item) };
         const previous = item && item.requestId?.S !== undefined ? markOf(item) : undefined;
         const t = now();
         const requestSince = previous?.requestId === mark.requestId ? previous.requestSince : t;
+        // Another request takes over: CloudFormation has moved on from the previous one (it sends a resource's next
+        // event only after the last one answered or after it stopped waiting), so a later delivery of it is stale.
+        const lastCreate = mark.requestType === 'Create' ? { requestId: mark.requestId, requestSince }
+          : mark.requestType === 'Delete' ? previous?.lastCreate : undefined;
+        const stale = [...new Set([...(previous?.cancelledRequests ?? []),
+          ...(previous && previous.requestId !== mark.requestId && previous.requestId !== '' ? [previous.requestId] : [])])].slice(-KEPT_CANCELLED);
         try {
           await c.send(new m.PutItemCommand({
             TableName: table,
@@ -114,14 +138,17 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
               requestSince: S(requestSince),
               expiresAt: S(mark.expiresAt),
               version: { N: String(Number(item?.version?.N ?? '0') + 1) },
+              ...(stale.length > 0 ? { cancelledRequests: { SS: stale } } : {}),
+              ...(lastCreate ? { lastCreate: S(lastCreate.requestId), lastCreateSince: S(lastCreate.requestSince) } : {}),
             },
-            ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(pk)',
-            ...(item ? { ExpressionAttributeValues: { ':v': { N: item.version?.N ?? '0' } } } : {}),
+            // An item without a version (written by hand) is taken once as version 0.
+            ConditionExpression: item ? (item.version?.N === undefined ? 'attribute_not_exists(version)' : 'version = :v') : 'attribute_not_exists(pk)',
+            ...(item?.version?.N !== undefined ? { ExpressionAttributeValues: { ':v': { N: item.version.N } } } : {}),
           }));
-          return { taken: true, ...(previous ? { previous } : {}) };
+          return { taken: true, requestSince, ...(previous ? { previous } : {}) };
         } catch (e) {
           // Another invocation took or released it meanwhile: read again.
-          if (!conditionFailed(e)) throw e;
+          if (!conditionFailed(e) || round >= 20) throw e;
         }
       }
     }),
@@ -139,14 +166,18 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
       }
     }),
     cancel: (key, by) => run(async () => {
+      const holder = await read(key);
+      const request = holder?.requestId?.S ?? '';
       try {
         await c.send(new m.UpdateItemCommand({
           TableName: table,
           Key: keyOf(key),
-          UpdateExpression: 'SET cancelledBy = :by, version = version + :one',
-          ConditionExpression: 'attribute_exists(holder) AND expiresAt >= :now AND requestId <> :by AND requestType IN (:c, :u) '
-            + 'AND attribute_not_exists(cancelledBy)',
-          ExpressionAttributeValues: { ':by': S(by), ':now': S(now()), ':c': S('Create'), ':u': S('Update'), ':one': { N: '1' } },
+          UpdateExpression: 'SET cancelledBy = :by, version = version + :one ADD cancelledRequests :r',
+          ConditionExpression: 'attribute_exists(holder) AND expiresAt >= :now AND requestId <> :by AND requestId = :req '
+            + 'AND requestType IN (:c, :u) AND attribute_not_exists(cancelledBy)',
+          ExpressionAttributeValues: {
+            ':by': S(by), ':now': S(now()), ':c': S('Create'), ':u': S('Update'), ':one': { N: '1' }, ':req': S(request), ':r': { SS: [request || '-'] },
+          },
         }));
         return true;
       } catch (e) {

@@ -20,7 +20,7 @@ const MAX_ROUNDS = 5_000;
 
 /** The failure of a Create that finds itself cancelled before its creating call. */
 export function cancelledCreate(by: string): HandlerError {
-  return new HandlerError(`CloudFormation stopped waiting for this Create and sent request ${by} for the resource meanwhile `
+  return new HandlerError(`CloudFormation stopped waiting for this request and sent request ${by.split('#')[0]} for the resource meanwhile `
     + '(another resource of the operation failed): nothing was created');
 }
 
@@ -36,10 +36,12 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
   const expiresAt = new Date(rt.deadline + DEADLINE_MARGIN_MS).toISOString();
   let marked = false;
   let previous: LeaseMark | undefined;
+  let requestSince = '';
   for (let round = 0; ; round++) {
     const got = await rt.leases.take(key, { holder, requestId: event.RequestId, requestType: event.RequestType, expiresAt });
     if (got.taken) {
       previous = got.previous;
+      requestSince = got.requestSince;
       break;
     }
     const other = got.holder;
@@ -60,17 +62,27 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
       log({ msg: 'another invocation of this resource is running: waiting for it', resource: key, request: other.requestId, type: other.requestType, until: other.expiresAt });
     }
     if (Date.now() + LEASE_WORK_RESERVE_MS > rt.deadline || round >= MAX_ROUNDS) {
+      // A second delivery of the running request gives up: its failure may be the answer CloudFormation takes, so the
+      // running one is told to end what it made rather than report it.
+      if (other.requestId === event.RequestId) await rt.leases.cancel(key, `${event.RequestId}#gave-up`).catch(() => false);
       throw new HandlerError(`another invocation of ${key} (${other.requestType}, request ${other.requestId}, since ${other.since}) is still running; `
         + `a resource's events run one at a time, and its lease ends at the latest at ${other.expiresAt}: retry then (nothing was changed)`);
     }
     await rt.sleep(500 + Math.floor(Math.random() * 500));
   }
-  const previousCreate = previous !== undefined && previous.requestType === 'Create' && previous.requestId !== event.RequestId ? previous : undefined;
+  const stale = previous?.cancelledRequests?.includes(event.RequestId) === true && event.RequestType !== 'Delete';
+  const last = previous?.lastCreate;
+  const previousCreate = last !== undefined && last.requestId !== event.RequestId ? last : undefined;
   const scope: LeaseScope = {
     cancelled: () => rt.leases.cancelledBy(key, holder),
+    requestSince,
     ...(previousCreate ? { previousCreate } : {}),
   };
   try {
+    if (stale) {
+      throw new HandlerError(`this ${event.RequestType} (request ${event.RequestId}) was delivered again after CloudFormation had moved on from it `
+        + '(another request of the resource ran since): nothing was changed');
+    }
     return await fn(scope);
   } finally {
     await rt.leases.release(key, holder).catch((e: unknown) => {
@@ -91,10 +103,38 @@ export async function refuseIfCancelled(rt: Runtime): Promise<void> {
  * request first took the lease (by the clock of the container that wrote both) and not finished; none when the lease's
  * last holder was not a Create of another request.
  */
-export function madeByCancelledCreate<R extends { readonly state: string; readonly physicalId?: string; readonly updatedAt: string }>(
-  rt: Runtime, recs: readonly R[], attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
+export function madeByCancelledCreate<R extends MadeRecord>(rt: Runtime, recs: readonly R[], attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
   const prev = rt.lease?.previousCreate;
   if (prev === undefined || prev.requestSince === '') return [];
-  return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined
-    && r.updatedAt >= prev.requestSince);
+  return madeSince(recs, prev.requestSince, attempts);
+}
+
+/** What a record tells of its making: its ID starts with the ISO time it was created (journal.ts). */
+export interface MadeRecord {
+  readonly id: string;
+  readonly state: string;
+  readonly physicalId?: string;
+}
+
+/** The finished records (not attempts, not done) created at or after `since` (ISO). */
+export function madeSince<R extends MadeRecord>(recs: readonly R[], since: string, attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
+  return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined && r.id >= since);
+}
+
+/**
+ * After a Create or Update answered: when CloudFormation moved on from it meanwhile (cancelled, or a second delivery
+ * gave up), `undo` ends each record it created (adopted ones are the kind's to release) and the invocation fails,
+ * saying so. Nothing CloudFormation knew before the request is touched.
+ */
+export async function undoIfCancelled<R extends MadeRecord>(rt: Runtime, key: string, physicalId: string,
+  recs: () => Promise<readonly R[]>, undo: (r: R) => Promise<void>): Promise<void> {
+  const by = await rt.lease?.cancelled();
+  if (by === undefined || rt.lease === undefined) return;
+  const made = madeSince(await recs(), rt.lease.requestSince).filter((r) => r.physicalId === physicalId);
+  for (const r of made) {
+    log({ level: 'WARNING', msg: 'CloudFormation moved on from this request while it ran: ending what it made', resource: key, physicalId, by });
+    await undo(r);
+  }
+  throw new HandlerError(`CloudFormation stopped waiting for this request (request ${by.split('#')[0]} came for the resource meanwhile)`
+    + `${made.length > 0 ? `: what it made (${physicalId}) was ended again` : ''}`);
 }

@@ -283,7 +283,8 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     // resource failed): the request that Create made, if it made one, is deleted as its own physical ID would be;
     // records of earlier operations are not touched.
     for (const r of madeByCancelledCreate(rt, recs, new Set(['creating']))) {
-      if (r.physicalId !== undefined && r.physicalId !== id) await remove({ ...event, PhysicalResourceId: r.physicalId }, rt);
+      if (r.physicalId === undefined || r.physicalId === id || r.doc.adopted === true || r.doc.removalPolicy === 'retain') continue;
+      await remove({ ...event, PhysicalResourceId: r.physicalId }, rt);
     }
   }
   if (id === '' || id === event.RequestId || /[:/]/.test(id)) return { PhysicalResourceId: id };

@@ -15,7 +15,7 @@ import {
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
-import { madeByCancelledCreate, refuseIfCancelled } from '../../handler/lease';
+import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { pipelineUpdateDecision } from '../../handler/plan-decisions';
 import { isNumericId, Props } from '../../handler/props';
@@ -295,7 +295,8 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
     // the pipeline it made is removed (an adoption released); records of earlier operations are not touched.
     for (const r of madeByCancelledCreate(rt, recs, new Set())) {
-      if (r.doc.adopted === true) {
+      // As CloudFormation keeps a resource with DeletionPolicy Retain when the rollback of its creation removes it.
+      if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
         await release(rt, r);
         continue;
       }
@@ -347,6 +348,12 @@ async function removeAttempt(rt: Runtime, rec: PipelineRecord): Promise<void> {
 export async function notificationPipeline(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
   const d = pipelineDesired(event.ResourceProperties);
-  return event.RequestType === 'Create' ? create(event, rt, d) : update(event, rt, d);
+  const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
+  const key = resourceKey(event);
+  await undoIfCancelled(rt, key, out.PhysicalResourceId, () => rt.journal.records<PipelineDoc>(key), async (r) => {
+    if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') return release(rt, r);
+    await undo(rt, r);
+  });
+  return out;
 }
 

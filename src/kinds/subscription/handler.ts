@@ -13,7 +13,7 @@ import { deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removal
 import { createRecordedSubscription, resolveAttempt } from '../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
-import { madeByCancelledCreate, refuseIfCancelled } from '../../handler/lease';
+import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { subscriptionReplacement } from '../../handler/plan-decisions';
 import { isNumericId, Props } from '../../handler/props';
@@ -130,7 +130,8 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
     // what that Create made or changed is ended (an adoption released); records of earlier operations are not touched.
     for (const r of madeByCancelledCreate(rt, recs)) {
-      if (r.doc.adopted === true) {
+      // As CloudFormation keeps a resource with DeletionPolicy Retain when the rollback of its creation removes it.
+      if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
         await release(rt, r, event.ResourceProperties);
         continue;
       }
@@ -212,5 +213,12 @@ async function cancelPendingHistory(rt: Runtime, id: string): Promise<void> {
 export async function subscription(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
   const d = desiredOf(event.ResourceProperties);
-  return event.RequestType === 'Create' ? create(event, rt, d) : update(event, rt, d);
+  const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
+  const key = resourceKey(event);
+  await undoIfCancelled(rt, key, out.PhysicalResourceId, () => rt.journal.records<SubscriptionDoc>(key), async (r) => {
+    if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') return release(rt, r, event.ResourceProperties);
+    await end(rt, r.physicalId!, d.onDelete);
+    await rt.journal.save(r, 'deleted', r.doc);
+  });
+  return out;
 }
