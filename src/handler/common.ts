@@ -233,7 +233,10 @@ export async function deleteProven(rt: Runtime, kind: string, id: string, key: s
   log({
     level: 'WARNING',
     msg: 'no journal record or claim of this resource proves that it made this record: the Delete leaves it as it is',
-    kind, id, resource: key, ...(owner !== undefined ? { claimedBy: owner } : {}),
+    kind,
+    id,
+    resource: key,
+    ...(owner !== undefined ? { claimedBy: owner } : {}),
   });
   return false;
 }

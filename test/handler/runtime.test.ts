@@ -61,6 +61,8 @@ describe('runtime', () => {
 
   test('logs: one JSON line per event and per service call, properties summarized, never the token', async () => {
     h.configure();
+    // Subscription 8601 is the resource's (its claim in the journal): its Delete ends it.
+    await h.seedClaim('sub', '8601');
     h.logs.length = 0;
     await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {}, { PhysicalResourceId: '8601' }));
     const lines = h.logs.map((l) => JSON.parse(l));
@@ -75,6 +77,7 @@ describe('runtime', () => {
     configureLocalRuntime({
       readSecret: async () => 'wrong-refresh-token-value', callerAccountId: async () => '123456789012', journalEndpoint: h.journal.endpoint, environment: h.environment(),
     });
+    await h.seedClaim('sub', '8601');
     const reason = await h.fails(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', {}, { PhysicalResourceId: '8601' }));
     expect(reason).toContain('check the refresh token stored in the connection\'s secret');
     expect(reason).not.toContain('wrong-refresh-token-value');
@@ -102,7 +105,7 @@ const BUNDLE = join(__dirname, '..', '..', 'assets', 'handler', 'index', 'index.
     const r = await mod.onEvent(ev, ctx);
     expect(r.PhysicalResourceId).toMatch(/^\d+$/);
     expect(await mod.isComplete({ ...ev, ...r }, ctx)).toEqual({ IsComplete: true });
-    await mod.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', NP, { PhysicalResourceId: r.PhysicalResourceId }), ctx);
+    await mod.onEvent(h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Delete', NP, { PhysicalResourceId: r.PhysicalResourceId, LogicalResourceId: 'FromBundle' }), ctx);
     expect(h.state().subscriptions.find((s: any) => String(s.id) === r.PhysicalResourceId).status).toBe('invalid');
   });
 });

@@ -161,6 +161,14 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
         Connection: connectionProperty(opts.urls, opts.table, props.Connection),
       },
     };
+    if (o.madeHistory !== undefined && !retain) {
+      // The lookup proved the attempt made it: claimed for the resource first, so the handler's Delete may end it.
+      const owner = await opts.journal.claim('history', o.madeHistory, o.key);
+      if (owner !== o.key) {
+        for (const x of orphans) outcomes.push({ key: x.key, record: x.record, result: 'failed', detail: `history request ${o.madeHistory} is claimed by ${owner}` });
+        continue;
+      }
+    }
     ctx.io.stderr.write(`${retain ? 'releasing' : 'removing'} ${o.key} (${shortType(o.type)}, ${physicalId})...\n`);
     try {
       await invokeWithContext(`${stack}-dpi-orphans`, event.ServiceToken, 600_000,
