@@ -142,7 +142,11 @@ function checkJournalKey(event: CfnEvent, b: Binding, stack: string): void {
   // resourceKey ignores anything but a non-empty string (the key is then `<event's stack>/<logical ID>`).
   if (typeof key !== 'string' || key === '') return;
   const owner = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
-  if (owner !== '' && (owner === stack || (b.nestedOf.includes(owner) && stack.startsWith(`${owner}-`)))) return;
+  // A nested stack (named `<parent>-...`) may use its parent's namespace only for a fleet's keys
+  // (`<parent>/<fleet path>/<nested stack>/<identity>`), never for the parent's own resources (`<parent>/<logical ID>`):
+  // a top-level stack named like a nested one must not reach them.
+  const fleetKey = key.split('/').length >= 4;
+  if (owner !== '' && (owner === stack || (fleetKey && b.nestedOf.includes(owner) && stack.startsWith(`${owner}-`)))) return;
   throw new HandlerError(`JournalKey '${key}' belongs to ${owner === '' ? 'no stack' : `stack ${owner}`}, not to stack ${stack} of this resource: `
     + 'a journal key starts with the name of the resource\'s own stack (or of the parent stack whose provider serves it); nothing was done');
 }

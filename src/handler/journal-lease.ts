@@ -79,6 +79,21 @@ export interface ResourceLeases {
   cancelledBy(key: string, holder: string): Promise<string | undefined>;
 }
 
+/** The longest a lease can be held: a Lambda invocation's 15 minutes and a minute for clocks. */
+export const MAX_LEASE_MS = 16 * 60_000;
+
+/**
+ * Whether a held lease is live: its expiry is a time not yet passed and no later than its start plus the longest a
+ * Lambda runs. A lease with an implausible start or expiry (a far-future or malformed time, written by no handler)
+ * holds nothing, so a planted item cannot block a resource.
+ */
+export function plausiblyLive(since: string | undefined, expiresAt: string | undefined, nowMs = Date.now()): boolean {
+  const start = Date.parse(since ?? '');
+  const end = Date.parse(expiresAt ?? '');
+  if (Number.isNaN(start) || Number.isNaN(end) || start > nowMs + 60_000) return false;
+  return end >= nowMs && end <= start + MAX_LEASE_MS;
+}
+
 /** A new invocation's holder ID. */
 export function newHolder(requestId: string): string {
   return `${requestId}|${randomBytes(6).toString('hex')}`;
@@ -115,7 +130,7 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
     take: (key, mark) => run(async () => {
       for (let round = 0; ; round++) {
         const item = await read(key);
-        const live = item?.holder?.S !== undefined && (item.expiresAt?.S ?? '') >= now();
+        const live = item?.holder?.S !== undefined && plausiblyLive(item.since?.S, item.expiresAt?.S);
         if (item && live) return { taken: false, holder: markOf(item) };
         const previous = item && item.requestId?.S !== undefined ? markOf(item) : undefined;
         const t = now();
@@ -137,13 +152,13 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
               since: S(t),
               requestSince: S(requestSince),
               expiresAt: S(mark.expiresAt),
-              version: { N: String(Number(item?.version?.N ?? '0') + 1) },
+              version: { N: String((Number(item?.version?.N ?? '0') || 0) + 1) },
               ...(stale.length > 0 ? { cancelledRequests: { SS: stale } } : {}),
               ...(lastCreate ? { lastCreate: S(lastCreate.requestId), lastCreateSince: S(lastCreate.requestSince) } : {}),
             },
-            // An item without a version (written by hand) is taken once as version 0.
-            ConditionExpression: item ? (item.version?.N === undefined ? 'attribute_not_exists(version)' : 'version = :v') : 'attribute_not_exists(pk)',
-            ...(item?.version?.N !== undefined ? { ExpressionAttributeValues: { ':v': { N: item.version.N } } } : {}),
+            // Conditional on the version seen, whatever its shape (an item written by hand is taken once).
+            ConditionExpression: item ? (item.version === undefined ? 'attribute_not_exists(version)' : 'version = :v') : 'attribute_not_exists(pk)',
+            ...(item?.version !== undefined ? { ExpressionAttributeValues: { ':v': item.version } } : {}),
           }));
           return { taken: true, requestSince, ...(previous ? { previous } : {}) };
         } catch (e) {

@@ -103,14 +103,32 @@ export async function refuseIfCancelled(rt: Runtime): Promise<void> {
  * request first took the lease (by the clock of the container that wrote both) and not finished; none when the lease's
  * last holder was not a Create of another request.
  */
-export function madeByCancelledCreate<R extends MadeRecord>(rt: Runtime, recs: readonly R[], attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
+export async function madeByCancelledCreate<R extends MadeRecord>(rt: Runtime, claimKind: string, recs: readonly R[],
+  attempts: ReadonlySet<string> = ATTEMPT_STATES): Promise<R[]> {
   const prev = rt.lease?.previousCreate;
   if (prev === undefined || prev.requestSince === '') return [];
-  return madeSince(recs, prev.requestSince, attempts);
+  return claimedOnly(rt, claimKind, madeSince(recs, prev.requestSince, attempts));
+}
+
+/**
+ * The records whose service record the journal's claim gives to their own resource: a record that names another
+ * resource's record (written by no handler) is never acted on.
+ */
+async function claimedOnly<R extends MadeRecord & { readonly key: string }>(rt: Runtime, claimKind: string, recs: readonly R[]): Promise<R[]> {
+  if (recs.length === 0) return [];
+  const owners = await rt.journal.owners(claimKind, recs.map((r) => r.physicalId!));
+  return recs.filter((r) => {
+    const mine = owners.get(r.physicalId!) === r.key;
+    if (!mine) {
+      log({ level: 'WARNING', msg: 'a journal record names a service record its resource does not claim: left as it is', record: r.id, physicalId: r.physicalId });
+    }
+    return mine;
+  });
 }
 
 /** What a record tells of its making: its ID starts with the ISO time it was created (journal.ts). */
 export interface MadeRecord {
+  readonly key: string;
   readonly id: string;
   readonly state: string;
   readonly physicalId?: string;
@@ -118,7 +136,10 @@ export interface MadeRecord {
 
 /** The finished records (not attempts, not done) created at or after `since` (ISO). */
 export function madeSince<R extends MadeRecord>(recs: readonly R[], since: string, attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
-  return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined && r.id >= since);
+  // A record ID from the future was written by no handler (its time is the writer's clock, now at the latest).
+  const latest = new Date(Date.now() + 60_000).toISOString();
+  return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined
+    && r.id >= since && r.id <= latest);
 }
 
 /**
@@ -126,11 +147,11 @@ export function madeSince<R extends MadeRecord>(recs: readonly R[], since: strin
  * gave up), `undo` ends each record it created (adopted ones are the kind's to release) and the invocation fails,
  * saying so. Nothing CloudFormation knew before the request is touched.
  */
-export async function undoIfCancelled<R extends MadeRecord>(rt: Runtime, key: string, physicalId: string,
+export async function undoIfCancelled<R extends MadeRecord>(rt: Runtime, key: string, physicalId: string, claimKind: string,
   recs: () => Promise<readonly R[]>, undo: (r: R) => Promise<void>): Promise<void> {
   const by = await rt.lease?.cancelled();
   if (by === undefined || rt.lease === undefined) return;
-  const made = madeSince(await recs(), rt.lease.requestSince).filter((r) => r.physicalId === physicalId);
+  const made = await claimedOnly(rt, claimKind, madeSince(await recs(), rt.lease.requestSince).filter((r) => r.physicalId === physicalId));
   for (const r of made) {
     log({ level: 'WARNING', msg: 'CloudFormation moved on from this request while it ran: ending what it made', resource: key, physicalId, by });
     await undo(r);

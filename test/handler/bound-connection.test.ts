@@ -195,7 +195,9 @@ describe('the stacks it serves and the journal key', () => {
     // The nested stack's own name as the stack part works too; another stack's does not, nor a key without one.
     expect((await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', JournalKey: 'TeamA-FleetPipelines0NestedStackResourceA1B2C3D4-1XYZ/X' },
       { StackId: nested }))).PhysicalResourceId).toMatch(/^\d+$/);
-    for (const bad of ['TeamB/Fleet/Pipelines0/Identity362', 'Sub', '/Sub']) {
+    // The parent's own resources' keys (`<parent>/<logical ID>`) are not a fleet's: a stack named like a nested one
+    // (any deployer may name a stack so) must not reach them.
+    for (const bad of ['TeamB/Fleet/Pipelines0/Identity362', 'Sub', '/Sub', 'TeamA/Sub', 'TeamA/Fleet/Sub']) {
       const event = h.event(SUB, 'Create', { ...ORDERS, JournalKey: bad }, { StackId: nested });
       expect(await refusedUntouched(event)).toContain(`JournalKey '${bad}'`);
     }

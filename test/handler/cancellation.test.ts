@@ -4,36 +4,22 @@
  * delivers the same event twice at once. Each case runs the two invocations concurrently in this process against the
  * emulator, whose creating POST is slowed, with records in the account that the stack did not make as bystanders.
  */
-import { EB_ROLE, HandlerHarness, ROLE, useHandlerHarness } from './helpers';
+import { delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
+import { HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/kinds';
 
 const SUB = ResourceTypes.SUBSCRIPTION;
 const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
-const SUB_PROPS = {
-  ProductId: '3001',
-  RemoteIdentityId: '362',
-  StorageGroupId: '501',
-  ProductParameters: { marketplace_id: 'ATVPDKIKX0DER', report_window: '7' },
-  Status: 'active',
-  Name: 'Orders',
-  OnDelete: 'invalid',
-};
-const PIPE_PROPS = {
-  RemoteIdentityId: '362',
-  AccountType: 'seller',
-  NotificationTypes: ['ORDER_CHANGE'],
-  RoleArn: ROLE,
-  EbToFhRoleArn: EB_ROLE,
-  DeploymentRegion: 'us-east-1',
-  PartialFailure: 'FAIL',
-};
-/** The physical ID CloudFormation invents for a resource whose Create it stopped waiting for. */
-const INVENTED = 'HandlerTest-Resource-1A2B3C4D5E6F';
 
 let h: HandlerHarness;
 useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });
+const deliveries = new Deliveries(() => h);
+const activeMade = (): any[] => deliveries.activeMade();
+const bystander = (): Promise<{ id: string; before: string }> => deliveries.bystander();
+const unchanged = (b: { id: string; before: string }): void => deliveries.unchanged(b);
+const liveRecords = (): Promise<any[]> => deliveries.liveRecords();
 beforeEach(() => {
   // Waits are real here (short): the invocations run concurrently and wait for each other.
   h.onSleep = (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 200)));
@@ -41,29 +27,6 @@ beforeEach(() => {
 afterEach(() => {
   h.onSleep = undefined;
 });
-
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-/** The bystanders' IDs (made outside the stack). */
-const outside = new Set<string>();
-/** Subscriptions the handler made (the emulator numbers new ones from 9001) that are still active. */
-const activeMade = (): any[] => h.state().subscriptions.filter((s: any) => s.id >= 9001 && !outside.has(String(s.id)) && s.status === 'active');
-
-/** A product-3001 subscription made in the web UI, and its state before the test. */
-async function bystander(): Promise<{ id: string; before: string }> {
-  const id = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER', remote_identity_id: '362' });
-  outside.add(id);
-  const s = h.state().subscriptions.find((x: any) => String(x.id) === id);
-  return { id, before: JSON.stringify(s) };
-}
-
-function unchanged(b: { id: string; before: string }): void {
-  expect(JSON.stringify(h.state().subscriptions.find((x: any) => String(x.id) === b.id))).toBe(b.before);
-}
-
-/** The journal records of the resource that are not finished (a live record, or an unresolved attempt). */
-async function liveRecords(): Promise<any[]> {
-  return (await h.journalRecords()).filter((r) => !['deleted', 'abandoned', 'released'].includes(r.state ?? ''));
-}
 
 describe('a cancellation Delete with an invented physical ID races the Create', () => {
   test.each([100, 600, 1500])('Subscription: POST /v2/sub takes 1.2 s, the Delete arrives %i ms in: nothing stays active', async (at) => {

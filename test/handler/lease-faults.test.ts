@@ -5,7 +5,8 @@
  * assert what remains and that it stays findable (docs/handler.md, "Cancellations and duplicate deliveries").
  */
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { EB_ROLE, HandlerHarness, ROLE, daysAgo, useHandlerHarness } from './helpers';
+import { delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
+import { HandlerHarness, daysAgo, useHandlerHarness } from './helpers';
 import { dynamoJournal } from '../../src/handler/journal';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -14,27 +15,8 @@ jest.setTimeout(90_000);
 const SUB = ResourceTypes.SUBSCRIPTION;
 const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
 const HIST = ResourceTypes.HISTORY_REQUEST;
-const SUB_PROPS = {
-  ProductId: '3001',
-  RemoteIdentityId: '362',
-  StorageGroupId: '501',
-  ProductParameters: { marketplace_id: 'ATVPDKIKX0DER', report_window: '7' },
-  Status: 'active',
-  Name: 'Orders',
-  OnDelete: 'invalid',
-};
 /** Another product and identity (a replacement). */
 const SUB_PROPS_B = { ProductId: '3002', RemoteIdentityId: '365', ProductParameters: { profile_id: '77' }, Status: 'active', OnDelete: 'invalid' };
-const PIPE_PROPS = {
-  RemoteIdentityId: '362',
-  AccountType: 'seller',
-  NotificationTypes: ['ORDER_CHANGE'],
-  RoleArn: ROLE,
-  EbToFhRoleArn: EB_ROLE,
-  DeploymentRegion: 'us-east-1',
-  PartialFailure: 'FAIL',
-};
-const INVENTED = 'HandlerTest-Resource-1A2B3C4D5E6F';
 const KEY = 'HandlerTest/Resource';
 
 let h: HandlerHarness;
@@ -52,23 +34,14 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const outside = new Set<string>();
-const activeMade = (): any[] => h.state().subscriptions.filter((s: any) => s.id >= 9001 && !outside.has(String(s.id)) && s.status === 'active');
-const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === String(id));
+const deliveries = new Deliveries(() => h);
+const outside = deliveries.outside;
+const activeMade = (): any[] => deliveries.activeMade();
+const subOf = (id: string): any => deliveries.subOf(id);
 const old = (p: Record<string, unknown>): Record<string, unknown> => ({ Connection: h.connection, ...p });
-
-async function bystander(): Promise<{ id: string; before: string }> {
-  const id = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER', remote_identity_id: '362' });
-  outside.add(id);
-  return { id, before: JSON.stringify(subOf(id)) };
-}
-function unchanged(b: { id: string; before: string }): void {
-  expect(JSON.stringify(subOf(b.id))).toBe(b.before);
-}
-async function liveRecords(): Promise<any[]> {
-  return (await h.journalRecords()).filter((r) => !['deleted', 'abandoned', 'released'].includes(r.state ?? ''));
-}
+const bystander = (): Promise<{ id: string; before: string }> => deliveries.bystander();
+const unchanged = (b: { id: string; before: string }): void => deliveries.unchanged(b);
+const liveRecords = (): Promise<any[]> => deliveries.liveRecords();
 function ddbClient(): DynamoDBClient {
   return new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 }

@@ -282,7 +282,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     // An ID the journal never recorded (CloudFormation's invented one for a Create it stopped waiting for, when another
     // resource failed): the request that Create made, if it made one, is deleted as its own physical ID would be;
     // records of earlier operations are not touched.
-    for (const r of madeByCancelledCreate(rt, recs, new Set(['creating']))) {
+    for (const r of await madeByCancelledCreate(rt, 'history', recs, new Set(['creating']))) {
       if (r.physicalId === undefined || r.physicalId === id || r.doc.adopted === true || r.doc.removalPolicy === 'retain') continue;
       await remove({ ...event, PhysicalResourceId: r.physicalId }, rt);
     }

@@ -34,6 +34,12 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
     .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
   if (rec) log({ msg: 'found an earlier attempt of this resource in the journal', record: rec.id, state: rec.state, subscriptionId: rec.doc.subscriptionId });
   if (rec && (rec.state === 'active' || rec.state === 'updating')) {
+    const id = rec.doc.subscriptionId;
+    if (id !== undefined && (await rt.journal.owners('sub', [id])).get(id) !== key) {
+      // Written by no handler (a handler claims the subscription it records): never taken.
+      throw new HandlerError(`journal record ${key} (${rec.id}) names subscription ${id}, which the journal does not give to this resource: `
+        + 'it is not taken or changed; remove that record (dpi journal show) and deploy again');
+    }
     return converge(rt, rec, d, event);
   }
   await precheckParameters(rt);
@@ -294,7 +300,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     for (const r of recs.filter((x) => x.physicalId === undefined && !DONE.has(x.state))) await removeAttempt(rt, r);
     // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
     // the pipeline it made is removed (an adoption released); records of earlier operations are not touched.
-    for (const r of madeByCancelledCreate(rt, recs, new Set())) {
+    for (const r of await madeByCancelledCreate(rt, 'sub', recs, new Set())) {
       // As CloudFormation keeps a resource with DeletionPolicy Retain when the rollback of its creation removes it.
       if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
         await release(rt, r);
@@ -350,7 +356,7 @@ export async function notificationPipeline(event: CfnEvent, rt: Runtime): Promis
   const d = pipelineDesired(event.ResourceProperties);
   const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
   const key = resourceKey(event);
-  await undoIfCancelled(rt, key, out.PhysicalResourceId, () => rt.journal.records<PipelineDoc>(key), async (r) => {
+  await undoIfCancelled(rt, key, out.PhysicalResourceId, 'sub', () => rt.journal.records<PipelineDoc>(key), async (r) => {
     if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') return release(rt, r);
     await undo(rt, r);
   });

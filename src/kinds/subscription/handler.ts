@@ -26,6 +26,11 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
   const recs = await rt.journal.records<SubscriptionDoc>(key);
   let rec = recs.filter((r) => !DONE.has(r.state) && r.doc.product === d.productId && (r.doc.identity ?? '') === (d.remoteIdentityId ?? '')
     && (event.PhysicalResourceId === undefined || r.physicalId !== event.PhysicalResourceId)).sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+  if (rec?.state === 'active' && isNumericId(rec.physicalId) && (await rt.journal.owners('sub', [rec.physicalId])).get(rec.physicalId) !== key) {
+    // Written by no handler (a handler claims what it records): never taken.
+    throw new HandlerError(`journal record ${key} (${rec.id}) names subscription ${rec.physicalId}, which the journal does not give to this `
+      + 'resource: it is not taken or changed; remove that record (dpi journal show) and deploy again');
+  }
   if (rec?.state === 'active') {
     log({ msg: 'create already done by an earlier delivery', subscriptionId: rec.physicalId });
     return converge(rt, rec, d);
@@ -129,7 +134,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     for (const r of recs.filter((x) => x.state === 'recording' || x.state === 'adopting')) await removeAttempt(rt, r, event, onDelete);
     // A Create that CloudFormation stopped waiting for (cancelled when another resource failed) may have finished:
     // what that Create made or changed is ended (an adoption released); records of earlier operations are not touched.
-    for (const r of madeByCancelledCreate(rt, recs)) {
+    for (const r of await madeByCancelledCreate(rt, 'sub', recs)) {
       // As CloudFormation keeps a resource with DeletionPolicy Retain when the rollback of its creation removes it.
       if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
         await release(rt, r, event.ResourceProperties);
@@ -215,7 +220,7 @@ export async function subscription(event: CfnEvent, rt: Runtime): Promise<OnEven
   const d = desiredOf(event.ResourceProperties);
   const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
   const key = resourceKey(event);
-  await undoIfCancelled(rt, key, out.PhysicalResourceId, () => rt.journal.records<SubscriptionDoc>(key), async (r) => {
+  await undoIfCancelled(rt, key, out.PhysicalResourceId, 'sub', () => rt.journal.records<SubscriptionDoc>(key), async (r) => {
     if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') return release(rt, r, event.ResourceProperties);
     await end(rt, r.physicalId!, d.onDelete);
     await rt.journal.save(r, 'deleted', r.doc);
