@@ -1,4 +1,5 @@
 import { awscdk, javascript, JsonFile } from 'projen';
+import { OTHER_NODE_ROOTS, Tier, tierPaths, VENDOR_READS_ROOTS } from './projenrc/test-tiers';
 
 const project = new awscdk.AwsCdkConstructLibrary({
   name: 'data-pipeline-integration-cdk',
@@ -70,14 +71,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     jestConfig: {
       testTimeout: 30_000,
       collectCoverage: false,
-      testPathIgnorePatterns: ['/node_modules/', '/cdk.out/', '/lib/'],
-      // On Node.js 20 the AWS SDK's nine-line version warning is silenced in the tests (and the dpi they spawn).
-      globalSetup: '<rootDir>/test/jest-global-setup.ts',
-      // The examples import the package by name, as a customer's app does: its sources here.
-      moduleNameMapper: {
-        '^data-pipeline-integration-cdk$': '<rootDir>/src/index.ts',
-        '^data-pipeline-integration-cdk/testing$': '<rootDir>/src/testing.ts',
-      },
+      // The tiers' projects and their options: below (TEST_PROJECT_OPTIONS).
     },
   },
 
@@ -96,11 +90,26 @@ const project = new awscdk.AwsCdkConstructLibrary({
   pullRequestTemplate: false,
 });
 
-// ts-jest transpiles only (fast on 2 cores); the `typecheck` task below checks
-// types of src, test, examples and bench in one pass.
-project.tryFindObjectFile('package.json')?.addOverride('jest.transform', {
-  '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'test/tsconfig.json', diagnostics: false }],
-});
+// The test tiers (projenrc/test-tiers.ts): one jest project each. ts-jest transpiles only (fast on 2 cores); the
+// `typecheck` task below checks types of src, test, examples and bench in one pass. Project options live in each
+// project (jest ignores them at the root when `projects` is set).
+const TEST_PROJECT_OPTIONS = {
+  transform: { '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'test/tsconfig.json', diagnostics: false }] },
+  // On Node.js 20 the AWS SDK's nine-line version warning is silenced in the tests (and the dpi they spawn).
+  globalSetup: '<rootDir>/test/jest-global-setup.ts',
+  // The examples import the package by name, as a customer's app does: its sources here.
+  moduleNameMapper: {
+    '^data-pipeline-integration-cdk$': '<rootDir>/src/index.ts',
+    '^data-pipeline-integration-cdk/testing$': '<rootDir>/src/testing.ts',
+  },
+  clearMocks: true,
+};
+const jestConfig = project.tryFindObjectFile('package.json')!;
+for (const key of ['testMatch', 'testPathIgnorePatterns', 'globalSetup', 'moduleNameMapper', 'clearMocks', 'transform']) jestConfig.addDeletionOverride(`jest.${key}`);
+jestConfig.addOverride('jest.projects', (['unit', 'integration', 'e2e'] as Tier[]).map((tier) => ({ displayName: tier, ...TEST_PROJECT_OPTIONS, ...tierPaths(tier) })));
+// Every core (jest's default leaves one idle: a single worker on the 2-core build machine). Most suites wait on servers
+// and processes they start, so two workers on two cores finish sooner without starving them.
+jestConfig.addOverride('jest.maxWorkers', '100%');
 new JsonFile(project, 'tsconfig.typecheck.json', {
   obj: {
     extends: './tsconfig.json',
@@ -190,11 +199,22 @@ project.addDevDeps('eslint-import-resolver-typescript@3.6.3');
 
 const typecheck = project.addTask('typecheck', {
   description: 'Type-check src, test, examples and bench (jest only transpiles)',
-  exec: 'tsc -p tsconfig.typecheck.json',
 });
-project.testTask.prependSpawn(typecheck);
-// Construct tests synthesize the handler asset and the local runner drives the bundle: bundle first.
-project.testTask.prependSpawn(project.bundler.bundleTask);
+
+// The bundles are built once per build (pre-compile); the test tiers and the demo build them again only when a source
+// is newer (scripts/bundles-stale.js), so `npm test` after an edit still tests the edit.
+const IF_BUNDLES_STALE = { condition: 'node scripts/bundles-stale.js' };
+/** A step's command, timed (scripts/timed.js prints the seconds; .ci/run collects them in its table). */
+const timed = (label: string, command: string): string => `node scripts/timed.js "${label}" ${command}`;
+typecheck.exec(timed('typecheck', 'tsc -p tsconfig.typecheck.json'));
+
+// npm test: the unit tier (CONTRIBUTING.md, "Test tiers"); `npx projen test` (the build's step): every tier.
+const unit = project.addTask('test:unit', {
+  description: 'The unit tier: constructs, kinds, client, emulator routes, decision functions, docs (no servers, no waits)',
+});
+unit.spawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
+unit.exec(timed('unit', 'jest --passWithNoTests --ci --selectProjects unit'), { receiveArgs: true });
+project.package.setScript('test', 'projen test:unit');
 
 // Python: the build generates the Python bindings' source (`--code-only`), which checks that the public API is
 // valid for Python, without the Python packaging toolchain (setuptools from PyPI), which a machine without PyPI
@@ -206,14 +226,20 @@ project.addTask('package:python:dist', {
   exec: 'jsii-pacmak -v --target python',
 });
 
-// The handler and local-deploy suites again with the emulator answering reads as the service vendor documents
-// them (the main jest run uses the default `minimal` mode: only what the spec shows).
+// The integration tier: the handler, the runner and the CLI against the emulator and the local journal server; then
+// the handler and runner suites again with the emulator answering reads as the service vendor documents them (the
+// first run uses the default `minimal` mode: only what the spec shows).
 const vendorReads = project.addTask('test:vendor-reads', {
-  description: 'Handler and local-deploy tests against the emulator in --reads vendor mode',
+  description: 'The handler and local-deploy suites of the integration tier against the emulator in --reads vendor mode',
   env: { DPI_EMULATOR_READS: 'vendor' },
-  exec: 'jest --ci test/handler test/local',
+  exec: timed('integration (vendor reads)', `jest --ci ${VENDOR_READS_ROOTS.join(' ')} --selectProjects integration`),
 });
-project.testTask.spawn(vendorReads);
+const integration = project.addTask('test:integration', {
+  description: 'The integration tier: handler, local runner and CLI against the emulator and the local DynamoDB, in both read modes',
+});
+integration.spawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
+integration.exec(timed('integration', 'jest --passWithNoTests --ci --selectProjects integration'), { receiveArgs: true });
+integration.spawn(vendorReads);
 
 // The construct tests against the oldest aws-cdk-lib of the peer range (the package builds with the newest). The
 // template snapshot and the documented cdk-nag registration (which needs a newer aws-cdk-lib) are newest-only.
@@ -222,10 +248,9 @@ const minCdk = project.addTask('test:min-cdk', {
 });
 minCdk.exec('npm install --no-save --no-package-lock --no-audit --no-fund --prefix .min-cdk aws-cdk-lib@2.257.0 constructs@10.5.1');
 minCdk.exec('node -e "const v=require(\'./.min-cdk/node_modules/aws-cdk-lib/package.json\').version; console.log(\'aws-cdk-lib \'+v+\' (oldest supported)\')"');
-minCdk.exec("jest --ci --config test/min-cdk/jest.config.js test/constructs --testNamePattern '^(?!.*(snapshot|the documented way)).*$'", {
+minCdk.exec(timed('unit: constructs on the oldest aws-cdk-lib', "jest --ci --config test/min-cdk/jest.config.js test/constructs --testNamePattern '^(?!.*(snapshot|the documented way)).*$'"), {
   env: { DPI_EXPECT_CDK: '2.257.0' },
 });
-project.testTask.spawn(minCdk);
 project.gitignore.exclude('/.min-cdk/');
 // (npm packs git-ignored files unless .npmignore excludes them too: the package must not ship a second aws-cdk-lib.)
 project.npmignore?.exclude('/.min-cdk/');
@@ -233,13 +258,15 @@ project.npmignore?.exclude('/.min-cdk/');
 // The jest suites on another Node.js (`npm run test:node -- 24 [jest args]`): node-<platform>-<arch>@<version> from the
 // npm registry into .node/<version>/ (git-ignored; installed once), first on PATH, so jest, its workers and every
 // `node` the tests spawn run on it. CI (.ci/run) runs it for each supported version after the build (which runs on the
-// machine's Node.js).
+// machine's Node.js). Without jest arguments it runs OTHER_NODE_ROOTS (projenrc/test-tiers.ts): the suites whose code meets
+// Node.js's own runtime.
 project.addTask('test:node', {
-  description: 'The jest suites on Node.js <version> (npm run test:node -- 22 [jest args]), installed from the npm registry into .node/<version>',
+  description: 'The Node.js-sensitive suites (client, emulator, integration tier) on Node.js <version> (npm run test:node -- 22 [jest args]), installed from the npm registry into .node/<version>',
   receiveArgs: true,
   exec: 'bash -c \'set -euo pipefail; v="${1:?usage: npm run test:node -- <version> [jest args]}"; shift; '
     + 'pkg="node-$(node -p process.platform)-$(node -p process.arch)"; bin="$PWD/.node/$v/node_modules/$pkg/bin"; '
     + '[ -x "$bin/node" ] || npm install --no-save --no-package-lock --no-audit --no-fund --prefix ".node/$v" "$pkg@$v"; '
+    + `[ $# -gt 0 ] || set -- ${OTHER_NODE_ROOTS.join(' ')} --selectProjects unit integration; `
     + 'export PATH="$bin:$PATH"; echo "jest on Node.js $(node -v) ($bin/node)"; '
     + 'exec node node_modules/.bin/jest --ci --passWithNoTests "${@}"\' test:node', // not $@: projen would put the arguments there
 });
@@ -268,16 +295,31 @@ project.npmignore?.exclude('/rosetta/');
 const demo = project.addTask('demo', {
   description: 'Synthesize the example app and run it through create, update and destroy against the embedded emulator',
 });
-demo.spawn(project.bundler.bundleTask);
+demo.spawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
 // src/cli/node-version.ts: on Node.js 20 one line of dpi's instead of the AWS SDK's nine-line version warning, as in `dpi`.
 demo.exec('ts-node --transpile-only -r ./src/cli/node-version.ts scripts/demo.ts');
-// The demo is part of the test suite: if it breaks, CI breaks.
-project.testTask.spawn(demo);
+
+// The end-to-end tier: the fault-matrix sample, packaging and install (needs the compiled lib/), the cdk CLI, large
+// fleets; then the demo.
+const e2e = project.addTask('test:e2e', {
+  description: 'The end-to-end tier: fault-matrix sample, packaging and install, the cdk CLI, large fleets, then the demo',
+});
+e2e.spawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
+e2e.exec(timed('e2e', 'jest --passWithNoTests --ci --selectProjects e2e'), { receiveArgs: true });
+e2e.exec(timed('e2e: demo', 'npx projen demo'));
+
+// `npx projen test`, the build's test step: static checks first (they fail fastest), then the tiers from the fastest,
+// then the oldest aws-cdk-lib. Each tier runs once; the bundles are built once (pre-compile).
+project.testTask.reset();
+project.testTask.description = 'Every test: type-check, eslint, the unit, integration and end-to-end tiers, the construct tests on the oldest aws-cdk-lib';
+project.testTask.spawn(typecheck);
+project.testTask.exec(timed('eslint', 'npx projen eslint'));
+for (const t of [unit, integration, e2e, minCdk]) project.testTask.spawn(t);
 
 const fleetOps = project.addTask('bench:fleet-ops', {
   description: 'Fleet operations scenario: a 300-seller app deployed, drift-checked twice, drift-fixed and destroyed through dpi at the service\'s default rate limit (several minutes; FLEET=N, RATE_LIMIT=N/SECONDS or off)',
 });
-fleetOps.spawn(project.bundler.bundleTask);
+fleetOps.spawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
 fleetOps.exec('ts-node --transpile-only bench/fleet-ops.ts');
 
 project.addTask('bench:status-calls', {
@@ -302,7 +344,7 @@ project.addTask('faults', {
   // scripts/package-alias.ts: the example app's import of the package resolves to src/.
   exec: 'ts-node --transpile-only -r ./src/cli/node-version.ts -r ./scripts/package-alias.ts scripts/faults.ts',
   receiveArgs: true,
-}).prependSpawn(project.bundler.bundleTask);
+}).prependSpawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
 
 project.addTask('dpi', {
   description: 'Run the bundled dpi command line (npm run dpi -- <command>)',
