@@ -56,6 +56,8 @@ export interface DpiClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Random number in [0, 1) used for jitter. @default Math.random */
   random?: () => number;
+  /** The clock (ms since the epoch) the access token's expiry is judged by (tests inject one). @default Date.now */
+  now?: () => number;
 }
 
 /** One wait for the service's rate limit (see `DpiClientOptions.onWait`). */
@@ -154,6 +156,7 @@ export interface HttpSettings {
   onWait: ((wait: RateLimitWait) => void) | undefined;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
+  now: () => number;
 }
 
 /** @internal Resolves options with their defaults. */
@@ -188,6 +191,7 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
     onWait: opts.onWait,
     sleep: opts.sleep ?? defaultSleep,
     random: opts.random ?? Math.random,
+    now: opts.now ?? Date.now,
   };
 }
 
@@ -420,7 +424,7 @@ export class HttpCore {
 
   /** A valid access token (exchanging the refresh token when needed). */
   public token(): Promise<string> {
-    return this.tokens.get(() => this.exchange(), Date.now());
+    return this.tokens.get(() => this.exchange(), this.settings.now());
   }
 
   private async exchange(): Promise<string> {

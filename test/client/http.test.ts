@@ -92,13 +92,15 @@ describe('auth', () => {
 
   test('the token is cached until 60 s before exp', async () => {
     server.on('GET', '/account', { status: 200, body: ACCOUNT });
-    // exp = now + 61..62 s -> usable for 1..2 s
+    // exp = now + 61..62 s -> usable for 1..2 s by the client's clock (injected: moved, not waited for)
     server.tokenTtlSeconds = 61;
-    const c = client();
+    let clock = Date.now();
+    const c = client({ now: () => clock });
     await c.account.get();
+    clock += 900;
     await c.account.get();
     expect(server.exchanges).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 2100));
+    clock += 1200;
     await c.account.get();
     expect(server.exchanges).toHaveLength(2);
     const gets = server.seen('GET', '/account');
