@@ -125,12 +125,13 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
   const keyOf = (key: string): Record<string, ddb.AttributeValue> => ({ pk: S(`${LEASE_PREFIX}${key}`), sk: S('lease') });
   const read = async (key: string): Promise<Record<string, ddb.AttributeValue> | undefined> =>
     (await c.send(new m.GetItemCommand({ TableName: table, Key: keyOf(key), ConsistentRead: true }))).Item;
-  const now = (): string => new Date().toISOString();
+  const clock = opts.now ?? Date.now;
+  const now = (): string => new Date(clock()).toISOString();
   return {
     take: (key, mark) => run(async () => {
       for (let round = 0; ; round++) {
         const item = await read(key);
-        const live = item?.holder?.S !== undefined && plausiblyLive(item.since?.S, item.expiresAt?.S);
+        const live = item?.holder?.S !== undefined && plausiblyLive(item.since?.S, item.expiresAt?.S, clock());
         if (item && live) return { taken: false, holder: markOf(item) };
         const previous = item && item.requestId?.S !== undefined ? markOf(item) : undefined;
         const t = now();

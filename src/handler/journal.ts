@@ -221,6 +221,8 @@ export interface JournalOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** A table the user supplied (never created, key schema checked); default: listed in `DPI_PROVIDED_JOURNAL_TABLES`. */
   readonly provided?: boolean;
+  /** The clock (epoch ms) of the resource leases' times. @default Date.now */
+  readonly now?: () => number;
 }
 
 const clients = new Map<string, ddb.DynamoDBClient>();

@@ -7,7 +7,7 @@ import { HandlerError, messageOf } from './errors';
 import { resourceKey } from './journal';
 import { LeaseMark, LeaseScope, newHolder, ResourceLeases } from './journal-lease';
 import { log } from './log';
-import { DEADLINE_MARGIN_MS, Runtime } from './runtime';
+import { DEADLINE_MARGIN_MS, now, Runtime } from './runtime';
 import { CfnEvent } from './types';
 
 /** States of a create attempt whose outcome a Delete resolves on its own (src/handler/creates.ts, adoptions). */
@@ -61,7 +61,7 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
     if (round === 0) {
       log({ msg: 'another invocation of this resource is running: waiting for it', resource: key, request: other.requestId, type: other.requestType, until: other.expiresAt });
     }
-    if (Date.now() + LEASE_WORK_RESERVE_MS > rt.deadline || round >= MAX_ROUNDS) {
+    if (now() + LEASE_WORK_RESERVE_MS > rt.deadline || round >= MAX_ROUNDS) {
       // A second delivery of the running request gives up: its failure may be the answer CloudFormation takes, so the
       // running one is told to end what it made rather than report it.
       if (other.requestId === event.RequestId) await rt.leases.cancel(key, `${event.RequestId}#gave-up`).catch(() => false);
@@ -137,7 +137,7 @@ export interface MadeRecord {
 /** The finished records (not attempts, not done) created at or after `since` (ISO). */
 export function madeSince<R extends MadeRecord>(recs: readonly R[], since: string, attempts: ReadonlySet<string> = ATTEMPT_STATES): R[] {
   // A record ID from the future was written by no handler (its time is the writer's clock, now at the latest).
-  const latest = new Date(Date.now() + 60_000).toISOString();
+  const latest = new Date(now() + 60_000).toISOString();
   return recs.filter((r) => !RELEASED_OR_DONE.has(r.state) && !attempts.has(r.state) && r.physicalId !== undefined
     && r.id >= since && r.id <= latest);
 }

@@ -30,6 +30,11 @@ export interface LocalRuntime {
    * several providers. Default: the process environment (as in Lambda).
    */
   environment?: Environment | ((event: CfnEvent) => Environment);
+  /**
+   * The clock (epoch ms) of the invocation's deadline and of the resource lease (default: Date.now). Tests move it
+   * instead of waiting for a lease to expire.
+   */
+  now?: () => number;
 }
 
 /**
@@ -74,6 +79,11 @@ export function environmentFor(event: CfnEvent): Environment {
  */
 export function loopbackHttpAllowed(): boolean {
   return localRun;
+}
+
+/** The clock in use (epoch ms): LocalRuntime.now, else Date.now. */
+export function now(): number {
+  return local.now ? local.now() : Date.now();
 }
 
 /** The sleep in use. */
@@ -261,7 +271,7 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     clients.set(key, base);
   }
   const remaining = context?.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 15 * 60_000;
-  const deadline = Date.now() + remaining - DEADLINE_MARGIN_MS;
+  const deadline = now() + remaining - DEADLINE_MARGIN_MS;
   const client = base.withDeadline(deadline);
   const idsFn = (): Promise<{ accountId: string; userId: string }> => {
     if (connection.AccountId && connection.UserId) {
@@ -296,7 +306,7 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
-  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep });
+  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now });
   const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true });
   return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
 }

@@ -23,7 +23,8 @@ export const SELLER_PIPELINE = {
 
 /**
  * How the emulator answers reads in this run: `minimal` (only what the spec shows, the default) or `vendor` (the
- * vendor's documented shapes). `npm test` runs the handler and local suites in both (`DPI_EMULATOR_READS=vendor`).
+ * vendor's documented shapes). The integration tier runs the handler and local suites in both
+ * (`npm run test:vendor-reads`: `DPI_EMULATOR_READS=vendor`).
  */
 export const TEST_READS: ReadMode = process.env.DPI_EMULATOR_READS === 'vendor' ? 'vendor' : 'minimal';
 /** `DPI_EMULATOR_PAGINATION=off`: the emulator answers every list unpaginated (`pagination: false`, a service that does not paginate). */
@@ -72,6 +73,12 @@ export class HandlerHarness {
   readonly failures: string[] = [];
   readonly slept: number[] = [];
   secretReads = 0;
+  /**
+   * The handler's clock (LocalRuntime.now) once a test sets it (e.g. `h.clock = Date.now()`): every sleep then moves it
+   * by its length, so waiting for a lease to expire takes no real time. Undefined (the real clock) after each reset.
+   */
+  clock: number | undefined;
+
   /** Called by the fake sleep (e.g. to move the emulator clock). */
   onSleep: ((ms: number) => Promise<void>) | undefined;
   /**
@@ -85,6 +92,11 @@ export class HandlerHarness {
 
   private constructor(public readonly emu: RunningEmulator, public readonly journal: JournalServer) {}
 
+  /** The handler's clock: `clock`, else the real one. */
+  now(): number {
+    return this.clock ?? Date.now();
+  }
+
   configure(): void {
     configureLocalRuntime({
       readSecret: async (arn) => {
@@ -97,8 +109,10 @@ export class HandlerHarness {
       environment: () => this.environment(),
       sleep: async (ms) => {
         this.slept.push(ms);
+        if (this.clock !== undefined) this.clock += ms;
         if (this.onSleep) await this.onSleep(ms);
       },
+      now: () => this.now(),
     });
   }
 
@@ -196,6 +210,7 @@ export class HandlerHarness {
   async reset(opts: { keepEmulator?: boolean } = {}): Promise<void> {
     if (!opts.keepEmulator) await this.admin('POST', '/reset');
     this.journalTable = `dpi-journal-${++this.journalTables}`;
+    this.clock = undefined;
   }
 
   get connection(): Record<string, string> {

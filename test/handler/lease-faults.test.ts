@@ -128,7 +128,10 @@ describe('2. the Create\'s container stopped', () => {
   test('2a: Create killed right after its POST: the Delete waits for the lease to expire (no takeover) and ends what the POST made', async () => {
     const other = await bystander();
     const kill = killAfterPost('/v2/sub');
-    const t0 = Date.now();
+    // The handler's clock moves with its sleeps: the Delete's wait for the lease takes no real time.
+    h.clock = Date.now();
+    h.onSleep = () => delay(2);
+    const t0 = h.now();
     // remaining 18 s: client deadline t0+3 s, lease expires t0+18 s (the Lambda timeout).
     void h.onEvent(h.event(SUB, 'Create', SUB_PROPS), 18_000).catch(() => undefined);
     await kill.sent;
@@ -139,7 +142,7 @@ describe('2. the Create\'s container stopped', () => {
     const lease = await leaseItem();
     expect(lease?.requestType?.S).toBe('Create');
     const d = await h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
-    const waited = Date.now() - t0;
+    const waited = h.now() - t0;
     expect(d.PhysicalResourceId).toBe(INVENTED);
     expect(waited).toBeGreaterThanOrEqual(17_000);
     expect(subOf(made).status).toBe('invalid');
@@ -149,6 +152,8 @@ describe('2. the Create\'s container stopped', () => {
 
   test('2b (residual): pipeline Create stopped right after its unified POST: the attempt stays \'posting\' for its human step', async () => {
     const kill = killAfterPost('/service/sp/notifications-unified/362');
+    h.clock = Date.now();
+    h.onSleep = () => delay(2);
     void h.onEvent(h.event(PIPE, 'Create', PIPE_PROPS), 18_000).catch(() => undefined);
     await kill.sent;
     globalThis.fetch = realFetch;
