@@ -248,7 +248,7 @@ const minCdk = project.addTask('test:min-cdk', {
 });
 minCdk.exec('npm install --no-save --no-package-lock --no-audit --no-fund --prefix .min-cdk aws-cdk-lib@2.257.0 constructs@10.5.1');
 minCdk.exec('node -e "const v=require(\'./.min-cdk/node_modules/aws-cdk-lib/package.json\').version; console.log(\'aws-cdk-lib \'+v+\' (oldest supported)\')"');
-minCdk.exec(timed('unit: constructs on the oldest aws-cdk-lib', "jest --ci --config test/min-cdk/jest.config.js test/constructs --testNamePattern '^(?!.*(snapshot|the documented way)).*$'"), {
+minCdk.exec(timed('constructs on the oldest aws-cdk-lib', "jest --ci --config test/min-cdk/jest.config.js test/constructs --testNamePattern '^(?!.*(snapshot|the documented way)).*$'"), {
   env: { DPI_EXPECT_CDK: '2.257.0' },
 });
 project.gitignore.exclude('/.min-cdk/');
@@ -312,8 +312,8 @@ e2e.exec(timed('e2e: demo', 'npx projen demo'));
 // then the oldest aws-cdk-lib. Each tier runs once; the bundles are built once (pre-compile).
 project.testTask.reset();
 project.testTask.description = 'Every test: type-check, eslint, the unit, integration and end-to-end tiers, the construct tests on the oldest aws-cdk-lib';
-project.testTask.spawn(typecheck);
-project.testTask.exec(timed('eslint', 'npx projen eslint'));
+// tsc and eslint each use one core: side by side (scripts/together.js).
+project.testTask.exec('node scripts/together.js "typecheck=tsc -p tsconfig.typecheck.json" "eslint=npx projen eslint"');
 for (const t of [unit, integration, e2e, minCdk]) project.testTask.spawn(t);
 
 const fleetOps = project.addTask('bench:fleet-ops', {

@@ -1,6 +1,6 @@
 // The construct tests against the oldest aws-cdk-lib the peer range allows (`npm run test:min-cdk`): the package's
-// jest configuration, its unit tier's project (where the construct tests are), with aws-cdk-lib and constructs
-// resolved from .min-cdk/ (installed there by the task).
+// jest configuration (its unit tier's project options), every test/constructs suite whatever its tier (the 2,000-identity
+// alarm counts are end-to-end), with aws-cdk-lib and constructs resolved from .min-cdk/ (installed there by the task).
 const path = require('path');
 const { projects, ...base } = require('../../package.json').jest;
 
@@ -11,8 +11,10 @@ const unit = projects.find((p) => p.displayName === 'unit');
 module.exports = {
   ...base,
   ...unit,
-  displayName: 'unit (oldest aws-cdk-lib)',
+  displayName: 'constructs (oldest aws-cdk-lib)',
   rootDir: root,
+  testMatch: ['<rootDir>/test/constructs/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/cdk.out/', '/lib/'],
   moduleNameMapper: {
     ...unit.moduleNameMapper,
     '^aws-cdk-lib$': path.join(min, 'aws-cdk-lib'),
