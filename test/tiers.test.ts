@@ -48,6 +48,7 @@ test('the rule finds a heavy file (the check can fail)', () => {
   expect(tierOf('test/handler/subscription.test.ts')).toBe('integration');
   expect(tierOf('test/faults/faults.test.ts')).toBe('e2e');
   expect(tierOf('test/local/scale.test.ts')).toBe('e2e');
+  expect(tierOf('test/cli/orphans-bulk.test.ts')).toBe('e2e');
   expect(tierOf('test/local/graph.test.ts')).toBe('unit');
   expect(tierOf('test/kinds/journal-tag.test.ts')).toBe('integration');
   expect(tierOf('test/elsewhere/x.test.ts')).toBeUndefined();
