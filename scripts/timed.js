@@ -6,7 +6,7 @@
  * table at its end). Exits with the command's status. The test tiers' tasks run through it (.projenrc.ts).
  */
 const { spawnSync } = require('node:child_process');
-const { appendFileSync } = require('node:fs');
+const { reportTime } = require('./timing');
 
 const [label, command, ...args] = process.argv.slice(2);
 if (!label || !command) {
@@ -15,9 +15,7 @@ if (!label || !command) {
 }
 const started = Date.now();
 const r = spawnSync(command, args, { stdio: 'inherit' });
-const seconds = Math.round((Date.now() - started) / 1000);
 if (r.error) console.error(`${label}: ${command} did not start: ${r.error.message}`);
 const status = r.status ?? 1;
-console.log(`⏱ ${label}: ${seconds} s${status === 0 ? '' : ` (exit ${status})`}`);
-if (process.env.DPI_TIMINGS) appendFileSync(process.env.DPI_TIMINGS, `${label}\t${seconds}${status === 0 ? '' : '\tfailed'}\n`);
+reportTime(label, started, status);
 process.exit(status);

@@ -7,7 +7,7 @@
  * that each use one core (tsc, eslint): the build runs them side by side (.projenrc.ts).
  */
 const { spawn } = require('node:child_process');
-const { appendFileSync } = require('node:fs');
+const { reportTime } = require('./timing');
 
 const jobs = process.argv.slice(2).map((arg) => {
   const i = arg.indexOf('=');
@@ -26,10 +26,8 @@ const runs = jobs.map(({ label, command }) => new Promise((resolve) => {
   child.stderr.on('data', (d) => out.push(d));
   child.on('error', (e) => out.push(Buffer.from(`${label}: ${e.message}\n`)));
   child.on('close', (code) => {
-    const seconds = Math.round((Date.now() - started) / 1000);
     process.stdout.write(Buffer.concat(out));
-    console.log(`⏱ ${label}: ${seconds} s${code === 0 ? '' : ` (exit ${code})`}`);
-    if (process.env.DPI_TIMINGS) appendFileSync(process.env.DPI_TIMINGS, `${label}\t${seconds}${code === 0 ? '' : '\tfailed'}\n`);
+    reportTime(label, started, code ?? 1);
     resolve(code === 0);
   });
 }));
