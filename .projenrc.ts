@@ -61,6 +61,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     '@aws-sdk/client-secrets-manager@^3',
     '@types/aws-lambda@^8',
     '@types/node@^20',
+    'jest-environment-node@^29', // test/jest-environment.ts
   ],
 
   jestOptions: {
@@ -95,8 +96,10 @@ const project = new awscdk.AwsCdkConstructLibrary({
 // project (jest ignores them at the root when `projects` is set).
 const TEST_PROJECT_OPTIONS = {
   transform: { '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'test/tsconfig.json', diagnostics: false }] },
-  // On Node.js 20 the AWS SDK's nine-line version warning is silenced in the tests (and the dpi they spawn).
+  // The AWS SDK's version warning on Node.js 20 and aws-cdk-lib's synth-time validation are off (the file says why).
   globalSetup: '<rootDir>/test/jest-global-setup.ts',
+  // A temporary directory per test file, removed when it ends (no `cdk.out*` left behind in the machine's /tmp).
+  testEnvironment: '<rootDir>/test/jest-environment.ts',
   // The examples import the package by name, as a customer's app does: its sources here.
   moduleNameMapper: {
     '^data-pipeline-integration-cdk$': '<rootDir>/src/index.ts',

@@ -5,7 +5,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { App } from 'aws-cdk-lib';
 import { Tier, tierOf } from '../projenrc/test-tiers';
 
 const ROOT = join(__dirname, '..');
@@ -52,4 +54,11 @@ test('the rule finds a heavy file (the check can fail)', () => {
   expect(tierOf('test/local/graph.test.ts')).toBe('unit');
   expect(tierOf('test/kinds/journal-tag.test.ts')).toBe('integration');
   expect(tierOf('test/elsewhere/x.test.ts')).toBeUndefined();
+});
+
+test('each test file has a temporary directory of its own (test/jest-environment.ts): a synth leaves nothing in /tmp', () => {
+  expect(tmpdir()).toMatch(/\/dpi-test-[^/]+$/);
+  const outdir = new App().outdir; // no outdir given: aws-cdk-lib makes a cdk.out* directory in os.tmpdir()
+  expect(relative(tmpdir(), outdir)).toMatch(/^cdk\.out/);
+  expect(statSync(outdir).isDirectory()).toBe(true);
 });
