@@ -77,6 +77,8 @@ export interface Fault {
   drop?: boolean;
   /** Handle the request normally, then destroy the socket instead of sending the response ("applied, response lost"). */
   dropResponse?: boolean;
+  /** Hold the request (before it is handled) until `POST /_emulator/faults/release` lets it go on. */
+  hold?: boolean;
 }
 
 /**
@@ -99,6 +101,8 @@ export interface Ctx {
   secret: Buffer;
   requests: RequestLogEntry[];
   faults: Fault[];
+  /** Releases of the requests a `hold` fault holds, oldest first. */
+  held: Array<() => void>;
   /** Requests allowed per client address in a rolling window; undefined: no limit. */
   rateLimit: RateLimit | undefined;
   /** Request times (emulator clock) per client address within the window. */

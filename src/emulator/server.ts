@@ -4,8 +4,9 @@ import { rename, writeFile } from 'node:fs/promises';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, Fault, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
+import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
+import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
 import { registerCatalogRoutes } from './routes/catalog';
@@ -95,6 +96,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     secret: randomBytes(32),
     requests: [],
     faults: [],
+    held: [],
     rateLimit: opts.rateLimit === 'off' ? undefined : checkedRateLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT),
     hits: new Map(),
     pagination: opts.pagination !== false,
@@ -203,16 +205,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       ctx.hits.set(req.ip, hits);
     }
     // Fault injection.
-    let i = ctx.faults.findIndex((f) => f.count > 0 && path.startsWith(f.pathPrefix) && (!f.method || f.method.toUpperCase() === req.method));
-    if (i >= 0 && (ctx.faults[i].skip ?? 0) > 0) {
-      ctx.faults[i].skip! -= 1;
-      i = -1;
-    }
-    if (i >= 0) {
-      const f = ctx.faults[i];
-      f.count -= 1;
-      if (f.count <= 0) ctx.faults.splice(i, 1);
-      if (f.delayMs && f.delayMs > 0) await new Promise((r) => setTimeout(r, f.delayMs));
+    const f = takeFault(ctx, req.method, path);
+    if (f) {
+      await waitAsFaultSays(ctx, f);
       if (f.dropResponse) {
         req.dropResponse = true;
       } else if (f.drop || f.status === 0) {
@@ -288,6 +283,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     async stop() {
       if (stopped) return;
       stopped = true;
+      releaseHeld(ctx);
       await app.close();
       await writing;
       save();
@@ -310,6 +306,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
   app.post('/_emulator/reset', async (_req, reply) => {
     seed();
     ctx.faults.length = 0;
+    releaseHeld(ctx);
     ctx.requests.length = 0;
     ctx.hits.clear();
     return reply.status(204).send();
@@ -324,50 +321,7 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, setNow:
     const rec = ingestTx(ctx, req.body);
     return reply.status(200).send({ data: txToApi(rec) });
   });
-  app.post('/_emulator/faults', async (req, reply) => {
-    const b = req.body;
-    const list = Array.isArray(b) ? b : [b];
-    const added: Fault[] = [];
-    for (const f of list) {
-      if (!isObj(f)) fail(400, 'a fault must be an object');
-      if (typeof f.pathPrefix !== 'string' || !f.pathPrefix.startsWith('/')) fail(400, 'pathPrefix must be a path starting with /');
-      const drop = f.drop === true;
-      if (f.dropResponse !== undefined && typeof f.dropResponse !== 'boolean') fail(400, 'dropResponse must be a boolean');
-      const dropResponse = f.dropResponse === true;
-      if (dropResponse && (drop || f.status !== undefined || f.body !== undefined || f.retryAfter !== undefined)) {
-        fail(400, 'dropResponse cannot be combined with status, drop, body or retryAfter (the request is handled normally)');
-      }
-      const status = f.status === undefined && (drop || dropResponse || f.delayMs !== undefined) ? (drop ? 0 : -1) : f.status;
-      if (typeof status !== 'number' || !Number.isInteger(status) || (status !== 0 && status !== -1 && (status < 100 || status > 599))) {
-        fail(400, 'status must be an HTTP status (100-599), or 0 to drop the connection');
-      }
-      const count = f.count === undefined ? 1 : f.count;
-      if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1) fail(400, 'count must be a positive integer');
-      if (f.method !== undefined && typeof f.method !== 'string') fail(400, 'method must be a string');
-      if (f.skip !== undefined && (typeof f.skip !== 'number' || !Number.isSafeInteger(f.skip) || f.skip < 0)) fail(400, 'skip must be a non-negative integer');
-      if (f.retryAfter !== undefined && (typeof f.retryAfter !== 'number' || !Number.isSafeInteger(f.retryAfter) || f.retryAfter < 0)) fail(400, 'retryAfter must be a non-negative integer (seconds)');
-      if (f.delayMs !== undefined && (typeof f.delayMs !== 'number' || f.delayMs < 0 || f.delayMs > 60000)) fail(400, 'delayMs must be 0-60000');
-      added.push({
-        method: f.method as string | undefined,
-        pathPrefix: f.pathPrefix,
-        status,
-        count,
-        ...(typeof f.skip === 'number' && f.skip > 0 ? { skip: f.skip } : {}),
-        retryAfter: f.retryAfter as number | undefined,
-        delayMs: f.delayMs as number | undefined,
-        body: f.body,
-        drop: drop || status === 0,
-        ...(dropResponse ? { dropResponse: true } : {}),
-      });
-    }
-    ctx.faults.push(...added);
-    return reply.status(200).send({ faults: ctx.faults });
-  });
-  app.delete('/_emulator/faults', async (_req, reply) => {
-    ctx.faults.length = 0;
-    return reply.status(204).send();
-  });
-  app.get('/_emulator/faults', async () => ({ faults: ctx.faults }));
+  registerFaultRoutes(app, ctx);
   app.post('/_emulator/clock', async (req) => {
     const b = req.body;
     if (!isObj(b)) fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');

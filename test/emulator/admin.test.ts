@@ -65,6 +65,41 @@ describe('admin API', () => {
     expect((await h.api('GET', '/user')).status).toBe(200);
   });
 
+  test('faults: hold keeps a request, unhandled, until the test releases it (oldest first); clearing or resetting releases all', async () => {
+    const held = async (n: number): Promise<void> => {
+      for (let i = 0; i < 500 && (await h.admin('GET', '/faults/held')).body.held !== n; i++) await new Promise((r) => setTimeout(r, 5));
+      expect((await h.admin('GET', '/faults/held')).body.held).toBe(n);
+    };
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', hold: true, count: 2 });
+    const first = createSub(h, { ...ORDERS_SUB, name: 'held-1' });
+    await held(1);
+    const second = createSub(h, { ...ORDERS_SUB, name: 'held-2' });
+    await held(2);
+    // Held before it is handled: nothing applied yet; other routes answer meanwhile.
+    expect((await h.state()).subscriptions.filter((s: any) => String(s.name).startsWith('held-'))).toEqual([]);
+    expect((await h.api('GET', '/v2/sub')).status).toBe(200);
+    expect((await h.admin('POST', '/faults/release', { count: 1 })).body).toEqual({ released: 1, held: 1 });
+    const id1 = await first;
+    expect((await h.state()).subscriptions.filter((s: any) => String(s.name).startsWith('held-')).map((s: any) => s.id)).toEqual([id1]);
+    expect((await h.admin('POST', '/faults/release', {})).body).toEqual({ released: 1, held: 0 });
+    expect(await second).toBeGreaterThan(id1);
+    // With a status, the released request gets it; DELETE /faults and reset release what is held.
+    await h.admin('POST', '/faults', { pathPrefix: '/user', hold: true, status: 503, count: 1 });
+    const refused = h.api('GET', '/user');
+    await held(1);
+    expect((await h.admin('DELETE', '/faults')).status).toBe(204);
+    expect((await refused).status).toBe(503);
+    await h.admin('POST', '/faults', { pathPrefix: '/user', hold: true });
+    const answered = h.api('GET', '/user');
+    await held(1);
+    expect((await h.admin('POST', '/reset')).status).toBe(204);
+    expect((await answered).status).toBe(200);
+    await held(0);
+    // Invalid.
+    expect((await h.admin('POST', '/faults', { pathPrefix: '/user', hold: 'yes' })).status).toBe(400);
+    expect((await h.admin('POST', '/faults/release', { count: 0 })).status).toBe(400);
+  });
+
   test('faults: dropResponse applies the request, logs its real status, then drops the connection', async () => {
     const f = await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true });
     expect(f.status).toBe(200);
