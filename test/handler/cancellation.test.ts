@@ -2,9 +2,10 @@
  * The cloud's deliveries that the handler must survive (issue: "The cloud as it is"): CloudFormation cancels a Create
  * whose operation failed elsewhere and sends a Delete with an invented physical ID while the Create still runs; Lambda
  * delivers the same event twice at once. Each case runs the two invocations concurrently in this process against the
- * emulator, whose creating POST is slowed, with records in the account that the stack did not make as bystanders.
+ * emulator, which holds the creating POST until the second invocation has arrived (or answers it just before the second
+ * arrives), with records in the account that the stack did not make as bystanders.
  */
-import { delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
+import { ARRIVALS, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -20,6 +21,10 @@ const activeMade = (): any[] => deliveries.activeMade();
 const bystander = (): Promise<{ id: string; before: string }> => deliveries.bystander();
 const unchanged = (b: { id: string; before: string }): void => deliveries.unchanged(b);
 const liveRecords = (): Promise<any[]> => deliveries.liveRecords();
+const fulfilled = <T>(r: PromiseSettledResult<T>): T => {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
+};
 beforeEach(() => {
   // Waits are real here (short): the invocations run concurrently and wait for each other.
   h.onSleep = (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 200)));
@@ -29,13 +34,11 @@ afterEach(() => {
 });
 
 describe('a cancellation Delete with an invented physical ID races the Create', () => {
-  test.each([100, 600, 1500])('Subscription: POST /v2/sub takes 1.2 s, the Delete arrives %i ms in: nothing stays active', async (at) => {
+  test.each(ARRIVALS)('Subscription: the Delete arrives %s (POST /v2/sub): nothing stays active', async (arrival) => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 1 });
-    const create = h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await delay(at);
-    const del = h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
-    const [c, d] = await Promise.allSettled([create, del]);
+    const [c, d] = await deliveries.race(arrival, 'POST', '/v2/sub',
+      () => h.onEvent(h.event(SUB, 'Create', SUB_PROPS)),
+      () => h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED })));
     // CloudFormation no longer reads the Create's answer; its Delete must succeed.
     expect(d).toMatchObject({ status: 'fulfilled', value: { PhysicalResourceId: INVENTED } });
     if (c.status === 'rejected') expect(String(c.reason)).toMatch(/stopped waiting|nothing was created/);
@@ -44,13 +47,11 @@ describe('a cancellation Delete with an invented physical ID races the Create', 
     unchanged(other);
   });
 
-  test.each([100, 800, 2000])('NotificationPipeline: the unified POST takes 1.5 s, the Delete arrives %i ms in: no pipeline, no subscription', async (at) => {
+  test.each(ARRIVALS)('NotificationPipeline: the Delete arrives %s (the unified POST): no pipeline, no subscription', async (arrival) => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/362', delayMs: 1500, count: 1 });
-    const create = h.onEvent(h.event(PIPE, 'Create', PIPE_PROPS));
-    await delay(at);
-    const del = h.onEvent(h.event(PIPE, 'Delete', PIPE_PROPS, { PhysicalResourceId: INVENTED }));
-    const [c, d] = await Promise.allSettled([create, del]);
+    const [c, d] = await deliveries.race(arrival, 'POST', '/service/sp/notifications-unified/362',
+      () => h.onEvent(h.event(PIPE, 'Create', PIPE_PROPS)),
+      () => h.onEvent(h.event(PIPE, 'Delete', PIPE_PROPS, { PhysicalResourceId: INVENTED })));
     expect(d).toMatchObject({ status: 'fulfilled', value: { PhysicalResourceId: INVENTED } });
     if (c.status === 'rejected') expect(String(c.reason)).toMatch(/stopped waiting|nothing was created/);
     expect(h.state().pipelines).toEqual([]);
@@ -83,13 +84,11 @@ describe('a cancelled HistoryRequest Create', () => {
   });
   const open = (): any[] => h.state().history.filter((x: any) => x.status === 'pending' || x.status === 'processing');
 
-  test.each([100, 1500])('the POST takes 1.2 s, the Delete arrives %i ms in: no open request stays', async (at) => {
+  test.each(ARRIVALS)('the Delete arrives %s (the history POST): no open request stays', async (arrival) => {
     const sub = (await bystander()).id;
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', delayMs: 1200, count: 1 });
-    const create = h.onEvent(h.event(HIST, 'Create', histProps(sub)));
-    await delay(at);
-    const del = h.onEvent(h.event(HIST, 'Delete', histProps(sub), { PhysicalResourceId: INVENTED }));
-    const [, d] = await Promise.allSettled([create, del]);
+    const [, d] = await deliveries.race(arrival, 'POST', '/service/history/',
+      () => h.onEvent(h.event(HIST, 'Create', histProps(sub))),
+      () => h.onEvent(h.event(HIST, 'Delete', histProps(sub), { PhysicalResourceId: INVENTED })));
     expect(d).toMatchObject({ status: 'fulfilled', value: { PhysicalResourceId: INVENTED } });
     expect(open()).toEqual([]);
     expect(await liveRecords()).toEqual([]);
@@ -99,7 +98,7 @@ describe('a cancelled HistoryRequest Create', () => {
     const sub = (await bystander()).id;
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 409, count: 1000, body: { errors: [{ detail: 'history request ceiling reached' }] } });
     const create = h.onEvent(h.event(HIST, 'Create', histProps(sub)));
-    await delay(500);
+    await deliveries.settledOrWaiting(create); // refused for the ceiling, it waits to try again
     const del = h.onEvent(h.event(HIST, 'Delete', histProps(sub), { PhysicalResourceId: INVENTED }));
     const [c, d] = await Promise.allSettled([create, del]);
     await h.admin('DELETE', '/faults');
@@ -110,28 +109,20 @@ describe('a cancelled HistoryRequest Create', () => {
 });
 
 describe('the same event delivered twice at once', () => {
-  test('Subscription Create twice, 150 ms apart: one subscription, both report it', async () => {
+  test('Subscription Create twice, the second while the first\'s POST is on the wire: one subscription, both report it', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 1 });
     const event = h.event(SUB, 'Create', SUB_PROPS);
-    const first = h.onEvent(event);
-    await delay(150);
-    const second = h.onEvent(event);
-    const [a, b] = await Promise.all([first, second]);
+    const [a, b] = (await deliveries.race(ARRIVALS[0], 'POST', '/v2/sub', () => h.onEvent(event), () => h.onEvent(event))).map(fulfilled);
     expect(b.PhysicalResourceId).toBe(a.PhysicalResourceId);
     expect(activeMade().map((s) => String(s.id))).toEqual([a.PhysicalResourceId]);
     expect((await liveRecords()).map((r) => r.physicalId)).toEqual([a.PhysicalResourceId]);
     unchanged(other);
   });
 
-  test('NotificationPipeline Create twice, 150 ms apart: one pipeline, both succeed with its ID', async () => {
+  test('NotificationPipeline Create twice, the second while the first\'s unified POST is on the wire: one pipeline, both succeed with its ID', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/sp/notifications-unified/362', delayMs: 1500, count: 1 });
     const event = h.event(PIPE, 'Create', PIPE_PROPS);
-    const first = h.onEvent(event);
-    await delay(150);
-    const second = h.onEvent(event);
-    const [a, b] = await Promise.all([first, second]);
+    const [a, b] = (await deliveries.race(ARRIVALS[0], 'POST', '/service/sp/notifications-unified/362', () => h.onEvent(event), () => h.onEvent(event))).map(fulfilled);
     expect(b.PhysicalResourceId).toBe(a.PhysicalResourceId);
     expect(h.state().pipelines).toHaveLength(1);
     expect(activeMade().map((s) => String(s.id))).toEqual([a.PhysicalResourceId]);

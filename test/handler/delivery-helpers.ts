@@ -20,6 +20,13 @@ export const INVENTED = 'HandlerTest-Resource-1A2B3C4D5E6F';
 
 export const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * When the second invocation of a race arrives: while the first one's request is held at the emulator (on the wire,
+ * not yet applied), or just after the emulator answered it (applied; the first invocation still finishing).
+ */
+export type Arrival = 'while its request is on the wire' | 'just after its request was answered';
+export const ARRIVALS: readonly Arrival[] = ['while its request is on the wire', 'just after its request was answered'];
+
 /** The bystanders and views of one test file's harness. */
 export class Deliveries {
   /** The IDs of subscriptions made outside the stack. */
@@ -44,6 +51,88 @@ export class Deliveries {
 
   unchanged(b: { id: string; before: string }): void {
     expect(JSON.stringify(this.subOf(b.id))).toBe(b.before);
+  }
+
+  /** Holds the next request of `method` to `pathPrefix` at the emulator until `release()` (a `hold` fault). */
+  async hold(method: string, pathPrefix: string): Promise<void> {
+    await this.h().admin('POST', '/faults', { method, pathPrefix, hold: true, count: 1 });
+  }
+
+  /** Resolves when the emulator holds `n` requests (it polls every 5 ms, for 10 s at most). */
+  async held(n: number): Promise<void> {
+    let now = -1;
+    for (let i = 0; i < 2000; i++) {
+      now = (await this.h().admin('GET', '/faults/held')).held;
+      if (now === n) return;
+      await delay(5);
+    }
+    throw new Error(`the emulator holds ${now} requests, not ${n}`);
+  }
+
+  /** Lets every held request go on. */
+  async release(): Promise<void> {
+    await this.h().admin('POST', '/faults/release', {});
+  }
+
+  /** How many requests of `method` to `pathPrefix` the emulator's log shows answered (with their status). */
+  async answered(method: string, pathPrefix: string): Promise<number> {
+    const log = await this.h().requests();
+    return log.filter((r) => r.method === method && r.path.startsWith(pathPrefix) && r.status > 0).length;
+  }
+
+  /** Resolves when the emulator has answered more than `before` requests of `method` to `pathPrefix`. */
+  async answeredMore(method: string, pathPrefix: string, before: number): Promise<void> {
+    for (let i = 0; i < 2000; i++) {
+      if (await this.answered(method, pathPrefix) > before) return;
+      await delay(5);
+    }
+    throw new Error(`no new answered ${method} ${pathPrefix} in the emulator's log`);
+  }
+
+  /** Resolves when `p` settles or the handler sleeps (an invocation waits for something), whichever comes first. */
+  async settledOrWaiting(p: Promise<unknown>): Promise<void> {
+    const h = this.h();
+    const previous = h.onSleep;
+    let slept!: () => void;
+    const sleeping = new Promise<void>((r) => { slept = r; });
+    h.onSleep = (ms) => {
+      slept();
+      return previous ? previous(ms) : Promise.resolve();
+    };
+    try {
+      await Promise.race([p.then(() => undefined, () => undefined), sleeping]);
+    } finally {
+      h.onSleep = previous;
+    }
+  }
+
+  /**
+   * Runs `second` against `first`, whose next request of `method` to `pathPrefix` the emulator holds: `second` arrives
+   * while that request is held (released when `second` waits or settles, or only once it settled) or just after the
+   * emulator answered it. No
+   * wall-clock guess: the emulator says when the request arrived and when it was answered.
+   */
+  async race<A, B>(
+    arrival: Arrival, method: string, pathPrefix: string, first: () => Promise<A>, second: () => Promise<B>,
+    releaseWhen: 'the second waits or settles' | 'the second settles' = 'the second waits or settles',
+  ): Promise<[PromiseSettledResult<A>, PromiseSettledResult<B>]> {
+    const before = await this.answered(method, pathPrefix);
+    await this.hold(method, pathPrefix);
+    const a = first();
+    a.catch(() => undefined);
+    await this.held(1);
+    let b: Promise<B>;
+    if (arrival === 'while its request is on the wire') {
+      b = second();
+      if (releaseWhen === 'the second settles') await b.catch(() => undefined);
+      else await this.settledOrWaiting(b);
+      await this.release();
+    } else {
+      await this.release();
+      await this.answeredMore(method, pathPrefix, before);
+      b = second();
+    }
+    return Promise.allSettled([a, b]);
   }
 
   /** The journal records of the resource that are not finished (a live record, or an unresolved attempt). */

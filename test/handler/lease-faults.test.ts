@@ -5,7 +5,7 @@
  * assert what remains and that it stays findable (docs/handler.md, "Cancellations and duplicate deliveries").
  */
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
+import { ARRIVALS, delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
 import { HandlerHarness, daysAgo, useHandlerHarness } from './helpers';
 import { dynamoJournal } from '../../src/handler/journal';
 import { ResourceTypes } from '../../src/kinds';
@@ -42,6 +42,11 @@ const old = (p: Record<string, unknown>): Record<string, unknown> => ({ Connecti
 const bystander = (): Promise<{ id: string; before: string }> => deliveries.bystander();
 const unchanged = (b: { id: string; before: string }): void => deliveries.unchanged(b);
 const liveRecords = (): Promise<any[]> => deliveries.liveRecords();
+const ON_THE_WIRE = ARRIVALS[0];
+const fulfilled = <T>(r: PromiseSettledResult<T>): T => {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
+};
 function ddbClient(): DynamoDBClient {
   return new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 }
@@ -94,12 +99,8 @@ describe('1. a cancellation Delete that runs before the Create (late delivery)',
 
   test('1b: the provider framework re-invokes the cancelled Create (same RequestId) after the cancellation Delete finished', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 1 });
     const create = h.event(SUB, 'Create', SUB_PROPS);
-    const first = h.onEvent(create);
-    await delay(100);
-    const del = h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
-    await Promise.allSettled([first, del]);
+    await deliveries.race(ON_THE_WIRE, 'POST', '/v2/sub', () => h.onEvent(create), () => h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED })));
     expect(activeMade()).toEqual([]);
     // framework.js invokeUserFunction: lambda.invoke failed (e.g. a network error) -> waitUntilFunctionActive -> invoke again.
     const again = await h.onEvent(create).then((r) => `fulfilled ${r.PhysicalResourceId}`, (e) => `rejected ${String(e)}`);
@@ -109,15 +110,17 @@ describe('1. a cancellation Delete that runs before the Create (late delivery)',
 
   test('1c: duplicate Create (same RequestId) waiting behind the cancelled Create, plus the cancellation Delete: nothing stays active', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 2 });
     const create = h.event(SUB, 'Create', SUB_PROPS);
-    const a = h.onEvent(create);
-    await delay(100);
-    const del = h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
-    await delay(50);
-    const b = h.onEvent(create);
-    const out = await Promise.allSettled([a, b, del]);
-    expect(out[2].status).toBe('fulfilled');
+    let b: Promise<unknown> = Promise.resolve();
+    const [, del] = await deliveries.race(ON_THE_WIRE, 'POST', '/v2/sub', () => h.onEvent(create), async () => {
+      const d = h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
+      await deliveries.settledOrWaiting(d);
+      b = h.onEvent(create); // the duplicate arrives behind the Delete
+      await deliveries.settledOrWaiting(b);
+      return d;
+    });
+    await Promise.allSettled([b]);
+    expect(del.status).toBe('fulfilled');
     expect(activeMade()).toEqual([]);
     expect(await liveRecords()).toEqual([]);
     unchanged(other);
@@ -170,9 +173,8 @@ describe('3. duplicate deliveries and a cancelled Update', () => {
   test('3a: the same Delete delivered twice at once: both succeed, the subscription ends once', async () => {
     const other = await bystander();
     const made = await h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub', delayMs: 800, count: 1 });
     const ev = h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: made.PhysicalResourceId });
-    const [a, b] = await Promise.allSettled([h.onEvent(ev), delay(100).then(() => h.onEvent(ev))]);
+    const [a, b] = await deliveries.race(ON_THE_WIRE, 'PATCH', '/v2/sub', () => h.onEvent(ev), () => h.onEvent(ev));
     expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
     expect(subOf(made.PhysicalResourceId).status).toBe('invalid');
     expect(await liveRecords()).toEqual([]);
@@ -181,21 +183,18 @@ describe('3. duplicate deliveries and a cancelled Update', () => {
 
   test('3b: the same replacement Update (ProductId change) delivered twice at once: one new subscription, both report it', async () => {
     const made = await h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 1 });
     const ev = h.event(SUB, 'Update', SUB_PROPS_B, { PhysicalResourceId: made.PhysicalResourceId, OldResourceProperties: old(SUB_PROPS) });
-    const [a, b] = await Promise.all([h.onEvent(ev), delay(150).then(() => h.onEvent(ev))]);
+    const [a, b] = (await deliveries.race(ON_THE_WIRE, 'POST', '/v2/sub', () => h.onEvent(ev), () => h.onEvent(ev))).map(fulfilled);
     expect(b.PhysicalResourceId).toBe(a.PhysicalResourceId);
     expect(activeMade().map((s) => String(s.id)).sort()).toEqual([made.PhysicalResourceId, a.PhysicalResourceId].sort());
   });
 
-  test.each([100, 1000])('3c: forward replacement Update (POST 2 s) and a rollback Update arriving %i ms in: only the original stays', async (at) => {
+  test.each(ARRIVALS)('3c: forward replacement Update and a rollback Update arriving %s (the forward POST): only the original stays', async (arrival) => {
     const other = await bystander();
     const made = await h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 2000, count: 1 });
-    const fwd = h.onEvent(h.event(SUB, 'Update', SUB_PROPS_B, { PhysicalResourceId: made.PhysicalResourceId, OldResourceProperties: old(SUB_PROPS) }));
-    await delay(at);
-    const back = h.onEvent(h.event(SUB, 'Update', SUB_PROPS, { PhysicalResourceId: made.PhysicalResourceId, OldResourceProperties: old(SUB_PROPS_B) }));
-    const [f, b] = await Promise.allSettled([fwd, back]);
+    const [f, b] = await deliveries.race(arrival, 'POST', '/v2/sub',
+      () => h.onEvent(h.event(SUB, 'Update', SUB_PROPS_B, { PhysicalResourceId: made.PhysicalResourceId, OldResourceProperties: old(SUB_PROPS) })),
+      () => h.onEvent(h.event(SUB, 'Update', SUB_PROPS, { PhysicalResourceId: made.PhysicalResourceId, OldResourceProperties: old(SUB_PROPS_B) })));
     h.logs.length = 0;
     expect(b).toMatchObject({ status: 'fulfilled', value: { PhysicalResourceId: made.PhysicalResourceId } });
     // CloudFormation never learns the forward Update's answer: a subscription it made is never deleted by CloudFormation.
@@ -209,11 +208,10 @@ describe('4. an earlier operation\'s record and a newer cancelled Create of the 
   test('4a: earlier deploy made X (3001/362, kept); a newer Create for 3002/365 is cancelled: X stays, the new one ends', async () => {
     const other = await bystander();
     const x = await h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 1200, count: 1 });
-    const create = h.onEvent(h.event(SUB, 'Create', SUB_PROPS_B));
-    await delay(1500);
-    await h.onEvent(h.event(SUB, 'Delete', SUB_PROPS_B, { PhysicalResourceId: INVENTED }));
-    await create.catch(() => undefined);
+    const [, d] = await deliveries.race(ARRIVALS[1], 'POST', '/v2/sub',
+      () => h.onEvent(h.event(SUB, 'Create', SUB_PROPS_B)),
+      () => h.onEvent(h.event(SUB, 'Delete', SUB_PROPS_B, { PhysicalResourceId: INVENTED })));
+    expect(d.status).toBe('fulfilled');
     expect(subOf(x.PhysicalResourceId).status).toBe('active');
     expect(activeMade().map((s) => String(s.id))).toEqual([x.PhysicalResourceId]);
     unchanged(other);
@@ -241,14 +239,15 @@ describe('4. an earlier operation\'s record and a newer cancelled Create of the 
 describe('5. the wait bound', () => {
   test('5a: a Delete that cannot outwait a slow Create fails clearly, changing nothing; a retry (new RequestId) converges', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 3000, count: 1 });
-    const create = h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    await delay(1000);
-    await h.clearRequests();
-    // remaining 76 s: deadline t+61 s, it stops waiting 60 s before it.
-    const reason = await h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }), 76_000).then(() => 'fulfilled', (e) => String(e));
-    expect(reason).toMatch(/still running.*retry then \(nothing was changed\)/);
-    await create.catch(() => undefined);
+    // The handler's clock moves with its sleeps: the Delete's wait for the lease takes no real time.
+    h.clock = Date.now();
+    h.onSleep = () => delay(2);
+    const [, first] = await deliveries.race(ON_THE_WIRE, 'POST', '/v2/sub', () => h.onEvent(h.event(SUB, 'Create', SUB_PROPS)), async () => {
+      await h.clearRequests();
+      // remaining 76 s: deadline t+61 s, it stops waiting 60 s before it.
+      return h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }), 76_000);
+    }, 'the second settles');
+    expect(first.status === 'rejected' ? String(first.reason) : 'fulfilled').toMatch(/still running.*retry then \(nothing was changed\)/);
     await h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
     expect(activeMade()).toEqual([]);
     expect(await liveRecords()).toEqual([]);
@@ -271,13 +270,12 @@ describe('5. the wait bound', () => {
   });
   test('5c: a duplicate delivery of a Create (framework re-invoke) gives up waiting and fails: nothing may stay (CREATE_FAILED marker -> Delete ignored)', async () => {
     const other = await bystander();
-    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', delayMs: 3000, count: 1 });
     const ev = h.event(SUB, 'Create', SUB_PROPS);
-    const original = h.onEvent(ev);
-    await delay(100);
     // The framework's first invoke errored (its answer lost): the re-invoke's answer is the one CloudFormation gets.
-    const dup = await h.onEvent(ev, 76_000).then((r) => `fulfilled ${r.PhysicalResourceId}`, (e) => `rejected ${String(e).slice(0, 120)}`);
-    await original.catch(() => undefined);
+    h.clock = Date.now();
+    h.onSleep = () => delay(2);
+    const [, second] = await deliveries.race(ON_THE_WIRE, 'POST', '/v2/sub', () => h.onEvent(ev), () => h.onEvent(ev, 76_000), 'the second settles');
+    const dup = second.status === 'fulfilled' ? `fulfilled ${second.value.PhysicalResourceId}` : `rejected ${String(second.reason).slice(0, 120)}`;
     // framework.js safeHandler: a failed Create answers CREATE_FAILED_PHYSICAL_ID_MARKER; its rollback Delete never reaches the handler.
     expect({ dup, active: activeMade().map((s) => String(s.id)) }).toEqual({ dup: expect.stringMatching(/^rejected/), active: [] });
     unchanged(other);
