@@ -130,6 +130,12 @@ describe('admin API', () => {
     const r = await h.admin('POST', '/clock', { advance: 10 });
     expect(r.body.now).toBeGreaterThanOrEqual(2_000_000_010);
     expect(r.body.now).toBeLessThan(2_000_000_013);
+    // Fractions add up exactly (the runner's emulator-clock waits advance by the milliseconds a handler would sleep).
+    await h.admin('POST', '/clock', { now: 2_100_000_000 });
+    for (let i = 0; i < 8; i++) await h.admin('POST', '/clock', { advance: 0.25 });
+    const two = (await h.admin('GET', '/clock')).body.now;
+    expect(two).toBeGreaterThanOrEqual(2_100_000_002);
+    expect(two).toBeLessThan(2_100_000_004);
     expect((await h.admin('POST', '/clock', { later: 1 })).status).toBe(400);
     await h.admin('POST', '/clock', { now: Math.floor(Date.now() / 1000) });
   });
