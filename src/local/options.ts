@@ -56,6 +56,15 @@ export interface LocalDeployOptions {
    * @default the service's documented limit, 1,000 requests per 300 seconds
    */
   readonly rateLimit?: 'off' | { readonly requests: number; readonly seconds: number };
+  /**
+   * How the handler's waits pass: the service's `Retry-After` when it refuses a request for the rate limit, the
+   * client's backoff, a job's polling. `'real'` sleeps. `'emulator-clock'` moves the emulator's clock forward by the
+   * wait instead (`POST /_emulator/clock {advance}`, the clock the rate limit and jobs run on) and moves the handler's
+   * own clock (its deadline, its leases) with it, so a run that meets the rate limit takes no wall time; the wait lines
+   * still say how long the service asked to wait. For tests and rehearsals of large fleets against the emulator.
+   * @default 'real'
+   */
+  readonly waits?: 'real' | 'emulator-clock';
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */

@@ -54,6 +54,8 @@ export abstract class RunnerBase {
   protected readonly concurrency: number;
   protected lastSave = 0;
   protected saveTimer?: NodeJS.Timeout;
+  /** With `waits: 'emulator-clock'`: the milliseconds the handler's waits moved the clocks. */
+  protected waitedMs = 0;
 
   constructor(protected readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -77,6 +79,10 @@ export abstract class RunnerBase {
 
   /** Options that cannot work together, or an emulator URL that must not receive the token: refused before anything. */
   protected checkOptions(): void {
+    const waits = this.options.waits;
+    if (waits !== undefined && waits !== 'real' && waits !== 'emulator-clock') {
+      throw new Error(`waits must be 'real' or 'emulator-clock' (got ${JSON.stringify(waits)})`);
+    }
     if (!this.options.emulatorUrl) {
       if (this.options.fixtures !== undefined) planFixtures(dirname(this.stateFile), this.options.fixtures);
       return;
@@ -184,7 +190,21 @@ export abstract class RunnerBase {
       roleCreatedAt: async () => undefined,
       // The provider function's environment: what it serves (src/handler/binding.ts).
       environment: (event) => this.environmentFor(event),
+      ...(this.options.waits === 'emulator-clock' ? { sleep: (ms: number) => this.waitOnEmulatorClock(ms), now: () => Date.now() + this.waitedMs } : {}),
     });
+  }
+
+  /** A handler wait with `waits: 'emulator-clock'`: the emulator's clock and the handler's move on by `ms` at once. */
+  protected async waitOnEmulatorClock(ms: number): Promise<void> {
+    if (!(ms > 0)) return;
+    this.waitedMs += ms;
+    const res = await fetch(`${this.url}/_emulator/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ advance: ms / 1000 }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (res.status !== 200) throw new Error(`could not move the emulator's clock for a wait of ${ms} ms: POST /_emulator/clock answered ${res.status}`);
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Wait lines: while the handler (run in-process by the runner) waits for the service's rate limit, the runner prints
  * one line per wait with the progress lines (stderr by default), also without --handler-logs. The REAL bundled handler
- * against an emulator with a small rate limit.
+ * against an emulator with a small rate limit; its waits move the emulator's clock (`waits: 'emulator-clock'`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,6 +59,17 @@ beforeEach(() => {
 });
 afterEach(() => tmp.cleanup());
 
+async function emulatorClock(): Promise<number> {
+  return ((await (await fetch(`${emulator.url}/_emulator/clock`)).json()) as { now: number }).now;
+}
+
+test('waits must be \'real\' or \'emulator-clock\'', async () => {
+  const app = synthTinyApp(join(tmp.dir, 'cdk.out'));
+  const run = await runLocalDeploy({ app, stateFile: join(tmp.dir, 's.json'), progress: () => undefined, output: () => undefined, waits: 'fast' as 'real' });
+  expect(run.success).toBe(false);
+  expect(run.error).toContain('waits must be \'real\' or \'emulator-clock\' (got "fast")');
+});
+
 test('a deploy and a destroy that meet the rate limit print one wait line per handler wait, without --handler-logs', async () => {
   const app = synthTinyApp(join(tmp.dir, 'cdk.out'), { subscriptionName: 'orders' });
   const stateFile = join(tmp.dir, 'state', 'local-state.json');
@@ -71,7 +82,10 @@ test('a deploy and a destroy that meet the rate limit print one wait line per ha
     concurrency: 1,
     progress: (l: string) => lines.push(l),
     output: () => undefined,
+    // The waits move the emulator's clock (the rate limit's) instead of passing: no wall time.
+    waits: 'emulator-clock' as const,
   };
+  const clockBefore = await emulatorClock();
   const deployed = await runLocalDeploy(opts);
   expect(deployed.error).toBeUndefined();
   expect(deployed.success).toBe(true);
@@ -81,6 +95,8 @@ test('a deploy and a destroy that meet the rate limit print one wait line per ha
   expect(deployWaits.length).toBeGreaterThan(0);
   // One line per handler log entry of a wait.
   expect(deployWaits).toHaveLength(logged());
+  // The emulator's clock moved on by at least every wait the service asked for (each a whole Retry-After second).
+  expect(await emulatorClock() - clockBefore).toBeGreaterThanOrEqual(deployWaits.length);
   // The counts: two resources in the app, in one stack, one at a time.
   for (const m of deployWaits) {
     expect(m[4]).toBe('2');
@@ -100,7 +116,7 @@ test('the embedded emulator takes the run\'s rate limit (dpi local-deploy --rate
   const app = synthTinyApp(join(tmp.dir, 'cdk.out'));
   const stateFile = join(tmp.dir, 'state', 'local-state.json');
   const lines: string[] = [];
-  const opts = { app, stateFile, concurrency: 1, progress: (l: string) => lines.push(l), output: () => undefined };
+  const opts = { app, stateFile, concurrency: 1, progress: (l: string) => lines.push(l), output: () => undefined, waits: 'emulator-clock' as const };
   // One request per 2 s: the second request of the run (a few ms after the first) is refused however slow the machine.
   const limited = await runLocalDeploy({ ...opts, rateLimit: { requests: 1, seconds: 2 } });
   expect(limited.success).toBe(true);
