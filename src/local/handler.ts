@@ -162,10 +162,23 @@ export interface HandlerLogSink {
   readonly file?: string;
   /** Also write them to stderr. */
   readonly echo?: boolean;
-  /** Values replaced by `***` in every captured line (secrets). */
-  readonly redact: readonly string[];
+  /** Values the handler must never log (secrets): replaced by `***` in what the sink passes on, except `raw` below. */
+  readonly secrets: readonly string[];
+  /**
+   * The file keeps every line as the handler wrote it, as CloudWatch Logs would (the local runner, whose token is the
+   * emulator's): a check of the file sees a leak. Otherwise the file gets the secrets replaced too (a run against
+   * the real service, with the real token). @default false
+   */
+  readonly raw?: boolean;
+  /** Called for every line that holds one of the secrets (a leak: the cloud would keep it). */
+  readonly onSecret?: () => void;
   /** Receives every captured line (redacted, without the timestamp and request ID), e.g. to report waits. */
   readonly onLine?: (line: string) => void;
+}
+
+/** True when `text` holds one of the secrets. */
+export function holdsSecret(text: string, secrets: readonly string[]): boolean {
+  return secrets.some((s) => s.length > 0 && text.includes(s));
 }
 
 /** Replaces every occurrence of the secrets in `text`. */
@@ -187,16 +200,19 @@ function writeLine(level: ConsoleMethod, args: unknown[]): void {
     // Outside an invocation (e.g. at load time): keep it out of the progress output too.
     return;
   }
-  const line = redact(format(...args), active.sink.redact);
-  const stamped = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t${line}\n`;
-  if (active.sink.file) appendFileSync(active.sink.file, stamped);
-  if (active.sink.echo) process.stderr.write(stamped);
+  const raw = format(...args);
+  const stamp = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t`;
+  const leaked = holdsSecret(raw, active.sink.secrets);
+  const line = leaked ? redact(raw, active.sink.secrets) : raw;
+  if (active.sink.file) appendFileSync(active.sink.file, `${stamp}${active.sink.raw ? raw : line}\n`);
+  if (leaked) active.sink.onSecret?.();
+  if (active.sink.echo) process.stderr.write(`${stamp}${line}\n`);
   active.sink.onLine?.(line);
 }
 
 /**
  * The `console` the loaded handler sees: every line goes to the sink of the
- * invocation in progress (the handler log file), with secrets redacted.
+ * invocation in progress (the handler log file, as written; a line with a secret is reported to the sink).
  */
 export const handlerConsole: Pick<Console, ConsoleMethod> = Object.fromEntries(
   METHODS.map((m) => [m, (...args: unknown[]) => writeLine(m, args)]),

@@ -77,6 +77,12 @@ export interface LocalDeployResult {
   readonly success: boolean;
   /** The emulator the run talked to. */
   readonly emulatorUrl?: string;
+  /**
+   * Where the refresh token appeared that the cloud would keep (the handler's log, a resource's failure reason): a
+   * leak of the handler, which fails the run. `handler.log` keeps the line as written; the run's output has `***`.
+   * @default none
+   */
+  readonly secretLeaks?: readonly string[];
   readonly stateFile: string;
   /** Every progress event, in order. */
   readonly events: ProgressEvent[];

@@ -12,7 +12,7 @@ import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { planFixtures, startEmbeddedEmulator } from './embedded';
 import {
   CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, LambdaLikeContext, loadHandler,
-  OnEventResponse, redact,
+  OnEventResponse, redact, holdsSecret,
 } from './handler';
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
@@ -54,6 +54,8 @@ export abstract class RunnerBase {
   protected readonly concurrency: number;
   protected lastSave = 0;
   protected saveTimer?: NodeJS.Timeout;
+  /** Where a secret appeared that the cloud would keep (see `leaked`). */
+  protected readonly secretLeaks: string[] = [];
   /** With `waits: 'emulator-clock'`: the milliseconds the handler's waits moved the clocks. */
   protected waitedMs = 0;
 
@@ -72,7 +74,10 @@ export abstract class RunnerBase {
     this.sink = {
       file: join(dirname(this.stateFile), 'handler.log'),
       echo: options.showHandlerLogs,
-      redact: this.secrets,
+      // handler.log stands in for CloudWatch Logs: it keeps what the handler wrote, and a leak fails the run.
+      secrets: this.secrets,
+      raw: true,
+      onSecret: () => this.leaked('the handler log (handler.log)'),
       onLine: (l) => this.waits.observe(l),
     };
   }
@@ -137,6 +142,8 @@ export abstract class RunnerBase {
         this.tokenValue = DEFAULT_REFRESH_TOKEN;
       }
       if (this.tokenValue === undefined) this.tokenValue = DEFAULT_REFRESH_TOKEN;
+      // The embedded emulator's token is a secret like any other: a leak of it is a leak of the real one.
+      if (!this.secrets.includes(this.tokenValue)) this.secrets.push(this.tokenValue);
       this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
       if (embedded.seededWith) this.progress(`Embedded emulator seeded with ${embedded.seededWith}`);
     }
@@ -218,10 +225,28 @@ export abstract class RunnerBase {
     return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents);
   }
 
+  /**
+   * A secret (the refresh token) appeared where the cloud would keep it: CloudWatch Logs, a CloudFormation event. The
+   * run fails and says where; what the runner prints and saves has it replaced by `***`.
+   */
+  protected leaked(where: string): void {
+    this.failed = true;
+    if (this.secretLeaks.includes(where)) return;
+    this.secretLeaks.push(where);
+    this.progress(`❌  the refresh token appears in ${where}: the cloud would keep it there (a leak of the handler; the run fails)`);
+  }
+
+  /** `text` with the secrets replaced; a text that held one is reported as a leak in `where`. */
+  protected scrubbed(text: string, where: string): string {
+    if (!holdsSecret(text, this.secrets)) return text;
+    this.leaked(where);
+    return redact(text, this.secrets);
+  }
+
   protected emit(stack: string, status: string, type: string, logicalId: string, reason?: string, physicalId?: string): void {
     const said = reason !== undefined && status.endsWith('_FAILED') ? withFixturesHint(reason, this.emulator !== undefined) : reason;
     const e: ProgressEvent = {
-      stack, time: new Date().toISOString(), status, type, logicalId, reason: said ? redact(said, this.secrets) : undefined, physicalId,
+      stack, time: new Date().toISOString(), status, type, logicalId, reason: said ? this.scrubbed(said, `the reason of ${stack}/${logicalId} ${status}`) : undefined, physicalId,
     };
     this.events.push(e);
     this.progress(formatEvent(e));

@@ -5,7 +5,6 @@
  * (deploy, rollback); this module runs a deploy or a destroy.
  */
 import { dependencyOrder } from './graph';
-import { redact } from './handler';
 import type { LocalDeployOptions, LocalDeployResult } from './options';
 import { renderSummary, summaryRows } from './output';
 import { RunnerDeploy } from './runner-deploy';
@@ -39,7 +38,7 @@ class Runner extends RunnerDeploy {
     } catch (e) {
       this.failed = true;
       if (!(e instanceof RunFailure)) {
-        error = redact((e as Error).message, this.secrets);
+        error = this.scrubbed((e as Error).message, 'the run\'s error');
         this.progress(`❌  ${error}`);
       }
     } finally {
@@ -48,7 +47,7 @@ class Runner extends RunnerDeploy {
           this.saveNow();
         } catch (e) {
           this.failed = true;
-          error = error ?? redact((e as Error).message, this.secrets);
+          error = error ?? this.scrubbed((e as Error).message, 'the run\'s error');
         }
       }
       if (this.journal) {
@@ -56,7 +55,7 @@ class Runner extends RunnerDeploy {
           await this.journal.stop();
         } catch (e) {
           this.failed = true;
-          const message = `could not save the journal: ${redact((e as Error).message, this.secrets)}`;
+          const message = `could not save the journal: ${this.scrubbed((e as Error).message, 'the run\'s error')}`;
           error = error ?? message;
           this.progress(`❌  ${message}`);
         }
@@ -69,7 +68,10 @@ class Runner extends RunnerDeploy {
     this.progress('');
     this.progress(`${this.failed ? '❌  local-deploy failed' : '✅  local-deploy complete'} (${this.options.destroy ? 'destroy' : 'deploy'}) in ${(elapsedMs / 1000).toFixed(2)}s`);
     for (const line of renderSummary(rows)) this.output(line);
-    return { success: !this.failed, emulatorUrl: this.url, stateFile: this.stateFile, events: this.events, resources: rows, elapsedMs, error };
+    if (!error && this.secretLeaks.length > 0) error = `the refresh token appears in ${this.secretLeaks.join(', ')}`;
+    const leaks = this.secretLeaks.length > 0 ? { secretLeaks: [...this.secretLeaks] } : {};
+    const { url: emulatorUrl, stateFile, events } = this;
+    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks };
   }
 
   protected async destroy(): Promise<void> {

@@ -247,7 +247,8 @@ export class FaultLab {
     const result = async (outcome: Outcome, detail?: string): Promise<ScenarioResult> => {
       // A scenario that stopped early still ends with a destroy: what it does to the bystanders counts too.
       if (!destroyed) await step('destroy', 'the closing destroy');
-      const leaked = secretsIn(dir, results, SECRETS);
+      // handler.log keeps what the handler wrote and the runner names every leak it saw (secretLeaks): both are checked.
+      const leaked = [...secretsIn(dir, results, SECRETS), ...results.flatMap((r) => r.secretLeaks ?? [])];
       const secret = leaked.length > 0 ? `the refresh token appears in ${leaked.join(', ')}` : undefined;
       const harm = watch.first();
       if (harm) {

@@ -263,16 +263,20 @@ test('a reference to a resource kind the runner does not deploy resolves to a st
   expect(calls().find((c) => c.fn === 'onEvent')!.event.ResourceProperties.QueueArn).toBe('arn:aws:sqs:us-east-1:123456789012:Demo-Q');
 });
 
-test('the refresh token never reaches the state file, the output or the handler log', async () => {
-  await runLocalDeploy(deployOpts(assembly({ A: A() })));
-  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Fail: 'true' }) })));
+test('the refresh token never reaches the state file or the output; a handler that logs it fails the run, its log kept as written', async () => {
+  const clean = await runLocalDeploy(deployOpts(assembly({ A: A() })));
+  expect(clean.success).toBe(true);
+  expect(clean.secretLeaks).toBeUndefined();
+  const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Fail: 'true', LeakToken: 'true' }) })));
   expect(r.success).toBe(false);
   expect(calls().some((c) => (c as unknown as { secretSeen: boolean }).secretSeen)).toBe(true);
   const stateText = readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8');
   const log = readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8');
   expect(log).toContain('"msg":"event"');
-  expect(log).toContain('***');
-  for (const text of [stateText, log, lines.join('\n'), JSON.stringify(r)]) expect(text).not.toContain(TOKEN);
+  // handler.log stands in for CloudWatch Logs: the leak is there to be seen, and the run names it.
+  expect(log).toContain(TOKEN);
+  expect(r.secretLeaks).toEqual(['the handler log (handler.log)', 'the reason of Demo/A UPDATE_FAILED']);
+  for (const text of [stateText, lines.join('\n'), JSON.stringify(r)]) expect(text).not.toContain(TOKEN);
   expect(r.events.find((e) => e.status === 'UPDATE_FAILED')!.reason).toContain('token=***');
 });
 

@@ -94,6 +94,8 @@ export async function fix(ctx: RunContext, opts: FixOptions): Promise<FixOutcome
 
 async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOutcome[]> {
   const outcomes: FixOutcome[] = [];
+  /** Keys whose Delete logged the refresh token (replaced by *** before it reached the log file or the terminal). */
+  const leaks = new Set<string>();
   const viaHandler: Orphan[] = [];
   const journalOnly: Orphan[] = [];
   for (const o of opts.orphans) {
@@ -172,7 +174,7 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
     ctx.io.stderr.write(`${retain ? 'releasing' : 'removing'} ${o.key} (${shortType(o.type)}, ${physicalId})...\n`);
     try {
       await invokeWithContext(`${stack}-dpi-orphans`, event.ServiceToken, 600_000,
-        { file: opts.handlerLog, echo: opts.echo, redact: [token] }, (c) => handler.onEvent(event, c));
+        { file: opts.handlerLog, echo: opts.echo, secrets: [token], onSecret: () => leaks.add(o.key) }, (c) => handler.onEvent(event, c));
     } catch (e) {
       for (const x of orphans) outcomes.push({ key: x.key, record: x.record, result: 'failed', detail: (e as Error).message });
       continue;
@@ -200,6 +202,10 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
       }
       outcomes.push({ key: x.key, record: x.record, result: 'removed' });
     }
+  }
+  if (leaks.size > 0) {
+    ctx.io.stderr.write(`dpi orphans --fix: the handler logged the refresh token while fixing ${[...leaks].join(', ')} `
+      + '(replaced by *** in its log): a bug of the library, please report it\n');
   }
   return outcomes;
 }
