@@ -148,14 +148,17 @@ describe('Subscription adoption', () => {
 
   test('Delete without a policy (a template from before the property) or with retain releases the adopted subscription and restores what the adoption changed', async () => {
     const id = await handMade();
-    const was = JSON.stringify(subOf(id));
+    // What the restore must give back: every field but `updated_at`, which the service sets at each PATCH (the
+    // adoption's and the restore's; equal only when both fall in the same second as the subscription's creation).
+    const fields = (sub: Record<string, unknown>): string => JSON.stringify({ ...sub, updated_at: undefined });
+    const was = fields(subOf(id));
     // The adoption renames and pauses it; the rollback of that deploy (same declaration) hands it back as it was.
     const props = subProps(id, { Name: 'adopted-name', Status: 'paused' });
     await h.onEvent(h.event(SUB, 'Create', props));
     expect(subOf(id)).toMatchObject({ name: 'adopted-name', status: 'paused' });
     await h.onEvent(h.event(SUB, 'Delete', props, { PhysicalResourceId: id }));
     expect(subOf(id).status).toBe('active');
-    if (TEST_READS === 'vendor') expect(JSON.stringify(subOf(id))).toBe(was);
+    if (TEST_READS === 'vendor') expect(fields(subOf(id))).toBe(was);
     expect((await h.journalRecords())[0].state).toBe('released');
     // Another resource (another stack) may adopt it now.
     await h.onEvent(h.event(SUB, 'Create', { ...subProps(id), RemovalPolicy: 'retain' }, { LogicalResourceId: 'Next' }));
