@@ -4,6 +4,7 @@ import { rename, writeFile } from 'node:fs/promises';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { browserRefusal, isLoopbackHost } from './browser-guard';
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
@@ -184,7 +185,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     reply.status(404).send(errorsBody(404, `${req.method} ${req.url.split('?')[0]}`, 'Not Found'));
   });
 
+  const loopbackOnly = isLoopbackHost(opts.host ?? '127.0.0.1');
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    // A web page in a browser on this machine is a stranger: no DNS rebinding, no cross-site requests (browser-guard.ts).
+    const refused = browserRefusal(req.headers, loopbackOnly);
+    if (refused) return reply.status(403).send(errorsBody(403, refused, 'Forbidden'));
     const path = req.url.split('?')[0];
     if (path.startsWith('/_emulator/') || path === '/_emulator') return;
     const entry = { method: req.method, path, query: (req.query ?? {}) as Record<string, string | string[]>, status: 0, time: now() };

@@ -1,6 +1,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
+import { isLoopbackHost } from '../../emulator/browser-guard';
 import { parseRateLimit, RateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile } from '../../emulator/fixtures';
 import { RunContext } from '../context';
@@ -77,6 +78,10 @@ export function emulatorCommand(ctx: RunContext): Command {
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
       }
       io.stdout.write(`listening on ${emu.url}\n`);
+      if (!isLoopbackHost(opts.host)) {
+        io.stderr.write(`warning: --host ${opts.host} is not this machine's loopback address: anyone who can reach ${emu.url} can use the `
+          + 'admin API (/_emulator/*: reset, faults, the state with its tokens) and the default refresh token; it has no authentication\n');
+      }
       io.stdout.write(
         `default refresh token for local use (emulator only, not a secret): ${DEFAULT_REFRESH_TOKEN}\n`
         + `  export DPI_BASE_URL=${emu.url}\n`
