@@ -1,6 +1,7 @@
 import { fitData, MAX_DATA_BYTES } from '../../src/handler/data';
 import { reasonOf, registerSecret, HandlerError, MAX_REASON_LENGTH } from '../../src/handler/errors';
 import { refreshTokenFromSecret } from '../../src/handler/runtime';
+import { keyPrefix, pipelineData } from '../../src/kinds/notification-pipeline/handler-state';
 
 describe('Data size', () => {
   test('long comma lists are cut at an item boundary with a count of what was left out', () => {
@@ -41,5 +42,16 @@ describe('failure reasons', () => {
     expect(refreshTokenFromSecret('{"refresh_token":"tok-3"}')).toBe('tok-3');
     expect(() => refreshTokenFromSecret('{"other":"x"}')).toThrow('without a refreshToken');
     expect(() => refreshTokenFromSecret('{"refreshToken":')).toThrow('cannot be parsed');
+  });
+});
+
+describe('the Prefix attribute', () => {
+  const meta = (prefix: unknown): Record<string, unknown> => ({ s3_bucket_name: 'b', s3_notification_prefix: prefix });
+  test('ends with the delimiter, so the grant\'s <prefix>* covers this pipeline\'s keys only', () => {
+    expect(pipelineData('9001', ['ORDER_CHANGE'], { ORDER_CHANGE: 's' }, [], meta('0123456789abcdef/')).Prefix).toBe('0123456789abcdef/');
+    // A service answer without it: added (`abc*` would also cover `abcd/...` of another pipeline).
+    expect(pipelineData('9001', ['ORDER_CHANGE'], { ORDER_CHANGE: 's' }, [], meta('notifications/362/abc')).Prefix).toBe('notifications/362/abc/');
+    expect(pipelineData('9001', [], {}, [], meta(undefined)).Prefix).toBe('');
+    expect(keyPrefix('')).toBe('');
   });
 });

@@ -82,7 +82,7 @@ export class NotificationPipeline extends Construct {
   public get failedTypes(): string { return this.att(NotificationPipelineAttributes.FAILED_TYPES); }
   /** Name of the shared bucket. */
   public get bucketName(): string { return this.att(NotificationPipelineAttributes.BUCKET_NAME); }
-  /** The pipeline's key prefix in the shared bucket. */
+  /** The pipeline's key prefix in the shared bucket, ending with `/` (so `<prefix>*` covers this pipeline's keys only). */
   public get prefix(): string { return this.att(NotificationPipelineAttributes.PREFIX); }
   /** ARN of the object-notification queue of the pipeline's prefix. */
   public get notificationQueueArn(): string { return this.att(NotificationPipelineAttributes.NOTIFICATION_QUEUE_ARN); }

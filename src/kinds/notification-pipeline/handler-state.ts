@@ -158,6 +158,17 @@ export function sameSelection(a: Selection | undefined, b: Selection): boolean {
   return sameSelectionOf(a, b);
 }
 
+/**
+ * The pipeline's key prefix as the `Prefix` attribute gives it: ending with `/`. The vendor's documentation shows the
+ * service's `s3_notification_prefix` with it (`0123456789abcdef/`); when an answer lacks it the library adds it, so that
+ * `grantReadNotifications`' `<prefix>*` never covers another pipeline whose prefix merely starts with the same
+ * characters (`abc` would also cover `abcd/...`). A prefix without the delimiter then denies reads rather than
+ * widening them.
+ */
+export function keyPrefix(servicePrefix: string): string {
+  return servicePrefix === '' || servicePrefix.endsWith('/') ? servicePrefix : `${servicePrefix}/`;
+}
+
 /** The attributes of the resource. */
 export function pipelineData(subscriptionId: string, types: string[], subscribed: Record<string, string>,
   failed: string[], meta: Record<string, unknown>): Record<string, string> {
@@ -167,7 +178,7 @@ export function pipelineData(subscriptionId: string, types: string[], subscribed
   return fitData({
     [A.SUBSCRIPTION_ID]: subscriptionId,
     [A.BUCKET_NAME]: str(meta.s3_bucket_name),
-    [A.PREFIX]: str(meta.s3_notification_prefix),
+    [A.PREFIX]: keyPrefix(str(meta.s3_notification_prefix)),
     [A.NOTIFICATION_QUEUE_ARN]: str(meta.s3_notification_queue_arn),
     [A.DELIVERY_STREAM_ARN]: str(meta.firehose_arn),
     [A.SHARED_PIPELINE_ID]: str(meta.shared_pipeline_id),
