@@ -131,6 +131,9 @@ new JsonFile(project, 'tsconfig.typecheck.json', {
 });
 
 // Bundles: the custom-resource handler (the Lambda code) and the `dpi` command line.
+// Each bundle's inputs go to .bundles/<bundle>.meta.json (esbuild's metafile, outside the shipped assets): the notices
+// step below names the third-party code each bundle holds (scripts/third-party-notices.js).
+const metafile = (bundle: string): Record<string, string> => ({ '--metafile': `.bundles/${bundle.replace('/', '-')}.meta.json` });
 project.bundler.addBundle('./src/handler/index.ts', {
   platform: 'node',
   // The Lambda runtime's Node.js (HANDLER_RUNTIME, src/connection/provider.ts; test/constructs/lambda-runtime.test.ts).
@@ -138,6 +141,7 @@ project.bundler.addBundle('./src/handler/index.ts', {
   externals: ['@aws-sdk/*'],
   minify: true,
   sourcemap: false,
+  esbuildArgs: metafile('handler/index'),
 });
 // The third-party modules of the command line and the runner (the SDK clients, dynalite) are bundled once, into the
 // vendor bundle (src/local/vendor.ts); in the other parts each is a shim that loads it from there when first required
@@ -162,7 +166,7 @@ project.bundler.addBundle('./src/cli/dpi.ts', {
   // Any other SDK client stays a require (test/packaging fails on it: the package has no dependencies).
   externals: ['@aws-sdk/*'],
   minify: true,
-  esbuildArgs: vendorAliases,
+  esbuildArgs: { ...vendorAliases, ...metafile('cli/dpi') },
 });
 project.addBins({ dpi: 'assets/cli/dpi/index.js' });
 
@@ -187,9 +191,16 @@ for (const part of ['./src/local/runner.ts', './src/emulator/server.ts', './src/
     externals: ['@aws-sdk/*'],
     minify: true,
     sourcemap: false,
-    esbuildArgs: vendorAliases,
+    esbuildArgs: { ...vendorAliases, ...metafile(part.replace(/^\.\/src\//, '').replace(/\.ts$/, '')) },
   });
 }
+// The licences of the bundled third-party code (THIRD-PARTY-NOTICES.txt beside each bundle) and a CycloneDX SBOM.
+project.bundler.bundleTask.spawn(project.addTask('bundle:notices', {
+  description: 'Write assets/*/*/THIRD-PARTY-NOTICES.txt and assets/sbom.cdx.json from the bundles\' metafiles',
+  exec: 'node scripts/third-party-notices.js',
+}));
+project.gitignore.exclude('/.bundles/');
+project.npmignore?.exclude('/.bundles/');
 
 // Lint every file (including the bundled, non-jsii parts) against the type-check project.
 project.tryFindObjectFile('.eslintrc.json')?.addDeletionOverride('parserOptions.projectService');

@@ -11,7 +11,7 @@
  *
  * Run from the repository root: `ts-node --transpile-only projenrc/vendor-bundle.ts`.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { build, Plugin } from 'esbuild';
 
 export const VENDOR_ENTRY = './src/local/vendor.ts';
@@ -38,7 +38,7 @@ const dynaliteRequires: Plugin = {
 };
 
 async function main(): Promise<void> {
-  await build({
+  const result = await build({
     entryPoints: [VENDOR_ENTRY],
     outfile: VENDOR_OUTFILE,
     bundle: true,
@@ -48,7 +48,11 @@ async function main(): Promise<void> {
     alias: { level: './src/local/level-stub.ts' },
     plugins: [dynaliteRequires],
     logLevel: 'info',
+    metafile: true,
   });
+  // Its inputs, for the third-party notices (scripts/third-party-notices.js), outside the shipped assets.
+  mkdirSync('.bundles', { recursive: true });
+  writeFileSync('.bundles/local-vendor.meta.json', JSON.stringify(result.metafile));
 }
 
 main().catch((e: unknown) => {

@@ -22,8 +22,10 @@ function newest(dir) {
   return t;
 }
 
-const missing = BUNDLES.filter((b) => !existsSync(b));
+// The notices step (scripts/third-party-notices.js) ends the bundle task: without its files the bundles are incomplete.
+const NOTICES = [...BUNDLES.map((b) => join(b, '..', 'THIRD-PARTY-NOTICES.txt')), join(root, 'assets', 'sbom.cdx.json')];
+const missing = [...BUNDLES, ...NOTICES].filter((b) => !existsSync(b));
 if (missing.length > 0) process.exit(0);
 const oldestBundle = Math.min(...BUNDLES.map((b) => statSync(b).mtimeMs));
-const sources = Math.max(newest(join(root, 'src')), ...['projenrc/vendor-bundle.ts', 'package-lock.json'].map((f) => statSync(join(root, f)).mtimeMs));
+const sources = Math.max(newest(join(root, 'src')), ...['projenrc/vendor-bundle.ts', 'scripts/third-party-notices.js', 'package-lock.json'].map((f) => statSync(join(root, f)).mtimeMs));
 process.exit(sources > oldestBundle ? 0 : 1);

@@ -89,6 +89,27 @@ test('the package has no dependencies, ships no node_modules and stays within th
   expect(readdirSync(join(project, 'node_modules')).filter((d) => !['.package-lock.json', '@types', 'aws-cdk-lib', 'constructs', 'data-pipeline-integration-cdk', '.bin'].includes(d))).toEqual([]);
 });
 
+test('every bundle ships the licences of the third-party code in it, and the package an SBOM of all of it', () => {
+  const shipped = new Set(packed.files.map((f) => f.path));
+  for (const b of ['handler/index', 'cli/dpi', 'cli/ops', 'local/runner', 'local/vendor', 'emulator/server']) {
+    expect(shipped.has(`assets/${b}/THIRD-PARTY-NOTICES.txt`)).toBe(true);
+  }
+  const notices = (b: string): string => readFileSync(join(installed, 'assets', ...b.split('/'), 'THIRD-PARTY-NOTICES.txt'), 'utf8');
+  expect(notices('emulator/server')).toMatch(/^fastify \d+\.\d+\.\d+ \(MIT\)$/m);
+  expect(notices('cli/dpi')).toMatch(/^commander \d+\.\d+\.\d+ \(MIT\)\n-+\n\(The MIT License\)/m);
+  expect(notices('local/vendor')).toMatch(/^dynalite \d+\.\d+\.\d+ \(Apache-2\.0\)$/m);
+  // The Lambda code (the handler's asset folder) bundles none: the AWS SDK is the runtime's.
+  expect(notices('handler/index')).toContain('contains no third-party code');
+  const sbom = JSON.parse(readFileSync(join(installed, 'assets', 'sbom.cdx.json'), 'utf8')) as {
+    bomFormat: string; specVersion: string; components: Array<{ name: string; version: string; purl: string; licenses: unknown[] }>;
+  };
+  expect([sbom.bomFormat, sbom.specVersion]).toEqual(['CycloneDX', '1.5']);
+  const fastify = sbom.components.find((c) => c.name === 'fastify')!;
+  expect(fastify.purl).toBe(`pkg:npm/fastify@${fastify.version}`);
+  expect(fastify.licenses).toEqual([{ license: { id: 'MIT' } }]);
+  expect(sbom.components.every((c) => JSON.stringify(c.licenses) !== '[{"license":{"id":"UNKNOWN"}}]')).toBe(true);
+});
+
 test('neither the AWS SDK nor dynalite resolves from the installed package (the runs below use its own bundles)', () => {
   for (const id of ['@aws-sdk/client-dynamodb', '@aws-sdk/client-cloudformation', '@aws-sdk/client-secrets-manager', 'dynalite', 'level', 'memory-level']) {
     expect(() => require.resolve(id, { paths: [installed, join(installed, 'assets', 'local', 'runner')] })).toThrow(/Cannot (find|resolve) module/);
