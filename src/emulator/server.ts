@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -19,6 +18,7 @@ import { registerNotificationRoutes } from './routes/notifications';
 import { registerSubscriptionRoutes } from './routes/subscriptions';
 import { ingestTx, registerTxRoutes, txToApi } from './routes/transactions';
 import { emptyState, EmulatorState, EmulatorStateSnapshot } from './state';
+import { writeStateFile, writeStateFileSync } from './state-file';
 
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
@@ -126,9 +126,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   let stateWrites = 0;
   const save = (): void => {
     if (!opts.stateFile) return;
-    const tmp = `${opts.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ state: ctx.s, clockOffset: offset }));
-    renameSync(tmp, opts.stateFile);
+    writeStateFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: offset }));
     stateWrites++;
   };
   let writing: Promise<void> = Promise.resolve();
@@ -144,10 +142,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         // From here on, a change waits for the write after this one (this one may have serialized before it).
         queued = undefined;
         const started = Date.now();
-        const tmp = `${opts.stateFile}.${process.pid}.tmp`;
-        const text = JSON.stringify({ state: ctx.s, clockOffset: offset });
-        await writeFile(tmp, text);
-        await rename(tmp, opts.stateFile!);
+        await writeStateFile(opts.stateFile!, JSON.stringify({ state: ctx.s, clockOffset: offset }));
         stateWrites++;
         lastWriteMs = Math.min(1000, Date.now() - started);
       });

@@ -3,11 +3,12 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { HANDLER_ASSET_DIR, HandlerExports } from '../contract';
 import type { CfnEvent, LocalRuntime } from '../handler';
+import { appendPrivateFile } from './private-files';
 import { isVendorId, loadVendor, VENDOR_IDS } from './vendor-load';
 
 /** Name of this package (to find its root). */
@@ -204,7 +205,7 @@ function writeLine(level: ConsoleMethod, args: unknown[]): void {
   const stamp = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t`;
   const leaked = holdsSecret(raw, active.sink.secrets);
   const line = leaked ? redact(raw, active.sink.secrets) : raw;
-  if (active.sink.file) appendFileSync(active.sink.file, `${stamp}${active.sink.raw ? raw : line}\n`);
+  if (active.sink.file) appendPrivateFile(active.sink.file, `${stamp}${active.sink.raw ? raw : line}\n`);
   if (leaked) active.sink.onSecret?.();
   if (active.sink.echo) process.stderr.write(`${stamp}${line}\n`);
   active.sink.onLine?.(line);

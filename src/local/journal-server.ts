@@ -2,11 +2,12 @@
  * A DynamoDB-compatible server (dynalite, memory backend) for the handler's lifecycle journal while
  * `dpi local-deploy` runs, persisted to a JSON file between runs.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { expireLeases } from './journal-leases';
+import { appendPrivateFile, writePrivateFile } from './private-files';
 
 /** File name of the journal state beside the runner's state file. */
 export const JOURNAL_STATE_FILE_NAME = 'journal.json';
@@ -219,7 +220,7 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       res.end = ((...args: unknown[]) => {
         if (res.statusCode === 200) {
           const line = `${JSON.stringify({ op, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown })}\n`;
-          if (!(options.forbidden ?? []).some((f) => f.length > 0 && line.includes(f))) appendFileSync(wal, line);
+          if (!(options.forbidden ?? []).some((f) => f.length > 0 && line.includes(f))) appendPrivateFile(wal, line);
         }
         return end(...args);
       }) as ServerResponse['end'];
@@ -351,19 +352,11 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       for (const f of options.forbidden ?? []) {
         if (f.length > 0 && text.includes(f)) throw new Error(`refusing to write a secret into the journal state file ${stateFile}`);
       }
-      mkdirSync(dirname(stateFile), { recursive: true });
-      const tmp = `${stateFile}.${process.pid}.tmp`;
-      try {
-        writeFileSync(tmp, text);
-        renameSync(tmp, stateFile);
-      } catch (e) {
-        rmSync(tmp, { force: true });
-        throw e;
-      }
+      writePrivateFile(stateFile, text);
       if (wal && logged > 0) {
         const rest = readFileSync(wal).subarray(logged);
         if (rest.length === 0) rmSync(wal, { force: true });
-        else writeFileSync(wal, rest);
+        else writePrivateFile(wal, rest);
       }
     });
     queue = next;

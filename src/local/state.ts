@@ -2,9 +2,10 @@
  * The local runner's state file: what it deployed (never a secret).
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJsonFile } from './assembly';
+import { PRIVATE_DIR_MODE, writePrivateFile } from './private-files';
 
 /** A deployed resource. */
 export interface ResourceState {
@@ -84,10 +85,7 @@ export function writeState(file: string, state: LocalState, forbidden: readonly 
   for (const f of forbidden) {
     if (f.length > 0 && text.includes(f)) throw new Error(`refusing to write a secret into the state file ${file}`);
   }
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+  writePrivateFile(file, text);
 }
 
 /** Removes the state file. */
@@ -121,7 +119,7 @@ function alive(pid: number): boolean {
  */
 export function ensureStateDir(dir: string): void {
   if (existsSync(dir)) return;
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   writeFileSync(join(dir, '.gitignore'), '# Created by dpi local-deploy: local state, emulator state, journal and handler log.\n*\n');
 }
 

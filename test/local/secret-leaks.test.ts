@@ -3,7 +3,7 @@
  * a failure reason that holds the refresh token fails the run, and the fault matrix's secret check (the same files
  * and results) fires. The handler here is a planted one that logs the token and puts it into a failure reason.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthTinyApp } from './apps';
 import { tempDir } from './helpers';
@@ -68,5 +68,8 @@ test('the real handler leaks nothing in the same run (the check is quiet when no
   expect(deployed.secretLeaks).toBeUndefined();
   expect(readFileSync(join(stateDir, 'handler.log'), 'utf8').length).toBeGreaterThan(0);
   expect(leakedIn(stateDir, deployed)).toEqual([]);
+  // The state folder is its owner's alone: the folder 0700, every file in it 0600.
+  expect(statSync(stateDir).mode % 0o1000).toBe(0o700);
+  for (const f of ['local-state.json', 'journal.json', 'handler.log', 'emulator-state.json']) expect([f, statSync(join(stateDir, f)).mode % 0o1000]).toEqual([f, 0o600]);
   expect((await runLocalDeploy({ ...opts, destroy: true })).success).toBe(true);
 });
