@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
@@ -137,6 +137,16 @@ export function resolveEndpoints(flags: ConnectionFlags, env: CliIo['env']): Ser
   return out as ServiceEndpoints;
 }
 
+/**
+ * The permission bits (octal, `0644`) of a token file that the group or others may read or write, as ssh refuses such
+ * a private key; undefined when only its owner may (a link is judged by its target), and on Windows (no POSIX bits).
+ */
+function openToOthers(file: string): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  const mode = statSync(file).mode % 0o1000; // the permission bits
+  return mode % 0o100 !== 0 ? `0${mode.toString(8)}` : undefined; // any bit of the group's or others'
+}
+
 /** Reads the refresh token from --refresh-token-file or DPI_REFRESH_TOKEN (never from a flag value). */
 export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): string {
   if (flags.refreshToken !== undefined) {
@@ -153,6 +163,11 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
     }
     const token = text.trim();
     if (token === '') throw new CliError('--refresh-token-file: the file is empty', EXIT.FAILURE);
+    const mode = openToOthers(flags.refreshTokenFile);
+    if (mode) {
+      throw new CliError(`--refresh-token-file: ${flags.refreshTokenFile} is readable or writable by other users (mode ${mode}): `
+        + `a file holding the refresh token must be its owner's alone: chmod 600 ${flags.refreshTokenFile}`, EXIT.FAILURE);
+    }
     return token;
   }
   const token = env[REFRESH_TOKEN_ENV]?.trim();

@@ -78,7 +78,7 @@ describe('dpi commands', () => {
 
   test('a token from --refresh-token-file is not printed either', async () => {
     const file = join(dir, 'token');
-    writeFileSync(file, SECRET);
+    writeFileSync(file, SECRET, { mode: 0o600 });
     const r = await dpi(['storages', '--base-url', 'http://192.0.2.10:4010', '--refresh-token-file', file], { env: {} });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('http://192.0.2.10:4010 is plain http');

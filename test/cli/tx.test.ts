@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clearRequests, dpi, fault, ingest, requests, SUB, testNoSecretsPrinted, useCliEmulator } from './helpers';
@@ -242,7 +242,7 @@ describe('dpi tx errors', () => {
   test('the refresh token: from a file; refused as a flag value and never echoed; a wrong token gives 401 without the token', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpi-cli-'));
     const file = join(dir, 'token');
-    writeFileSync(file, `${DEFAULT_REFRESH_TOKEN}\n`);
+    writeFileSync(file, `${DEFAULT_REFRESH_TOKEN}\n`, { mode: 0o600 });
     const fromFile = await dpi(['storages', '--refresh-token-file', file, '--json'], { env: { DPI_BASE_URL: emu.url } });
     expect(fromFile.code).toBe(0);
     expect((JSON.parse(fromFile.stdout) as Array<{ id: string }>).map((s) => s.id)).toEqual(['501']);
@@ -267,6 +267,15 @@ describe('dpi tx errors', () => {
     const missing = await dpi(['storages', '--refresh-token-file', join(dir, 'nope')], { env: { DPI_BASE_URL: emu.url } });
     expect(missing.stderr).toContain('--refresh-token-file: cannot read');
     expect(missing.code).toBe(2);
+    // A token file others may read is refused, like an ssh private key (the token is not echoed).
+    const shared = join(dir, 'shared-token');
+    writeFileSync(shared, `${DEFAULT_REFRESH_TOKEN}\n`, { mode: 0o644 });
+    chmodSync(shared, 0o644);
+    const open = await dpi(['storages', '--refresh-token-file', shared], { env: { DPI_BASE_URL: emu.url } });
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain(`--refresh-token-file: ${shared} is readable or writable by other users (mode 0644): `
+      + `a file holding the refresh token must be its owner's alone: chmod 600 ${shared}`);
+    expect(open.stdout + open.stderr).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 
   test('an unreachable service: exit 2 with the address, not the token', async () => {
