@@ -37,7 +37,11 @@ export interface LocalDeployOptions {
   readonly showHandlerLogs?: boolean;
   /** isComplete polling interval. @default 1000 */
   readonly pollIntervalMs?: number;
-  /** Time budget of one handler invocation (the Lambda timeout). @default 600000 */
+  /**
+   * Time budget of every handler invocation (the Lambda timeout), overriding the template's.
+   * @default each function's `Timeout` in the template (Lambda's 3 s when it sets none); 600000 for a resource the app
+   * no longer declares
+   */
   readonly invocationBudgetMs?: number;
   /**
    * How the embedded emulator answers reads: `minimal` (only what the spec shows) or `vendor` (the service vendor's

@@ -9,8 +9,11 @@ import { AssemblyStack } from './assembly';
 import { resolveValue, ResolveContext } from './intrinsics';
 import { isPlainObject, TemplateResource } from './template';
 
-/** The provider framework's variable naming the user's onEvent function (aws-cdk-lib custom-resources). */
+/** The provider framework's variables naming the user's onEvent and isComplete functions (aws-cdk-lib custom-resources). */
 const USER_ON_EVENT_ENV = 'USER_ON_EVENT_FUNCTION_ARN';
+const USER_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
+/** Lambda's timeout of a function whose template sets none (3 s). */
+const LAMBDA_DEFAULT_TIMEOUT_MS = 3_000;
 
 interface FunctionRef {
   readonly stack: AssemblyStack;
@@ -45,6 +48,28 @@ export function providerFunctionOf(stack: AssemblyStack, logicalId: string): Fun
   if (!fn) return undefined;
   const user = variablesOf(fn.stack.template.Resources?.[fn.logicalId])?.[USER_ON_EVENT_ENV];
   return user === undefined ? fn : functionOf(fn.stack, user);
+}
+
+/** A function's `Timeout` (ms) as its template sets it; undefined when it is not a number there (a token). */
+function timeoutOf(fn: FunctionRef | undefined): number | undefined {
+  if (!fn) return undefined;
+  const t = fn.stack.template.Resources?.[fn.logicalId]?.Properties?.Timeout;
+  if (t === undefined) return LAMBDA_DEFAULT_TIMEOUT_MS;
+  return typeof t === 'number' && t > 0 ? t * 1000 : undefined;
+}
+
+/**
+ * The timeouts (ms) of the handler functions behind a resource's `ServiceToken`, as Lambda would run them: the
+ * provider framework's user onEvent function and, with a waiter, its isComplete function (each its template's
+ * `Timeout`, Lambda's 3 s when it sets none). Undefined where the template names no function of the app.
+ */
+export function providerTimeouts(stack: AssemblyStack, logicalId: string): { onEventMs?: number; isCompleteMs?: number } {
+  const fn = functionOf(stack, stack.template.Resources?.[logicalId]?.Properties?.ServiceToken);
+  if (!fn) return {};
+  const vars = variablesOf(fn.stack.template.Resources?.[fn.logicalId]);
+  const onEvent = vars?.[USER_ON_EVENT_ENV] === undefined ? fn : functionOf(fn.stack, vars[USER_ON_EVENT_ENV]);
+  const isComplete = vars?.[USER_IS_COMPLETE_ENV] === undefined ? undefined : functionOf(fn.stack, vars[USER_IS_COMPLETE_ENV]);
+  return { onEventMs: timeoutOf(onEvent), isCompleteMs: timeoutOf(isComplete) };
 }
 
 /** Rewrites the service addresses of the bound connections to the emulator's URL. */

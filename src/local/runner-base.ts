@@ -18,7 +18,7 @@ import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import type { LocalDeployOptions } from './options';
 import { formatEvent, ProgressEvent } from './output';
-import { recordedEnvironment } from './provider-env';
+import { providerTimeouts, recordedEnvironment } from './provider-env';
 import {
   DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, SAVE_INTERVAL_MS, CREATE_FAILED_MARKER, withEmulatorUrl, roleTrustsService, WaiterError,
   readsOf, networkCode,
@@ -329,7 +329,12 @@ export abstract class RunnerBase {
     if (oldProperties) event.OldResourceProperties = withEmulatorUrl(oldProperties, url);
     if (physicalId !== undefined) event.PhysicalResourceId = physicalId;
     this.configureFor(stack.account);
-    const budget = this.options.invocationBudgetMs ?? 600_000;
+    // Each invocation gets its function's timeout from the template (as Lambda runs it); 10 minutes for a resource the
+    // app no longer declares (a Delete from the state), or `invocationBudgetMs` when given.
+    const app = this.stacks.find((s) => s.stackName === stack.stackName);
+    const timeouts = app && app.template.Resources?.[r.logicalId] ? providerTimeouts(app, r.logicalId) : {};
+    const budget = this.options.invocationBudgetMs ?? timeouts.onEventMs ?? 600_000;
+    const completeBudget = this.options.invocationBudgetMs ?? timeouts.isCompleteMs ?? 600_000;
     const fnName = `${stack.stackName}-DpiProviderOnEvent`;
     const fnArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${fnName}`;
     const handler = this.handler!;
@@ -353,7 +358,7 @@ export abstract class RunnerBase {
       try {
         for (;;) {
           const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
-          const done = await this.invokeHandler(completeName, completeArn, budget, (c) => isCompleteFn(completeEvent, c));
+          const done = await this.invokeHandler(completeName, completeArn, completeBudget, (c) => isCompleteFn(completeEvent, c));
           if (done && done.IsComplete) {
             data = { ...data, ...(done.Data ?? {}) };
             break;

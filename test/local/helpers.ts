@@ -53,8 +53,9 @@ export function connection(url = 'https://api.example-dpi.com'): Record<string, 
 /** Provider resources as the constructs synthesize them (framework Lambdas; the waiter one has USER_IS_COMPLETE_FUNCTION_ARN). */
 export function providerResources(): Record<string, unknown> {
   return {
-    ProviderOnEvent: { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.onEvent' } },
-    ProviderIsComplete: { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.isComplete' } },
+    // The timeouts the library's provider sets (10 minutes): the runner gives each invocation its function's.
+    ProviderOnEvent: { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.onEvent', Timeout: 600 } },
+    ProviderIsComplete: { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.isComplete', Timeout: 600 } },
     ProviderFramework: {
       Type: 'AWS::Lambda::Function',
       Properties: { Environment: { Variables: { USER_ON_EVENT_FUNCTION_ARN: { 'Fn::GetAtt': ['ProviderOnEvent', 'Arn'] } } } },

@@ -257,6 +257,28 @@ test('an unknown reference fails before any call, naming the logical ID', async 
   expect(calls()).toEqual([]);
 });
 
+test('each invocation gets its function\'s timeout from the template (Lambda\'s 3 s when it sets none); invocationBudgetMs overrides it', async () => {
+  const remainingOf = async (resources: Record<string, unknown>, extra: Partial<LocalDeployOptions> = {}): Promise<number[]> => {
+    resetCalls();
+    const r = await runLocalDeploy(deployOpts(assembly(resources), { ...extra, stateFile: join(tmp.dir, `s-${Math.random()}`, 'state.json') }));
+    expect(r.success).toBe(true);
+    return calls().map((c) => c.remaining!);
+  };
+  const fn = (timeout?: number): Record<string, unknown> => ({ Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.onEvent', ...(timeout ? { Timeout: timeout } : {}) } });
+  const [two] = await remainingOf({ ProviderOnEvent: fn(120), A: A() });
+  expect(two).toBeLessThanOrEqual(120_000);
+  expect(two).toBeGreaterThan(100_000);
+  const [three] = await remainingOf({ ProviderOnEvent: fn(), A: A() });
+  expect(three).toBeLessThanOrEqual(3_000);
+  // The waiter's isComplete function has its own (600 s here); the onEvent function's is 120 s.
+  const waited = await remainingOf({ ProviderOnEvent: fn(120), A: dpiResource('Custom::DpiSubscription', { Key: 'a', Polls: 1 }, {}, true) });
+  expect(waited.length).toBe(3);
+  expect(waited[0]).toBeLessThanOrEqual(120_000);
+  expect(Math.min(...waited.slice(1))).toBeGreaterThan(590_000);
+  const [given] = await remainingOf({ ProviderOnEvent: fn(120), A: A() }, { invocationBudgetMs: 50_000 });
+  expect(given).toBeLessThanOrEqual(50_000);
+});
+
 test('a reference to a resource kind the runner does not deploy resolves to a stand-in', async () => {
   const r = await runLocalDeploy(deployOpts(assembly({ Q: { Type: 'AWS::SQS::Queue' }, A: A({ QueueArn: { 'Fn::GetAtt': ['Q', 'Arn'] } }) })));
   expect(r.success).toBe(true);
