@@ -6,9 +6,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+type Meta = Record<string, { inputs: Record<string, unknown> }>;
+type Component = { name: string; license: string; text: string; bundles: string[] };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const notices = require('../../scripts/third-party-notices.js') as {
-  componentsOf(meta: Record<string, { inputs: Record<string, unknown> }>, root: string): Map<string, { name: string; license: string; text: string; bundles: string[] }>;
+  componentsOf(meta: Meta, root: string): Map<string, Component>;
   licenseOf(pkg: Record<string, unknown>): string;
   packageRootOf(file: string): string | undefined;
   noticesText(bundle: string, components: unknown[]): string;
