@@ -53,6 +53,8 @@ export interface MeasureOptions {
   readonly rateLimit: RateLimit;
   /** `dpi local-deploy --concurrency`. @default the runner's default */
   readonly concurrency?: number;
+  /** How the handler's waits for the rate limit pass (`LocalDeployOptions.waits`). @default 'real' (a benchmark measures them) */
+  readonly waits?: 'real' | 'emulator-clock';
   /** Deploy the app once and destroy it before the measured cycle (an account with history). @default false */
   readonly warmHistory?: boolean;
   readonly pipelinesPerStack?: number;
@@ -110,6 +112,7 @@ export async function measureDeploy(o: MeasureOptions): Promise<DeployNumbers> {
         stateFile,
         refreshToken: DEFAULT_REFRESH_TOKEN,
         concurrency: o.concurrency,
+        waits: o.waits,
         progress: () => undefined,
         output: () => undefined,
       });
