@@ -82,25 +82,37 @@ function componentsOf(metafiles, root) {
 }
 
 /**
- * The notices text of one bundle.
+ * The notices text of one bundle: every package once in the list, then each licence text once, headed by the packages
+ * it covers (two dozen AWS SDK packages share one Apache-2.0 text); packages that ship no text are named with what their
+ * package.json declares.
  * @param {string} bundle
  * @param {Component[]} components the bundle's packages
  */
 function noticesText(bundle, components) {
+  const sorted = [...components].sort((a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version));
+  const label = (/** @type {Component} */ c) => `${c.name} ${c.version} (${c.license})`;
   const head = [
     `Third-party software in assets/${bundle}/ of data-pipeline-integration-cdk.`,
-    components.length === 0
+    sorted.length === 0
       ? 'This bundle contains no third-party code: only the package\'s own (Apache-2.0).'
-      : `This bundle contains the following ${components.length} package(s), each under its own licence:`,
+      : `This bundle contains the following ${sorted.length} package(s), each under its own licence:`,
+    ...sorted.map((c) => `  ${label(c)}`),
     '',
   ];
-  const body = [...components].sort((a, b) => a.name.localeCompare(b.name)).map((c) => [
-    '-'.repeat(80),
-    `${c.name} ${c.version} (${c.license})`,
-    '-'.repeat(80),
-    c.text || (c.license === 'Apache-2.0'
+  /** @type {Map<string, Component[]>} */
+  const byText = new Map();
+  for (const c of sorted) {
+    const key = c.text || `(none: ${c.name})`;
+    byText.set(key, [...(byText.get(key) ?? []), c]);
+  }
+  const rule = '-'.repeat(80);
+  const body = [...byText.entries()].map(([text, cs]) => [
+    rule,
+    ...cs.map(label),
+    rule,
+    cs[0].text ? text : (cs[0].license === 'Apache-2.0'
       ? 'The package ships no licence text; it is under the Apache License 2.0, whose text is the LICENSE file of this package.'
-      : `The package ships no licence text; its package.json declares: ${c.license}.`),
+      : `The package ships no licence text; its package.json declares: ${cs[0].license}.`),
     '',
   ].join('\n'));
   return `${head.join('\n')}\n${body.join('\n')}`;
@@ -146,7 +158,7 @@ function main() {
     writeFileSync(out, noticesText(b, all.filter((c) => c.bundles.includes(b))));
   }
   const self = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  writeFileSync(join(root, 'assets', 'sbom.cdx.json'), `${JSON.stringify(sbomOf(all, self), null, 2)}\n`);
+  writeFileSync(join(root, 'assets', 'sbom.cdx.json'), `${JSON.stringify(sbomOf(all, self))}\n`);
   process.stdout.write(`third-party notices: ${all.length} package(s) in ${BUNDLES.length} bundles (assets/*/*/THIRD-PARTY-NOTICES.txt, assets/sbom.cdx.json)\n`);
 }
 

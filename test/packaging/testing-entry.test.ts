@@ -23,8 +23,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-/** The package's size limit (bytes unpacked, as `npm pack --json` reports it). */
-const UNPACKED_LIMIT = 5_000_000;
+/**
+ * The package's size limit (bytes unpacked, as `npm pack --json` reports it): 5 MB for the code and docs, and 0.5 MB
+ * for the licence notices of the bundled third-party code and the SBOM (about 0.15 MB today; scripts/third-party-notices.js).
+ */
+const UNPACKED_LIMIT = 5_500_000;
 const BUNDLES = ['assets/cli/dpi/index.js', 'assets/cli/ops/index.js', 'assets/local/runner/index.js', 'assets/emulator/server/index.js', 'assets/local/vendor/index.js'];
 for (const f of ['lib/testing.js', 'lib/index.js', 'assets/handler/index/index.js', ...BUNDLES]) {
   if (!existsSync(join(ROOT, f))) throw new Error(`${f} is missing: run 'npx projen compile && npx projen bundle' before the packaging test`);
