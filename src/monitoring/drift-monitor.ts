@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aspects, Aws, Duration, IAspect, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -10,7 +10,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
 import { notifyOrAcknowledge } from '../alarm-actions';
 import { SUBSCRIPTION_MONITOR_NAMESPACE } from './subscription-monitor';
-import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from '../connection/nag';
+import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
@@ -105,12 +105,10 @@ export class DriftMonitor extends Construct {
       actions: ['cloudformation:ListStackResources'],
       resources: [stack.stackId],
     }));
-    // Its nested stacks (a NotificationPipelineFleet's): CloudFormation names them `<parent name>-<logical ID>-<suffix>`.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({
-      sid: 'ReadNestedStacks',
-      actions: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'],
-      resources: [stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${stack.stackName}-*/*` })],
-    }));
+    // Its nested stacks (a NotificationPipelineFleet's), each by its own stack ID: a stack of the account that is merely
+    // named like one (`<stack>-...`) is not readable. Nested stacks may be added after the monitor: an aspect names
+    // them at synth.
+    Aspects.of(stack).add(new NestedStackReads(stack, role));
     const journalTable = props.connection.journalTable;
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'ReadLifecycleJournal',
@@ -189,6 +187,33 @@ export class DriftMonitor extends Construct {
   }
 }
 
+/**
+ * Grants the drift check's role the reading of each nested stack of the monitored stack, at any depth, by its stack ID
+ * (the `Ref` of its `AWS::CloudFormation::Stack` resource, passed up through the nested stacks between): one statement,
+ * `ReadNestedStacks`, made when the first nested stack is visited; none for a stack without nested stacks.
+ */
+class NestedStackReads implements IAspect {
+  private statement?: iam.PolicyStatement;
+  constructor(private readonly stack: Stack, private readonly role: iam.IRole) {}
+
+  public visit(node: IConstruct): void {
+    if (!NestedStack.isNestedStack(node) || !this.nestedIn(node)) return;
+    if (!this.statement) {
+      this.statement = new iam.PolicyStatement({ sid: 'ReadNestedStacks', actions: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'] });
+      this.role.addToPrincipalPolicy(this.statement);
+    }
+    this.statement.addResources(node.stackId);
+  }
+
+  /** True when `nested` lies under the monitored stack (its parent, or its parent's parent, ...). */
+  private nestedIn(nested: NestedStack): boolean {
+    for (let s: Stack | undefined = nested.nestedStackParent; s !== undefined; s = NestedStack.isNestedStack(s) ? s.nestedStackParent : undefined) {
+      if (s === this.stack) return true;
+    }
+    return false;
+  }
+}
+
 /** cdk-nag acknowledgements of the drift check's function, log group and role. */
 function acknowledgeDriftCheck(fn: IConstruct, logGroup: IConstruct, role: IConstruct): void {
   acknowledgeCompliance(fn, 'LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the check; a dead-letter queue would hold nothing to redeliver.');
@@ -196,11 +221,6 @@ function acknowledgeDriftCheck(fn: IConstruct, logGroup: IConstruct, role: ICons
   acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface, Secrets Manager, CloudFormation and DynamoDB; nothing inside a VPC.');
   acknowledgeCompliance(logGroup, 'CloudWatchLogGroupEncrypted', 'Encrypted at rest with service-managed keys; the lines hold metrics and drift findings, no secret.');
   acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'Grants made for this role alone (its log group, the refresh token secret, its own stack\'s resource list and the journal table).');
-  acknowledgeWildcards(role, [{
-    pattern: /:cloudformation:[^:]*:[^:]*:stack\/[^/*]+-\*\/\*$/,
-    reason: 'The stack\'s nested stacks (their names are CloudFormation\'s <parent name>-<logical ID>-<suffix>, their IDs unknown at synth): '
-      + 'resource list and template only, read-only.',
-  }]);
   acknowledge(fn, 'Serverless-LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the check.');
   acknowledge(fn, 'Serverless-LambdaTracing', 'Every run and every service call is one JSON log line, next to the metric line.');
 }

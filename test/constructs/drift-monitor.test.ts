@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, NestedStack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -34,11 +34,8 @@ describe('DriftMonitor', () => {
     expect(statements.find((s) => s.Sid === 'ListOwnStackResources')).toEqual(expect.objectContaining({
       Action: 'cloudformation:ListStackResources', Resource: { Ref: 'AWS::StackId' },
     }));
-    // Its nested stacks (CloudFormation names them <parent name>-<logical ID>-<suffix>): read-only, scoped to that prefix.
-    expect(statements.find((s) => s.Sid === 'ReadNestedStacks')).toEqual(expect.objectContaining({
-      Action: ['cloudformation:ListStackResources', 'cloudformation:GetTemplate'],
-      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:cloudformation:us-east-1:123456789012:stack/${f.stack.stackName}-*/*`]] },
-    }));
+    // No nested stacks: nothing to read beyond its own stack.
+    expect(statements.find((s) => s.Sid === 'ReadNestedStacks')).toBeUndefined();
     expect(statements.find((s) => s.Sid === 'ReadLifecycleJournal')).toEqual(expect.objectContaining({
       Action: ['dynamodb:DescribeTable', 'dynamodb:Query'],
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:us-east-1:123456789012:table/dpi-lifecycle-journal']] },
@@ -47,6 +44,28 @@ describe('DriftMonitor', () => {
     const all = JSON.stringify(statements);
     expect(all).not.toMatch(/dynamodb:(PutItem|CreateTable|UpdateItem|DeleteItem)/);
     expect(all).not.toContain('"*"');
+  });
+
+  test('its nested stacks, at any depth and also those added after it, each by its own stack ID (no <stack>-* wildcard)', () => {
+    const f = fixture();
+    new DriftMonitor(f.stack, 'Drift', { connection: f.connection });
+    const outer = new NestedStack(f.stack, 'Sellers');
+    new sns.Topic(outer, 'T');
+    const inner = new NestedStack(outer, 'Inner');
+    new sns.Topic(inner, 'T');
+    const t = Template.fromStack(f.stack);
+    const policies = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^DriftRole') }] } }));
+    type Statement = { Sid?: string; Action: unknown; Resource: unknown };
+    const statements = f.stack.resolve(policies[0].Properties.PolicyDocument.Statement) as Statement[];
+    const outerId = f.stack.getLogicalId(outer.nestedStackResource!);
+    const read = statements.find((s) => s.Sid === 'ReadNestedStacks')!;
+    expect(read.Action).toEqual(['cloudformation:ListStackResources', 'cloudformation:GetTemplate']);
+    const resources = read.Resource as unknown[];
+    expect(resources).toHaveLength(2);
+    // The outer one by its Ref; the inner one through an output of the outer one (its Ref there).
+    expect(resources).toContainEqual({ Ref: outerId });
+    expect(resources).toContainEqual({ 'Fn::GetAtt': [outerId, expect.stringMatching(/^Outputs\..*Inner/)] });
+    expect(JSON.stringify(statements)).not.toMatch(/stack\/[^"]*-\*/);
   });
 
   test('alarms: drifted >= 1, check failed twice, the function\'s errors; the topic as alarm and OK action; the interval sets the period', () => {
