@@ -32,6 +32,8 @@ export interface PhaseNumbers {
   readonly floorSeconds: number;
   /** Failed resource events. */
   readonly failures: string[];
+  /** Lambda containers that served the phase (each exchanges the token and reads the account and products once). */
+  readonly containers: number;
 }
 
 /** What `measureDeploy` returns. */
@@ -64,7 +66,9 @@ export interface MeasureOptions {
 
 const templated = (p: string): string => p.replace(/\/\d+(?=\/|$)/g, '/{id}');
 
-function phaseNumbers(log: Logged[], pipelines: number, wallMs: number, rate: RateLimit, ok: boolean, failures: string[]): PhaseNumbers {
+function phaseNumbers(
+  log: Logged[], pipelines: number, wallMs: number, rate: RateLimit, ok: boolean, failures: string[], containers: number,
+): PhaseNumbers {
   const answered = log.filter((r) => r.status !== 429);
   const exchanges = answered.filter((r) => r.path === '/auth/api/ref').length;
   const service = answered.filter((r) => r.path !== '/auth/api/ref');
@@ -84,6 +88,7 @@ function phaseNumbers(log: Logged[], pipelines: number, wallMs: number, rate: Ra
     wallSeconds: wallMs / 1000,
     floorSeconds: (service.length + exchanges) / perSecond,
     failures,
+    containers,
   };
 }
 
@@ -119,7 +124,7 @@ export async function measureDeploy(o: MeasureOptions): Promise<DeployNumbers> {
       const wall = performance.now() - started;
       const failures = r.events.filter((e) => e.status.endsWith('_FAILED')).map((e) => `${e.logicalId}: ${e.reason ?? e.status}`);
       if (r.error) failures.push(r.error);
-      return phaseNumbers(await admin<Logged[]>('GET', '/requests'), o.pipelines, wall, o.rateLimit, r.success, failures);
+      return phaseNumbers(await admin<Logged[]>('GET', '/requests'), o.pipelines, wall, o.rateLimit, r.success, failures, r.containers?.used ?? 1);
     };
     if (o.warmHistory) {
       await run(false, join(dir, 'warm', 'local-state.json'));

@@ -103,7 +103,7 @@ interface ModuleStatics {
  * Makes the module's free `console` the handler console (a module-scoped
  * variable declared after the 'use strict' directive, if any).
  */
-function withLocalConsole(code: string): string {
+export function withLocalConsole(code: string): string {
   const decl = 'var console = module.localConsole;';
   const m = /^(#![^\n]*\n)?(\s*(['"])use strict\3;?)?/.exec(code);
   const head = m ? m[0] : '';
@@ -197,18 +197,19 @@ const currentSink = new AsyncLocalStorage<{ sink: HandlerLogSink; requestId: str
 
 function writeLine(level: ConsoleMethod, args: unknown[]): void {
   const active = currentSink.getStore();
-  if (!active) {
-    // Outside an invocation (e.g. at load time): keep it out of the progress output too.
-    return;
-  }
-  const raw = format(...args);
-  const stamp = `${new Date().toISOString()}\t${active.requestId}\t${level.toUpperCase()}\t`;
-  const leaked = holdsSecret(raw, active.sink.secrets);
-  const line = leaked ? redact(raw, active.sink.secrets) : raw;
-  if (active.sink.file) appendPrivateFile(active.sink.file, `${stamp}${active.sink.raw ? raw : line}\n`);
-  if (leaked) active.sink.onSecret?.();
-  if (active.sink.echo) process.stderr.write(`${stamp}${line}\n`);
-  active.sink.onLine?.(line);
+  // Outside an invocation (e.g. at load time): kept out of the progress output too.
+  if (active) writeHandlerLine(active.sink, active.requestId, level, format(...args));
+}
+
+/** Writes one line the handler logged (`raw`, as written) during the invocation `requestId` to the sink. */
+export function writeHandlerLine(sink: HandlerLogSink, requestId: string, level: string, raw: string): void {
+  const stamp = `${new Date().toISOString()}\t${requestId}\t${level.toUpperCase()}\t`;
+  const leaked = holdsSecret(raw, sink.secrets);
+  const line = leaked ? redact(raw, sink.secrets) : raw;
+  if (sink.file) appendPrivateFile(sink.file, `${stamp}${sink.raw ? raw : line}\n`);
+  if (leaked) sink.onSecret?.();
+  if (sink.echo) process.stderr.write(`${stamp}${line}\n`);
+  sink.onLine?.(line);
 }
 
 /**

@@ -69,6 +69,15 @@ export interface LocalDeployOptions {
    * @default 'real'
    */
   readonly waits?: 'real' | 'emulator-clock';
+  /**
+   * Where the handler runs. `isolated`, as Lambda runs it: every invocation in a container (a worker thread) with its
+   * own module state, one invocation at a time per container, warm containers reused by later invocations of the same
+   * function and a new one when all are busy; the function's timeout stops the container and its `MemorySize` bounds
+   * its heap. `shared`: one in-process handler module serves every invocation and a timeout only fails the invocation
+   * (kinder than the cloud; for a debugger).
+   * @default 'isolated'
+   */
+  readonly containers?: 'isolated' | 'shared';
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */
@@ -95,4 +104,10 @@ export interface LocalDeployResult {
   readonly elapsedMs: number;
   /** Why the run failed before or outside resource events (e.g. an unresolvable reference). */
   readonly error?: string;
+  /**
+   * The Lambda containers of the run (`containers: 'isolated'`): how many served it (each one its own token, account
+   * and product caches, so each pays for them once) and how many of those started cold.
+   * @default none with `containers: 'shared'` or when no handler ran
+   */
+  readonly containers?: { readonly used: number; readonly coldStarts: number };
 }

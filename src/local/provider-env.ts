@@ -1,7 +1,7 @@
 /**
  * The environment of the provider function a resource's events go to, as its template sets it: the handler refuses
  * events that differ from the connections and stacks bound there (src/handler/binding.ts), so the local runner gives
- * the in-process handler that environment, resolved like the resource's properties (tokens included), with the
+ * the handler that environment, resolved like the resource's properties (tokens included), with the
  * service addresses sent to the emulator as the events' are (`withEmulatorUrl`).
  */
 import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
@@ -14,6 +14,8 @@ const USER_ON_EVENT_ENV = 'USER_ON_EVENT_FUNCTION_ARN';
 const USER_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
 /** Lambda's timeout of a function whose template sets none (3 s). */
 const LAMBDA_DEFAULT_TIMEOUT_MS = 3_000;
+/** Lambda's memory of a function whose template sets none (128 MB). */
+const LAMBDA_DEFAULT_MEMORY_MB = 128;
 
 interface FunctionRef {
   readonly stack: AssemblyStack;
@@ -51,25 +53,46 @@ export function providerFunctionOf(stack: AssemblyStack, logicalId: string): Fun
 }
 
 /** A function's `Timeout` (ms) as its template sets it; undefined when it is not a number there (a token). */
-function timeoutOf(fn: FunctionRef | undefined): number | undefined {
-  if (!fn) return undefined;
+function timeoutOf(fn: FunctionRef): number | undefined {
   const t = fn.stack.template.Resources?.[fn.logicalId]?.Properties?.Timeout;
   if (t === undefined) return LAMBDA_DEFAULT_TIMEOUT_MS;
   return typeof t === 'number' && t > 0 ? t * 1000 : undefined;
 }
 
+/** A function's `MemorySize` (MB) as its template sets it (Lambda's 128 when it sets none); undefined for a token. */
+function memoryOf(fn: FunctionRef): number | undefined {
+  const m = fn.stack.template.Resources?.[fn.logicalId]?.Properties?.MemorySize;
+  if (m === undefined) return LAMBDA_DEFAULT_MEMORY_MB;
+  return typeof m === 'number' && m > 0 ? m : undefined;
+}
+
+/** A Lambda function of the app as the local runner runs it. */
+export interface LocalFunction {
+  /** Which function it is (`<stack>/<logicalId>`): invocations of one function share its warm containers. */
+  readonly key: string;
+  /** Its `Timeout` (ms); undefined when the template gives a token. */
+  readonly timeoutMs?: number;
+  /** Its `MemorySize` (MB); undefined when the template gives a token. */
+  readonly memoryMb?: number;
+}
+
+function localFunction(fn: FunctionRef | undefined): LocalFunction | undefined {
+  if (!fn) return undefined;
+  return { key: `${fn.stack.stackName}/${fn.logicalId}`, timeoutMs: timeoutOf(fn), memoryMb: memoryOf(fn) };
+}
+
 /**
- * The timeouts (ms) of the handler functions behind a resource's `ServiceToken`, as Lambda would run them: the
- * provider framework's user onEvent function and, with a waiter, its isComplete function (each its template's
- * `Timeout`, Lambda's 3 s when it sets none). Undefined where the template names no function of the app.
+ * The handler functions behind a resource's `ServiceToken`, as Lambda would run them: the provider framework's user
+ * onEvent function and, with a waiter, its isComplete function (each with its template's `Timeout` and `MemorySize`).
+ * Undefined where the template names no function of the app.
  */
-export function providerTimeouts(stack: AssemblyStack, logicalId: string): { onEventMs?: number; isCompleteMs?: number } {
+export function providerFunctions(stack: AssemblyStack, logicalId: string): { onEvent?: LocalFunction; isComplete?: LocalFunction } {
   const fn = functionOf(stack, stack.template.Resources?.[logicalId]?.Properties?.ServiceToken);
   if (!fn) return {};
   const vars = variablesOf(fn.stack.template.Resources?.[fn.logicalId]);
   const onEvent = vars?.[USER_ON_EVENT_ENV] === undefined ? fn : functionOf(fn.stack, vars[USER_ON_EVENT_ENV]);
   const isComplete = vars?.[USER_IS_COMPLETE_ENV] === undefined ? undefined : functionOf(fn.stack, vars[USER_IS_COMPLETE_ENV]);
-  return { onEventMs: timeoutOf(onEvent), isCompleteMs: timeoutOf(isComplete) };
+  return { onEvent: localFunction(onEvent), isComplete: localFunction(isComplete) };
 }
 
 /** Rewrites the service addresses of the bound connections to the emulator's URL. */

@@ -8,17 +8,18 @@ import { HandlerExports } from '../contract';
 import type { RunningEmulator } from '../emulator';
 import type { CfnEvent } from '../handler';
 import { AssemblyStack } from './assembly';
+import { LambdaContainers } from './containers';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { planFixtures, startEmbeddedEmulator } from './embedded';
 import {
-  CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, LambdaLikeContext, loadHandler,
-  OnEventResponse, redact, holdsSecret,
+  CustomResourceEvent, defaultHandlerPath, HandlerLogSink, HandlerModule, invokeWithContext, loadHandler,
+  OnEventResponse, redact, holdsSecret, IsCompleteResponse,
 } from './handler';
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import type { LocalDeployOptions } from './options';
 import { formatEvent, ProgressEvent } from './output';
-import { providerTimeouts, recordedEnvironment } from './provider-env';
+import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import {
   DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, SAVE_INTERVAL_MS, CREATE_FAILED_MARKER, withEmulatorUrl, roleTrustsService, WaiterError,
   readsOf, networkCode,
@@ -58,6 +59,10 @@ export abstract class RunnerBase {
   protected readonly secretLeaks: string[] = [];
   /** With `waits: 'emulator-clock'`: the milliseconds the handler's waits moved the clocks. */
   protected waitedMs = 0;
+  /** The same, rounded, shared with the containers (the handler's clock there). */
+  protected readonly clockOffset = new BigInt64Array(new SharedArrayBuffer(8));
+  /** The handler's containers (`containers: 'isolated'`). */
+  protected containers?: LambdaContainers;
 
   constructor(protected readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -87,6 +92,10 @@ export abstract class RunnerBase {
     const waits = this.options.waits;
     if (waits !== undefined && waits !== 'real' && waits !== 'emulator-clock') {
       throw new Error(`waits must be 'real' or 'emulator-clock' (got ${JSON.stringify(waits)})`);
+    }
+    const containers = this.options.containers;
+    if (containers !== undefined && containers !== 'isolated' && containers !== 'shared') {
+      throw new Error(`containers must be 'isolated' or 'shared' (got ${JSON.stringify(containers)})`);
     }
     if (!this.options.emulatorUrl) {
       if (this.options.fixtures !== undefined) planFixtures(dirname(this.stateFile), this.options.fixtures);
@@ -149,9 +158,19 @@ export abstract class RunnerBase {
     }
     // Fail early (before any change) when no token is available.
     void this.token;
-    this.handler = loadHandler(this.options.handlerPath ?? defaultHandlerPath());
+    const handlerFile = this.options.handlerPath ?? defaultHandlerPath();
+    // Loaded here too when it runs in containers: a bundle that cannot serve is refused before any change.
+    this.handler = loadHandler(handlerFile);
     if (typeof this.handler.configureLocalRuntime !== 'function') {
       throw new Error('the handler bundle does not export configureLocalRuntime: rebuild it with \'npx projen bundle\'');
+    }
+    if (this.options.containers !== 'shared') {
+      this.containers = new LambdaContainers({
+        handlerFile,
+        token: this.token,
+        sink: this.sink,
+        ...(this.options.waits === 'emulator-clock' ? { clock: { wait: (ms: number) => this.waitOnEmulatorClock(ms), offset: this.clockOffset } } : {}),
+      });
     }
     // The handler's lifecycle journal (DynamoDB in the cloud): a local DynamoDB-compatible server whose
     // tables and items live in journal.json beside the state file (kept by --destroy).
@@ -166,10 +185,10 @@ export abstract class RunnerBase {
    * has grown past a megabyte (and at the end of the run). A failed save fails the invocation, unless the invocation
    * itself failed (its error wins).
    */
-  protected async invokeHandler<T>(fnName: string, fnArn: string, budget: number, fn: (context: LambdaLikeContext) => Promise<T>): Promise<T> {
+  protected async invokeHandler<T>(fn: () => Promise<T>): Promise<T> {
     let result: T;
     try {
-      result = await invokeWithContext(fnName, fnArn, budget, this.sink, fn);
+      result = await fn();
     } catch (e) {
       await this.journal?.checkpoint().catch(() => undefined);
       throw e;
@@ -205,6 +224,7 @@ export abstract class RunnerBase {
   protected async waitOnEmulatorClock(ms: number): Promise<void> {
     if (!(ms > 0)) return;
     this.waitedMs += ms;
+    Atomics.store(this.clockOffset, 0, BigInt(Math.round(this.waitedMs)));
     const res = await fetch(`${this.url}/_emulator/clock`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -328,17 +348,12 @@ export abstract class RunnerBase {
     };
     if (oldProperties) event.OldResourceProperties = withEmulatorUrl(oldProperties, url);
     if (physicalId !== undefined) event.PhysicalResourceId = physicalId;
-    this.configureFor(stack.account);
-    // Each invocation gets its function's timeout from the template (as Lambda runs it); 10 minutes for a resource the
-    // app no longer declares (a Delete from the state), or `invocationBudgetMs` when given.
+    // Each invocation gets its function's timeout and memory from the template (as Lambda runs it); 10 minutes for a
+    // resource the app no longer declares (a Delete from the state), or `invocationBudgetMs` when given.
     const app = this.stacks.find((s) => s.stackName === stack.stackName);
-    const timeouts = app && app.template.Resources?.[r.logicalId] ? providerTimeouts(app, r.logicalId) : {};
-    const budget = this.options.invocationBudgetMs ?? timeouts.onEventMs ?? 600_000;
-    const completeBudget = this.options.invocationBudgetMs ?? timeouts.isCompleteMs ?? 600_000;
-    const fnName = `${stack.stackName}-DpiProviderOnEvent`;
-    const fnArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${fnName}`;
-    const handler = this.handler!;
-    const response: OnEventResponse = (await this.invokeHandler(fnName, fnArn, budget, (c) => handler.onEvent(event, c))) ?? {};
+    const fns = app && app.template.Resources?.[r.logicalId] ? providerFunctions(app, r.logicalId) : {};
+    const onEvent = this.functionOf(stack, 'OnEvent', fns.onEvent);
+    const response = (await this.call<OnEventResponse | undefined>(onEvent, 'onEvent', event, stack)) ?? {};
     let newPhysical = response.PhysicalResourceId;
     if (newPhysical === undefined || newPhysical === '') {
       newPhysical = requestType === 'Create' ? requestId : physicalId!;
@@ -348,17 +363,15 @@ export abstract class RunnerBase {
     }
     let data: Record<string, unknown> = { ...(response.Data ?? {}) };
     if (r.waiter) {
-      if (typeof handler.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
+      if (typeof this.handler!.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
       const timeoutSeconds = Number(r.properties.TimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) || DEFAULT_TIMEOUT_SECONDS;
       const deadline = Date.now() + timeoutSeconds * 1000;
-      const isCompleteFn = handler.isComplete.bind(handler);
-      const completeName = `${stack.stackName}-DpiProviderIsComplete`;
-      const completeArn = `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${completeName}`;
+      const isComplete = this.functionOf(stack, 'IsComplete', fns.isComplete);
       const physical = newPhysical;
       try {
         for (;;) {
           const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
-          const done = await this.invokeHandler(completeName, completeArn, completeBudget, (c) => isCompleteFn(completeEvent, c));
+          const done = await this.call<IsCompleteResponse>(isComplete, 'isComplete', completeEvent, stack);
           if (done && done.IsComplete) {
             data = { ...data, ...(done.Data ?? {}) };
             break;
@@ -374,6 +387,35 @@ export abstract class RunnerBase {
       throw new Error('Response object is too long.');
     }
     return { physicalId: newPhysical, data };
+  }
+
+  /** The function an event goes to, as the template declares it (timeout, memory; `invocationBudgetMs` overrides). */
+  private functionOf(stack: StackState, role: 'OnEvent' | 'IsComplete', declared: LocalFunction | undefined): InvokedFunction {
+    const name = `${stack.stackName}-DpiProvider${role}`;
+    return {
+      name,
+      arn: `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${name}`,
+      key: declared?.key ?? name,
+      timeoutMs: this.options.invocationBudgetMs ?? declared?.timeoutMs ?? 600_000,
+      memoryMb: declared?.memoryMb,
+    };
+  }
+
+  /** One invocation of the handler: in a container of its function, or in-process (`containers: 'shared'`). */
+  private call<T>(fn: InvokedFunction, method: 'onEvent' | 'isComplete', event: CustomResourceEvent, stack: StackState): Promise<T> {
+    const containers = this.containers;
+    if (containers) {
+      const runtime = { account: stack.account, environment: this.environmentFor(event), journalEndpoint: this.journal?.endpoint };
+      return this.invokeHandler(async () => await containers.invoke({
+        functionKey: fn.key, functionName: fn.name, functionArn: fn.arn, memoryMb: fn.memoryMb, timeoutMs: fn.timeoutMs, method, event, runtime,
+      }) as T);
+    }
+    this.configureFor(stack.account);
+    const handler = this.handler!;
+    return this.invokeHandler(() => invokeWithContext(fn.name, fn.arn, fn.timeoutMs, this.sink, async (c) => {
+      const out = method === 'onEvent' ? await handler.onEvent(event, c) : await handler.isComplete!(event, c);
+      return out as T;
+    }));
   }
 
   /** Sends a Delete (or skips it for Retain). Returns false when it failed. */
@@ -398,6 +440,15 @@ export abstract class RunnerBase {
       return false;
     }
   }
+}
+
+/** A handler function as an invocation runs it. */
+interface InvokedFunction {
+  readonly name: string;
+  readonly arn: string;
+  readonly key: string;
+  readonly timeoutMs: number;
+  readonly memoryMb?: number;
 }
 
 /**

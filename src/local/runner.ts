@@ -50,6 +50,7 @@ class Runner extends RunnerDeploy {
           error = error ?? this.scrubbed((e as Error).message, 'the run\'s error');
         }
       }
+      this.containers?.close();
       if (this.journal) {
         try {
           await this.journal.stop();
@@ -70,8 +71,10 @@ class Runner extends RunnerDeploy {
     for (const line of renderSummary(rows)) this.output(line);
     if (!error && this.secretLeaks.length > 0) error = `the refresh token appears in ${this.secretLeaks.join(', ')}`;
     const leaks = this.secretLeaks.length > 0 ? { secretLeaks: [...this.secretLeaks] } : {};
+    const used = this.containers?.used ?? 0;
+    const containers = used > 0 ? { containers: { used, coldStarts: this.containers!.coldStarts } } : {};
     const { url: emulatorUrl, stateFile, events } = this;
-    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks };
+    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks, ...containers };
   }
 
   protected async destroy(): Promise<void> {

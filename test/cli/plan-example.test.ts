@@ -129,7 +129,10 @@ test('a product change is a replacement naming the subscription that becomes inv
   expect(gate.stderr).toContain('--fail-on: 3 resources planned to replace');
   expect(gate.stdout).toMatch(/replace\s+MarketplaceData\/Orders\s/);
   expect(gate.stdout).toMatch(/replace\s+MarketplaceData\/OrdersBackfill\s/);
-  expect(gate.stdout).toContain('subscription: 9001 -> {OrdersA9B65338.SubscriptionId after the deploy}');
+  // Bound to the live subscription (its ID is the emulator's: concurrent creates reach it in any order).
+  const live = /MarketplaceData\/Orders\s+\(Subscription (\d+)\)/.exec(gate.stdout)?.[1];
+  expect(live).toMatch(/^\d+$/);
+  expect(gate.stdout).toContain(`subscription: ${live} -> {OrdersA9B65338.SubscriptionId after the deploy}`);
   expect(gate.stdout).toMatch(/Plan: 0 create, 0 update in place, 0 rebuild, 3 replace, 0 delete, 0 retain, 2 no change/);
   const other = await dpi(['plan', '--local', '--state', state(), '--app', app, '--fail-on', 'delete,rebuild']);
   expect(other.code).toBe(0);

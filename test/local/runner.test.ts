@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
 import { LocalDeployOptions, runLocalDeploy } from '../../src/local';
+import { stopWarmContainers } from '../../src/local/containers';
 
 const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
 const TOKEN = 'rt-secret-7f3a9c1e-do-not-print';
@@ -18,6 +19,8 @@ interface Call {
   event: Record<string, unknown> & { ResourceProperties: Record<string, unknown>; OldResourceProperties?: Record<string, unknown> };
   account?: string;
   remaining?: number;
+  threadId?: number;
+  seen?: number;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
@@ -277,6 +280,37 @@ test('each invocation gets its function\'s timeout from the template (Lambda\'s 
   expect(Math.min(...waited.slice(1))).toBeGreaterThan(590_000);
   const [given] = await remainingOf({ ProviderOnEvent: fn(120), A: A() }, { invocationBudgetMs: 50_000 });
   expect(given).toBeLessThanOrEqual(50_000);
+});
+
+test('the handler runs as Lambda runs it: concurrent invocations in containers of their own, a timeout stops the code; shared is the kinder control', async () => {
+  const fn = { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.onEvent', Timeout: 1 } };
+  // Cold containers: the warm ones of the earlier tests (the same handler and function) would remember their calls.
+  stopWarmContainers();
+  const resources = { ProviderOnEvent: fn, A1: A({ Key: 'a1', SleepMs: 300 }), A2: A({ Key: 'a2', SleepMs: 300 }), A3: A({ Key: 'a3', SleepMs: 300 }) };
+  const isolated = await runLocalDeploy(deployOpts(assembly(resources), { concurrency: 3 }));
+  expect(isolated.success).toBe(true);
+  const created = calls().filter((c) => c.fn === 'onEvent');
+  expect(new Set(created.map((c) => c.threadId)).size).toBe(3);
+  expect(created.map((c) => c.threadId)).not.toContain(0);
+  // Module state is the container's: no container saw another's calls.
+  expect(created.map((c) => c.seen)).toEqual([0, 0, 0]);
+
+  // A Create that outlives its function's timeout (1 s) fails, and stops: it never wakes to answer.
+  const slow = (containers: 'isolated' | 'shared'): Promise<unknown> => {
+    resetCalls();
+    return runLocalDeploy(deployOpts(assembly({ ProviderOnEvent: fn, S: A({ Key: 's', SleepMs: 1_500 }) }), {
+      containers, stateFile: join(tmp.dir, containers, 'state.json'),
+    }));
+  };
+  const stopped = await slow('isolated') as { success: boolean; events: Array<{ status: string; reason?: string }> };
+  expect(stopped.success).toBe(false);
+  expect(stopped.events.find((e) => e.status === 'CREATE_FAILED')?.reason).toBe('Task timed out after 1.00 seconds');
+  await new Promise((res) => setTimeout(res, 1_000));
+  expect(calls().filter((c) => c.fn === 'awake')).toEqual([]);
+  // Control: in one shared module the timed-out code runs on (the check above can fail).
+  expect((await slow('shared') as { success: boolean }).success).toBe(false);
+  await new Promise((res) => setTimeout(res, 1_000));
+  expect(calls().filter((c) => c.fn === 'awake').map((c) => c.threadId)).toEqual([0]);
 });
 
 test('a reference to a resource kind the runner does not deploy resolves to a stand-in', async () => {

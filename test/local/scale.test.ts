@@ -126,31 +126,36 @@ describe('dpi local-deploy of many pipelines', () => {
     }
   });
 
-  test.each([10, 100])('service calls per pipeline at N = %i: Create 3 (+3 per run), Delete 3, with or without account history', async (n) => {
+  test.each([10, 100])('service calls per pipeline at N = %i: Create 3 (+3 per Lambda container), Delete 3, with or without account history', async (n) => {
     const noLimit = { requests: 1_000_000, seconds: 1 };
-    const fresh = await measureDeploy({ pipelines: n, rateLimit: noLimit, pipelinesPerStack: 60 });
-    const expectedCreate = {
-      'GET /v2/product/{id}': 1,
-      'GET /account': 1,
-      'GET /user': 1,
+    // Each container (concurrent invocations run in containers of their own) reads the account, the user and the
+    // product once, and exchanges the token once: as many times as containers served the deploy, never per pipeline.
+    const expectedCreate = (containers: number): Record<string, number> => ({
+      'GET /v2/product/{id}': containers,
+      'GET /account': containers,
+      'GET /user': containers,
       'POST /service/sp/notifications-unified/{id}': n,
       // The product's subscriptions listed before each subscription POST (what a lost answer is resolved against).
       'GET /v2/sub': n,
       'POST /v2/sub': n,
-    };
+    });
     const expectedDelete = {
       'GET /sub/{id}': n,
       'DELETE /service/sp/notifications-unified/{id}/{id}': n,
       'PATCH /v2/sub/{id}': n,
     };
-    expect(fresh.deploy.byCall).toEqual(expectedCreate);
+    const fresh = await measureDeploy({ pipelines: n, rateLimit: noLimit, pipelinesPerStack: 60 });
+    // At most --concurrency (10) at once per stack, so at most 10 containers per stack's function, the others warm.
+    expect(fresh.deploy.containers).toBeGreaterThan(1);
+    expect(fresh.deploy.containers).toBeLessThanOrEqual(10 * Math.ceil(n / 60));
+    expect(fresh.deploy.byCall).toEqual(expectedCreate(fresh.deploy.containers));
     expect(fresh.destroy.byCall).toEqual(expectedDelete);
-    expect(fresh.deploy.exchanges).toBe(1);
+    expect(fresh.deploy.exchanges).toBe(fresh.deploy.containers);
     expect(fresh.left).toBe(0);
     // An account with history (the invalid subscriptions of an earlier cycle) costs the same.
     if (n === 10) {
       const again = await measureDeploy({ pipelines: n, rateLimit: noLimit, warmHistory: true });
-      expect(again.deploy.byCall).toEqual(expectedCreate);
+      expect(again.deploy.byCall).toEqual(expectedCreate(again.deploy.containers));
       expect(again.destroy.byCall).toEqual(expectedDelete);
     }
   });
@@ -162,7 +167,7 @@ describe('dpi local-deploy of many pipelines', () => {
     expect(r.destroy.failures).toEqual([]);
     expect(r.deploy.ok && r.destroy.ok).toBe(true);
     expect(r.deploy.refused + r.destroy.refused).toBeGreaterThan(0);
-    expect(r.deploy.calls).toBe(3 * 40 + 3);
+    expect(r.deploy.calls).toBe(3 * 40 + 3 * r.deploy.containers);
     expect(r.destroy.calls).toBe(3 * 40);
     expect(r.left).toBe(0);
   });

@@ -22,6 +22,7 @@ interface LocalDeployFlags {
   concurrency?: string;
   fixtures?: string;
   rateLimit?: string;
+  containers?: 'isolated' | 'shared';
 }
 
 /**
@@ -46,6 +47,9 @@ export function localDeployCommand(): Command {
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
     .option('--rate-limit <N/SECONDS|off>', 'the embedded emulator\'s rate limit per client address in a rolling window (default the '
       + 'service\'s 1000/300), or off to try a large app without waiting; refused with --emulator')
+    .addOption(new Option('--containers <mode>', 'where the handler runs: isolated (as Lambda: a container per concurrent invocation, '
+      + 'warm reuse, the function\'s timeout stops it) or shared (one in-process module, kinder than the cloud; for a debugger)')
+      .choices(['isolated', 'shared']).default('isolated'))
     .action(async (flags: LocalDeployFlags) => {
       let rateLimit: ReturnType<typeof parseRateLimit> | undefined;
       try {
@@ -65,6 +69,7 @@ export function localDeployCommand(): Command {
         reads: flags.reads as ReadMode | undefined,
         concurrency: parseConcurrency(flags.concurrency),
         fixtures: flags.fixtures,
+        containers: flags.containers,
         ...(rateLimit !== undefined ? { rateLimit } : {}),
         output: flags.json ? () => undefined : undefined,
       });

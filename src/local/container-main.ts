@@ -1,0 +1,126 @@
+/**
+ * The program of a Lambda container (containers.ts): a worker thread that loads the handler bundle once, with its own
+ * module state, and runs the invocations it is sent one at a time. It is plain JavaScript run with `eval` (so it works
+ * the same from the sources, under jest, and from the bundles), and uses nothing but Node.js.
+ *
+ * Messages in: `invoke` (method, event, context, deadline, runtime, clock), `slept` (a wait on the emulator's clock ended).
+ * Messages out: `result`, `log` (a line the handler logged, as written), `sleep` (a wait on the emulator's clock),
+ * `warning` (a process warning, emitted by the run's process).
+ */
+export const CONTAINER_MAIN = String.raw`
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const Module = require('node:module');
+const { dirname } = require('node:path');
+const { format } = require('node:util');
+
+// Process warnings (e.g. the AWS SDK's on the Node.js version) are the run's to show or replace, not the log's.
+process.emitWarning = (warning, options, code) => {
+  const message = typeof warning === 'string' ? warning : String((warning && warning.message) || warning);
+  const type = typeof options === 'string' ? options : (options && options.type) || (warning && warning.name) || 'Warning';
+  const c = typeof options === 'string' ? code : options && options.code;
+  parentPort.postMessage({ kind: 'warning', message, type, code: c });
+};
+
+let requestId = '';
+const localConsole = {};
+for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
+  localConsole[level] = (...args) => parentPort.postMessage({ kind: 'log', level, requestId, text: format(...args) });
+}
+// What the code writes to stdout and stderr itself reaches the log too (Lambda sends it to CloudWatch Logs), a line
+// at a time.
+for (const [stream, level] of [[process.stdout, 'INFO'], [process.stderr, 'ERROR']]) {
+  let rest = '';
+  stream.write = (chunk, encoding, done) => {
+    const lines = (rest + (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'))).split('\n');
+    rest = lines.pop();
+    for (const text of lines) parentPort.postMessage({ kind: 'log', level, requestId, text });
+    const callback = typeof encoding === 'function' ? encoding : done;
+    if (typeof callback === 'function') callback();
+    return true;
+  };
+}
+
+const vendor = workerData.vendor;
+function vendorModule(id) {
+  if (vendor.bundle) return require(vendor.bundle).vendorModule(id);
+  if (vendor.paths[id]) return require(vendor.paths[id]);
+  return undefined;
+}
+
+const file = workerData.file;
+const m = new Module(file);
+m.filename = file;
+m.paths = Module._nodeModulePaths(dirname(file));
+m.localConsole = localConsole;
+const own = Module.prototype.require.bind(m);
+m.require = (id) => {
+  if (id.startsWith('@aws-sdk/')) {
+    const v = vendorModule(id);
+    if (v !== undefined) return v;
+  }
+  return own(id);
+};
+m._compile(workerData.code, file);
+const handler = m.exports;
+
+let clock;
+const sleeps = new Map();
+let sleepId = 0;
+function sleepOnClock(ms) {
+  const id = String(++sleepId);
+  return new Promise((resolve, reject) => {
+    sleeps.set(id, { resolve, reject });
+    parentPort.postMessage({ kind: 'sleep', id, ms });
+  });
+}
+
+// What the run gives changes with the run (a warm container serves later runs too): the handler's caches are
+// cleared when the account, the journal, the token or the clock change, as the in-process runner does.
+let environment = {};
+let configured;
+function configure(runtime, onClock) {
+  environment = runtime.environment;
+  clock = onClock;
+  const key = JSON.stringify([runtime.account, runtime.journalEndpoint || '', runtime.token, !!onClock]);
+  if (configured === key) return;
+  configured = key;
+  handler.configureLocalRuntime({
+    readSecret: async () => runtime.token,
+    callerAccountId: async () => runtime.account,
+    journalEndpoint: runtime.journalEndpoint,
+    roleCreatedAt: async () => undefined,
+    environment: () => environment,
+    ...(onClock ? { sleep: sleepOnClock, now: () => Date.now() + Number(Atomics.load(clock, 0)) } : {}),
+  });
+}
+
+parentPort.on('message', async (msg) => {
+  if (msg.kind === 'slept') {
+    const s = sleeps.get(msg.id);
+    sleeps.delete(msg.id);
+    if (s && msg.error) s.reject(new Error(msg.error));
+    else if (s) s.resolve();
+    return;
+  }
+  if (msg.kind !== 'invoke') return;
+  requestId = msg.context.awsRequestId;
+  const deadline = msg.deadline;
+  const context = {
+    ...msg.context,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+  try {
+    configure(msg.runtime, msg.clock);
+    const value = await handler[msg.method](msg.event, context);
+    // Lambda returns the result as JSON.
+    parentPort.postMessage({ kind: 'result', id: msg.id, value: value === undefined ? undefined : JSON.parse(JSON.stringify(value)) });
+  } catch (e) {
+    const error = e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
+    parentPort.postMessage({ kind: 'result', id: msg.id, error });
+  }
+});
+`;
