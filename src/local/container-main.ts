@@ -29,16 +29,28 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
 }
 // What the code writes to stdout and stderr itself reaches the log too (Lambda sends it to CloudWatch Logs), a line
 // at a time.
+const partial = { INFO: '', ERROR: '' };
 for (const [stream, level] of [[process.stdout, 'INFO'], [process.stderr, 'ERROR']]) {
-  let rest = '';
   stream.write = (chunk, encoding, done) => {
-    const lines = (rest + (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'))).split('\n');
-    rest = lines.pop();
+    const lines = (partial[level] + (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'))).split('\n');
+    partial[level] = lines.pop();
     for (const text of lines) parentPort.postMessage({ kind: 'log', level, requestId, text });
     const callback = typeof encoding === 'function' ? encoding : done;
     if (typeof callback === 'function') callback();
     return true;
   };
+}
+// The end of an invocation flushes a line without its newline, under that invocation (as Lambda's log does).
+function flush() {
+  for (const level of ['INFO', 'ERROR']) {
+    if (partial[level] !== '') parentPort.postMessage({ kind: 'log', level, requestId, text: partial[level] });
+    partial[level] = '';
+  }
+}
+// Between invocations Lambda freezes the environment: nothing of it runs until the next invocation thaws it.
+const thaw = workerData.thaw;
+function freeze() {
+  Atomics.wait(thaw, 0, 0);
 }
 
 const vendor = workerData.vendor;
@@ -59,10 +71,20 @@ m.require = (id) => {
     const v = vendorModule(id);
     if (v !== undefined) return v;
   }
-  return own(id);
+  try {
+    return own(id);
+  } catch (e) {
+    if (id.startsWith('@aws-sdk/') && e && e.code === 'MODULE_NOT_FOUND') {
+      throw new Error('the handler bundle ' + file + ' requires ' + id + ', which local runs do not provide (they provide '
+        + Object.keys(vendor.paths).concat(vendor.bundle ? ['the vendor bundle\'s clients'] : []).join(', ')
+        + '; secrets, the caller account and IAM are local stand-ins): install it next to your app, or report the handler call that needs it');
+    }
+    throw e;
+  }
 };
 m._compile(workerData.code, file);
 const handler = m.exports;
+parentPort.postMessage({ kind: 'ready' });
 
 let clock;
 const sleeps = new Map();
@@ -104,6 +126,7 @@ parentPort.on('message', async (msg) => {
     return;
   }
   if (msg.kind !== 'invoke') return;
+  Atomics.store(thaw, 0, 0);
   requestId = msg.context.awsRequestId;
   const deadline = msg.deadline;
   const context = {
@@ -117,10 +140,14 @@ parentPort.on('message', async (msg) => {
     configure(msg.runtime, msg.clock);
     const value = await handler[msg.method](msg.event, context);
     // Lambda returns the result as JSON.
-    parentPort.postMessage({ kind: 'result', id: msg.id, value: value === undefined ? undefined : JSON.parse(JSON.stringify(value)) });
+    const result = value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+    flush();
+    parentPort.postMessage({ kind: 'result', id: msg.id, value: result });
   } catch (e) {
     const error = e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
+    flush();
     parentPort.postMessage({ kind: 'result', id: msg.id, error });
   }
+  freeze();
 });
 `;

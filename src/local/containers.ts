@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { CONTAINER_MAIN } from './container-main';
-import { HandlerLogSink, withLocalConsole, writeHandlerLine } from './handler';
+import { HandlerLogSink, holdsSecret, redact, withLocalConsole, writeHandlerLine } from './handler';
 import { isVendorId, vendorBundlePath, VENDOR_IDS } from './vendor-load';
 
 /** What a container needs from the run for one invocation. */
@@ -58,7 +58,8 @@ const MAX_WARM = 8;
 /** A warm container unused this long stops (Lambda keeps an idle environment for minutes; a local run needs less). */
 const WARM_MS = 15_000;
 
-type Reply = { kind: 'result'; id: string; value?: unknown; error?: { name?: string; message: string } }
+type Reply = { kind: 'ready' }
+| { kind: 'result'; id: string; value?: unknown; error?: { name?: string; message: string } }
 | { kind: 'log'; level: string; requestId: string; text: string }
 | { kind: 'sleep'; id: string; ms: number }
 | { kind: 'warning'; message: string; type: string; code?: string };
@@ -79,12 +80,21 @@ class Container {
   stopped = false;
   idleSince = 0;
   idleTimer?: NodeJS.Timeout;
+  /** Resolved when the container has loaded the bundle (Lambda's init phase, outside the invoke timeout). */
+  private readonly ready: Promise<void>;
+  private readyCallbacks?: { resolve: () => void; reject: (e: Error) => void };
+  /** Lambda freezes an environment between invocations: the worker blocks on this until the next one (1 = run). */
+  private readonly thaw = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(readonly kind: string, readonly code: string, memoryMb: number | undefined, run: ContainerOptions) {
     this.run = run;
+    this.ready = new Promise((resolve, reject) => {
+      this.readyCallbacks = { resolve, reject };
+    });
+    this.ready.catch(() => undefined);
     this.worker = new Worker(CONTAINER_MAIN, {
       eval: true,
-      workerData: { code, file: run.handlerFile, vendor: vendorLocations() },
+      workerData: { code, file: run.handlerFile, vendor: vendorLocations(), thaw: this.thaw },
       ...(memoryMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: memoryMb } } : {}),
     });
     this.worker.on('message', (m: Reply) => this.onMessage(m));
@@ -94,8 +104,10 @@ class Container {
     this.worker.unref();
   }
 
-  invoke(inv: ContainerInvocation, run: ContainerOptions): Promise<unknown> {
+  async invoke(inv: ContainerInvocation, run: ContainerOptions): Promise<unknown> {
     this.run = run;
+    await this.ready;
+    if (this.stopped) throw new Error('Runtime exited with error: the container stopped before the invocation');
     const id = randomUUID();
     const requestId = randomUUID();
     const deadline = Date.now() + inv.timeoutMs;
@@ -106,25 +118,33 @@ class Container {
         this.settle((p) => p.reject(new Error(`Task timed out after ${(inv.timeoutMs / 1000).toFixed(2)} seconds`)));
       }, inv.timeoutMs);
       this.pending = { id, resolve, reject, timer };
-      this.worker.postMessage({
-        kind: 'invoke',
-        id,
-        method: inv.method,
-        event: inv.event,
-        deadline,
-        runtime: { ...inv.runtime, token: run.token },
-        clock: run.clock?.offset,
-        context: {
-          callbackWaitsForEmptyEventLoop: true,
-          functionName: inv.functionName,
-          functionVersion: '$LATEST',
-          invokedFunctionArn: inv.functionArn,
-          memoryLimitInMB: String(inv.memoryMb ?? 128),
-          awsRequestId: requestId,
-          logGroupName: `/aws/lambda/${inv.functionName}`,
-          logStreamName: `local/${requestId}`,
-        },
-      });
+      // Thawed for this invocation (its timers and promises due meanwhile run now, as in Lambda).
+      Atomics.store(this.thaw, 0, 1);
+      Atomics.notify(this.thaw, 0);
+      try {
+        this.worker.postMessage({
+          kind: 'invoke',
+          id,
+          method: inv.method,
+          event: inv.event,
+          deadline,
+          runtime: { ...inv.runtime, token: run.token },
+          clock: run.clock?.offset,
+          context: {
+            callbackWaitsForEmptyEventLoop: true,
+            functionName: inv.functionName,
+            functionVersion: '$LATEST',
+            invokedFunctionArn: inv.functionArn,
+            memoryLimitInMB: String(inv.memoryMb ?? 128),
+            awsRequestId: requestId,
+            logGroupName: `/aws/lambda/${inv.functionName}`,
+            logStreamName: `local/${requestId}`,
+          },
+        });
+      } catch (e) {
+        this.stop();
+        this.settle((p) => p.reject(new Error(`the event could not be sent to the container: ${(e as Error).message}`)));
+      }
     });
   }
 
@@ -149,15 +169,25 @@ class Container {
     warm.delete(this);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.stopped = true;
+    this.readyCallbacks?.reject(new Error(message));
     const why = code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'Runtime exited with error: out of memory (the function\'s MemorySize)' : message;
     this.settle((p) => p.reject(new Error(why)));
   }
 
   private onMessage(m: Reply): void {
-    if (m.kind === 'log') {
-      writeHandlerLine(this.run.sink, m.requestId, m.level, m.text);
+    if (m.kind === 'ready') {
+      this.readyCallbacks?.resolve();
+    } else if (m.kind === 'log') {
+      try {
+        writeHandlerLine(this.run.sink, m.requestId, m.level, m.text);
+      } catch {
+        // A log that cannot be written (e.g. a finished run's folder is gone) must not take the run's process down.
+      }
     } else if (m.kind === 'warning') {
-      process.emitWarning(m.message, { type: m.type, ...(m.code !== undefined ? { code: m.code } : {}) });
+      // A warning is the run's to show (the SDK's on the Node.js version); one holding a secret is a leak, as on stderr.
+      const secrets = this.run.sink.secrets;
+      if (holdsSecret(m.message, secrets)) this.run.sink.onSecret?.();
+      process.emitWarning(redact(m.message, secrets), { type: m.type, ...(m.code !== undefined ? { code: m.code } : {}) });
     } else if (m.kind === 'sleep') {
       const wait = this.run.clock?.wait(m.ms) ?? Promise.resolve();
       wait.then(() => undefined, (e: Error) => e.message).then((error) => {
@@ -234,10 +264,11 @@ export class LambdaContainers {
     }
   }
 
-  /** The run ended: a container still busy with one of its invocations is stopped. */
+  /** The run ended: a container still busy with one of its invocations is stopped; what warm ones log goes nowhere. */
   close(): void {
     for (const c of this.busy) c.stop();
     this.busy.clear();
+    for (const c of this.seen) if (c.run === this.options) c.run = { ...this.options, sink: { secrets: this.options.sink.secrets } };
   }
 
   private take(inv: ContainerInvocation): Container {
