@@ -110,4 +110,19 @@ export interface LocalDeployResult {
    * @default none with `containers: 'shared'` or when no handler ran
    */
   readonly containers?: { readonly used: number; readonly coldStarts: number };
+  /**
+   * Physical resources whose Delete failed in an update's clean-up (a replaced resource's old one, or a resource removed
+   * from the app): CloudFormation never retries such a Delete and removes the resource from the stack, so they are
+   * left in the service. The run fails; `dpi orphans --local` lists them.
+   * @default none
+   */
+  readonly abandoned?: readonly AbandonedResource[];
+}
+
+/** A physical resource left behind by a failed clean-up Delete. */
+export interface AbandonedResource {
+  readonly stack: string;
+  readonly logicalId: string;
+  readonly type: string;
+  readonly physicalId: string;
 }

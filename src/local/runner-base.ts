@@ -17,7 +17,7 @@ import {
 } from './handler';
 import { evaluateCondition, partitionOf, resolveValue, ResolveContext } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
-import type { LocalDeployOptions } from './options';
+import type { AbandonedResource, LocalDeployOptions } from './options';
 import { formatEvent, ProgressEvent } from './output';
 import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import {
@@ -55,6 +55,8 @@ export abstract class RunnerBase {
   protected readonly concurrency: number;
   protected lastSave = 0;
   protected saveTimer?: NodeJS.Timeout;
+  /** Physical resources whose clean-up Delete failed: left behind, as CloudFormation leaves them. */
+  protected readonly abandoned: AbandonedResource[] = [];
   /** Where a secret appeared that the cloud would keep (see `leaked`). */
   protected readonly secretLeaks: string[] = [];
   /** With `waits: 'emulator-clock'`: the milliseconds the handler's waits moved the clocks. */

@@ -178,10 +178,7 @@ export abstract class RunnerDeploy extends RunnerPlan {
       const ordered = [...orphans.filter((o) => !o.replaced), ...orphans.filter((o) => o.replaced).reverse()];
       for (const o of ordered) {
         const ok = await this.deleteResource(stackState, o, o.replaced ? 'replace' : 'delete');
-        if (!ok) {
-          this.failed = true;
-          this.state.orphans.push(o);
-        }
+        if (!ok) this.abandon(o);
         this.save();
       }
       const order = dependencyOrder(removed.map((r) => r.logicalId), new Map(removed.map((r) => [r.logicalId, r.dependsOn]))).reverse();
@@ -190,9 +187,9 @@ export abstract class RunnerDeploy extends RunnerPlan {
       // Every removed resource is tried (as before): a failed one keeps its dependencies' order, not their delete.
       await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const r = this.state.resources[resourceKey(stack.stackName, id)];
-        const ok = await this.deleteResource(stackState, r, 'delete');
-        if (ok) delete this.state.resources[resourceKey(stack.stackName, id)];
-        else this.failed = true;
+        // Deleted, or abandoned (CloudFormation removes it from the stack either way).
+        if (!(await this.deleteResource(stackState, r, 'delete'))) this.abandon(r);
+        delete this.state.resources[resourceKey(stack.stackName, id)];
         this.save();
         return true;
       }, false);
@@ -262,6 +259,17 @@ export abstract class RunnerDeploy extends RunnerPlan {
     }
     this.emit(name, isNew ? (ok ? 'ROLLBACK_COMPLETE' : 'ROLLBACK_FAILED') : (ok ? 'UPDATE_ROLLBACK_COMPLETE' : 'UPDATE_ROLLBACK_FAILED'), stackType, name);
     this.saveNow();
+  }
+
+  /**
+   * A Delete failed in an update's clean-up: CloudFormation does not retry it (the stack update completes, the physical
+   * resource is left behind), so neither does the runner. It is reported, the run fails, and `dpi orphans` finds it.
+   */
+  private abandon(r: ResourceState): void {
+    this.failed = true;
+    this.abandoned.push({ stack: r.stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId });
+    this.progress(`⚠️  ${r.stack}/${r.logicalId} ${r.type} ${r.physicalId}: abandoned. CloudFormation never retries a Delete that fails in an `
+      + 'update\'s clean-up, so it is left in the service; \'dpi orphans --local\' lists it, \'dpi orphans --local --fix\' ends it');
   }
 
   /** Deletes the resources of one stack of the state (reverse dependency order) and, when all are gone, the stack. */

@@ -73,8 +73,9 @@ class Runner extends RunnerDeploy {
     const leaks = this.secretLeaks.length > 0 ? { secretLeaks: [...this.secretLeaks] } : {};
     const used = this.containers?.used ?? 0;
     const containers = used > 0 ? { containers: { used, coldStarts: this.containers!.coldStarts } } : {};
+    const abandoned = this.abandoned.length > 0 ? { abandoned: [...this.abandoned] } : {};
     const { url: emulatorUrl, stateFile, events } = this;
-    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks, ...containers };
+    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks, ...containers, ...abandoned };
   }
 
   protected async destroy(): Promise<void> {

@@ -381,18 +381,25 @@ test('a failed delete on destroy is reported, keeps the resource (and what it de
   expect(existsSync(join(tmp.dir, 'state', 'local-state.json'))).toBe(true);
 });
 
-test('a failed clean-up delete keeps the old physical resource as an orphan and retries it on the next run', async () => {
-  await runLocalDeploy(deployOpts(assembly({ A: A({ FailOn: 'Delete' }) })));
+test('a failed clean-up delete is abandoned as CloudFormation abandons it: reported, out of the state, never retried', async () => {
+  await runLocalDeploy(deployOpts(assembly({ A: A({ FailOn: 'Delete' }), R: A({ Key: 'r', FailOn: 'Delete' }) })));
+  lines.length = 0;
+  // A replaced (Key a -> a9) and R removed from the app: both clean-up Deletes fail.
   const r = await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a9' }) })));
   expect(r.success).toBe(false);
-  expect(r.events.map((e) => e.status)).toEqual(expect.arrayContaining(['UPDATE_COMPLETE', 'DELETE_FAILED', 'UPDATE_COMPLETE']));
+  expect(r.events.map((e) => e.status)).toEqual(expect.arrayContaining(['UPDATE_COMPLETE_CLEANUP_IN_PROGRESS', 'DELETE_FAILED', 'UPDATE_COMPLETE']));
+  expect(r.abandoned?.map((a) => [a.logicalId, a.physicalId.replace(/-[0-9a-f]{8}$/, '')])).toEqual([['A', 'phys-a'], ['R', 'phys-r']]);
+  expect(lines.filter((l) => l.includes('abandoned.'))).toHaveLength(2);
+  expect(lines.join('\n')).toContain('dpi orphans --local');
   const state = JSON.parse(readFileSync(join(tmp.dir, 'state', 'local-state.json'), 'utf8'));
-  expect(state.orphans.map((o: { properties: { Key: string } }) => o.properties.Key)).toEqual(['a']);
-  // The orphan still carries FailOn=Delete, so it fails again; destroy reports it.
+  expect(state.orphans).toEqual([]);
+  expect(Object.keys(state.resources)).toEqual(['Demo/A']);
+  // The next run and the destroy never send them a Delete again.
   resetCalls();
+  expect((await runLocalDeploy(deployOpts(assembly({ A: A({ Key: 'a9' }) })))).success).toBe(true);
   const d = await runLocalDeploy(deployOpts('', { destroy: true }));
-  expect(d.success).toBe(false);
-  expect(calls().map((c) => `${String(c.event.RequestType)}:${String(c.event.ResourceProperties.Key)}`)).toEqual(['Delete:a', 'Delete:a9']);
+  expect(d.success).toBe(true);
+  expect(calls().filter((c) => c.event.RequestType === 'Delete').map((c) => String(c.event.ResourceProperties.Key))).toEqual(['a9']);
 });
 
 test('stacks deploy in dependency order (nested assemblies included) and Fn::ImportValue reads exports of earlier stacks', async () => {

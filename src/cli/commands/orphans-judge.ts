@@ -225,7 +225,9 @@ export function findOrphans(records: Rec[], view: DeployedView, skipped: Set<str
     const pending = view.pendingCleanup(r.key, r.physicalId);
     let why: string | undefined;
     if (s === 'gone') {why = 'stack gone';} else if (!current) {why = 'resource gone';} else if (pending) {why = `${pending.replaced ? 'replaced' : 'removal failed'}: the clean-up did not remove it (current ${current.physicalId ?? '-'})`;} else if (r.physicalId !== current.physicalId) {
-      why = r.physicalId === undefined ? `unfinished attempt (current ${current.physicalId ?? '-'})` : `replaced (current ${current.physicalId ?? '-'})`;
+      // A record still 'deleting' had its Delete fail: CloudFormation abandons a clean-up Delete that fails.
+      const abandoned = r.state === 'deleting' ? ': its clean-up Delete failed, abandoned' : '';
+      why = r.physicalId === undefined ? `unfinished attempt (current ${current.physicalId ?? '-'})` : `replaced${abandoned} (current ${current.physicalId ?? '-'})`;
     }
     if (!why) continue;
     const type = recordType(r.doc, pending?.type ?? current?.type);
