@@ -6,13 +6,13 @@ import { AssemblyStack } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import { evaluateCondition, NestedStackView, partitionOf, ResolveError, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
 import { providerEnvironment } from './provider-env';
-import { RunnerBase } from './runner-base';
 import { FRAMEWORK_IS_COMPLETE_ENV, WAITER_TYPES, deepEqual, PlannedResource } from './runner-helpers';
+import { RunnerInvoke } from './runner-invoke';
 import { resourceKey, ResourceState } from './state';
 import { isDpiType, isPlainObject, TemplateResource } from './template';
 
 /** Planning and resolution of the stacks of a run. */
-export abstract class RunnerPlan extends RunnerBase {
+export abstract class RunnerPlan extends RunnerInvoke {
   protected resolveContext(stack: AssemblyStack, stackId: string, placeholders: boolean): ResolveContext {
     return {
       env: { stackName: stack.stackName, stackId, account: stack.account, region: stack.region },
@@ -30,7 +30,7 @@ export abstract class RunnerPlan extends RunnerBase {
   /**
    * The environment of the provider function an event goes to, resolved from the app's template (src/local/provider-env.ts):
    * the connections and stacks it serves. A stack or resource the app no longer has, or a value that cannot be resolved
-   * locally: the binding of what the event's recorded properties name (RunnerBase).
+   * locally: the binding of what the event's recorded properties name (RunnerInvoke).
    */
   protected environmentFor(event: CfnEvent): Record<string, string> {
     const name = this.state.stacks.find((s) => s.stackId === event.StackId)?.stackName;

@@ -1,7 +1,7 @@
 /**
  * The local lifecycle runner: replays the custom resources of a synthesized app
  * through the real handler against the emulator, the way CloudFormation would.
- * The parts: runner-base.ts (plumbing, handler invocations), runner-plan.ts (resolution, plans), runner-deploy.ts
+ * The parts: runner-base.ts (plumbing), runner-invoke.ts (handler invocations), runner-plan.ts (resolution, plans), runner-deploy.ts
  * (deploy, rollback); this module runs a deploy or a destroy.
  */
 import { dependencyOrder } from './graph';

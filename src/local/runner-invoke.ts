@@ -1,0 +1,193 @@
+/**
+ * The runner's handler invocations, the way the CDK provider framework makes them: the event, the function it goes to
+ * (timeout and memory from the template), the Lambda container or the in-process module, isComplete polling, Deletes.
+ */
+import { randomUUID } from 'node:crypto';
+import { HandlerExports } from '../contract';
+import type { CfnEvent } from '../handler';
+import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResponse } from './handler';
+import { partitionOf } from './intrinsics';
+import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
+import { RunnerBase } from './runner-base';
+import { CREATE_FAILED_MARKER, DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, WaiterError, withEmulatorUrl } from './runner-helpers';
+import { ResourceState, StackState } from './state';
+
+/** The runner's handler invocations (the plan, deploy and destroy parts extend it). */
+export abstract class RunnerInvoke extends RunnerBase {
+  /**
+   * Runs one handler invocation, then checkpoints the journal: every journal write is in its write-ahead log before
+   * the handler sees the answer (a killed run loses nothing it stored), and the whole journal is saved when the log
+   * has grown past a megabyte (and at the end of the run). A failed save fails the invocation, unless the invocation
+   * itself failed (its error wins).
+   */
+  protected async invokeHandler<T>(fn: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await fn();
+    } catch (e) {
+      await this.journal?.checkpoint().catch(() => undefined);
+      throw e;
+    }
+    if (this.journal) {
+      try {
+        await this.journal.checkpoint();
+      } catch (e) {
+        throw new Error(`could not save the journal after the invocation: ${(e as Error).message}`);
+      }
+    }
+    return result;
+  }
+
+  /** Points the handler's local runtime at the stack's account (clears its caches only when the account changes). */
+  protected configureFor(account: string): void {
+    if (this.configuredAccount === account) return;
+    this.configuredAccount = account;
+    const token = this.token;
+    this.handler!.configureLocalRuntime!({
+      readSecret: async () => token,
+      callerAccountId: async () => account,
+      journalEndpoint: this.journal?.endpoint,
+      // Never IAM: a local run touches no AWS account (a role's age is unknown locally).
+      roleCreatedAt: async () => undefined,
+      // The provider function's environment: what it serves (src/handler/binding.ts).
+      environment: (event) => this.environmentFor(event),
+      ...(this.options.waits === 'emulator-clock' ? { sleep: (ms: number) => this.waitOnEmulatorClock(ms), now: () => Date.now() + this.waitedMs } : {}),
+    });
+  }
+
+  /**
+   * The environment of the provider function an event goes to: here the binding of what the event's recorded
+   * properties name (runner-plan.ts resolves the function's environment from the app's template where it has one).
+   */
+  protected environmentFor(event: CfnEvent): Record<string, string> {
+    const name = this.state.stacks.find((s) => s.stackId === event.StackId)?.stackName ?? /:stack\/([^/]+)\//.exec(event.StackId)?.[1] ?? '';
+    const parents: string[] = [];
+    for (let p = this.stackState(name)?.parentStack; p !== undefined && !parents.includes(p); p = this.stackState(p)?.parentStack) parents.push(p);
+    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents);
+  }
+
+  protected async invoke(
+    requestType: CustomResourceEvent['RequestType'],
+    stack: StackState,
+    r: { logicalId: string; type: string; waiter: boolean; properties: Record<string, unknown> },
+    physicalId?: string,
+    oldProperties?: Record<string, unknown>,
+  ): Promise<{ physicalId: string; data: Record<string, unknown> }> {
+    const url = this.url!;
+    const props = withEmulatorUrl(r.properties, url);
+    const serviceToken = typeof props.ServiceToken === 'string' ? props.ServiceToken : `arn:aws:lambda:${stack.region}:${stack.account}:function:local-provider`;
+    const requestId = randomUUID();
+    const event: CustomResourceEvent = {
+      RequestType: requestType,
+      ServiceToken: serviceToken,
+      ResponseURL: 'local',
+      StackId: stack.stackId,
+      RequestId: requestId,
+      LogicalResourceId: r.logicalId,
+      ResourceType: r.type,
+      ResourceProperties: props,
+    };
+    if (oldProperties) event.OldResourceProperties = withEmulatorUrl(oldProperties, url);
+    if (physicalId !== undefined) event.PhysicalResourceId = physicalId;
+    // Each invocation gets its function's timeout and memory from the template (as Lambda runs it); 10 minutes for a
+    // resource the app no longer declares (a Delete from the state), or `invocationBudgetMs` when given.
+    const app = this.stacks.find((s) => s.stackName === stack.stackName);
+    const fns = app && app.template.Resources?.[r.logicalId] ? providerFunctions(app, r.logicalId) : {};
+    const onEvent = this.functionOf(stack, 'OnEvent', fns.onEvent);
+    const response = (await this.call<OnEventResponse | undefined>(onEvent, 'onEvent', event, stack)) ?? {};
+    let newPhysical = response.PhysicalResourceId;
+    if (newPhysical === undefined || newPhysical === '') {
+      newPhysical = requestType === 'Create' ? requestId : physicalId!;
+    }
+    if (requestType === 'Delete' && newPhysical !== physicalId) {
+      throw new Error(`DELETE: cannot change the physical resource ID from "${physicalId}" to "${newPhysical}" during deletion`);
+    }
+    let data: Record<string, unknown> = { ...(response.Data ?? {}) };
+    if (r.waiter) {
+      if (typeof this.handler!.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
+      const timeoutSeconds = Number(r.properties.TimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) || DEFAULT_TIMEOUT_SECONDS;
+      const deadline = Date.now() + timeoutSeconds * 1000;
+      const isComplete = this.functionOf(stack, 'IsComplete', fns.isComplete);
+      const physical = newPhysical;
+      try {
+        for (;;) {
+          const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
+          const done = await this.call<IsCompleteResponse>(isComplete, 'isComplete', completeEvent, stack);
+          if (done && done.IsComplete) {
+            data = { ...data, ...(done.Data ?? {}) };
+            break;
+          }
+          if (Date.now() >= deadline) throw new Error(`Operation timed out after ${timeoutSeconds} seconds (isComplete never returned true)`);
+          await new Promise((res) => setTimeout(res, this.options.pollIntervalMs ?? 1000));
+        }
+      } catch (e) {
+        throw new WaiterError((e as Error).message, physical, data);
+      }
+    }
+    if (JSON.stringify({ PhysicalResourceId: newPhysical, Data: data }).length > MAX_DATA_BYTES) {
+      throw new Error('Response object is too long.');
+    }
+    return { physicalId: newPhysical, data };
+  }
+
+  /** The function an event goes to, as the template declares it (timeout, memory; `invocationBudgetMs` overrides). */
+  private functionOf(stack: StackState, role: 'OnEvent' | 'IsComplete', declared: LocalFunction | undefined): InvokedFunction {
+    const name = `${stack.stackName}-DpiProvider${role}`;
+    return {
+      name,
+      arn: `arn:${partitionOf(stack.region)}:lambda:${stack.region}:${stack.account}:function:${name}`,
+      key: declared?.key ?? name,
+      timeoutMs: this.options.invocationBudgetMs ?? declared?.timeoutMs ?? 600_000,
+      memoryMb: declared?.memoryMb,
+    };
+  }
+
+  /** One invocation of the handler: in a container of its function, or in-process (`containers: 'shared'`). */
+  private call<T>(fn: InvokedFunction, method: 'onEvent' | 'isComplete', event: CustomResourceEvent, stack: StackState): Promise<T> {
+    const containers = this.containers;
+    if (containers) {
+      const runtime = { account: stack.account, environment: this.environmentFor(event), journalEndpoint: this.journal?.endpoint };
+      return this.invokeHandler(async () => await containers.invoke({
+        functionKey: fn.key, functionName: fn.name, functionArn: fn.arn, memoryMb: fn.memoryMb, timeoutMs: fn.timeoutMs, method, event, runtime,
+      }) as T);
+    }
+    this.configureFor(stack.account);
+    const handler = this.handler!;
+    return this.invokeHandler(() => invokeWithContext(fn.name, fn.arn, fn.timeoutMs, this.sink, async (c) => {
+      const out = method === 'onEvent' ? await handler.onEvent(event, c) : await handler.isComplete!(event, c);
+      return out as T;
+    }));
+  }
+
+  /** Sends a Delete (or skips it for Retain). Returns false when it failed. */
+  protected async deleteResource(stack: StackState, r: ResourceState, mode: 'delete' | 'rollback-create' | 'replace'): Promise<boolean> {
+    const policy = mode === 'replace' ? r.updateReplacePolicy : r.deletionPolicy;
+    const retained = policy === 'Retain' || (policy === 'RetainExceptOnCreate' && mode !== 'rollback-create');
+    if (retained) {
+      this.emit(stack.stackName, 'DELETE_SKIPPED', r.type, r.logicalId, `${mode === 'replace' ? 'UpdateReplacePolicy' : 'DeletionPolicy'}: ${policy} (physical ID ${r.physicalId} kept)`, r.physicalId);
+      return true;
+    }
+    this.emit(stack.stackName, 'DELETE_IN_PROGRESS', r.type, r.logicalId, undefined, r.physicalId);
+    if (r.physicalId === CREATE_FAILED_MARKER) {
+      this.emit(stack.stackName, 'DELETE_COMPLETE', r.type, r.logicalId, undefined, r.physicalId);
+      return true;
+    }
+    try {
+      await this.invoke('Delete', stack, r, r.physicalId);
+      this.emit(stack.stackName, 'DELETE_COMPLETE', r.type, r.logicalId, undefined, r.physicalId);
+      return true;
+    } catch (e) {
+      this.emit(stack.stackName, 'DELETE_FAILED', r.type, r.logicalId, (e as Error).message, r.physicalId);
+      return false;
+    }
+  }
+}
+
+/** A handler function as an invocation runs it. */
+interface InvokedFunction {
+  readonly name: string;
+  readonly arn: string;
+  readonly key: string;
+  readonly timeoutMs: number;
+  readonly memoryMb?: number;
+}
