@@ -78,6 +78,14 @@ export interface LocalDeployOptions {
    * @default 'isolated'
    */
   readonly containers?: 'isolated' | 'shared';
+  /**
+   * Lambda delivers an event at least once: every onEvent event of the run is delivered again, as a fault. `at-once`:
+   * twice at the same time, in two containers (CloudFormation takes the answer that arrives first; the other runs on,
+   * and the run waits for it before it ends). `after-answer`: again after the first delivery ended, whose answer is
+   * lost (the provider framework's re-invoke after an invoke error): CloudFormation gets the second one's.
+   * @default 'never'
+   */
+  readonly redeliver?: 'never' | 'at-once' | 'after-answer';
   /** Progress lines. @default written to stderr */
   readonly progress?: (line: string) => void;
   /** Summary table lines. @default written to stdout */

@@ -53,6 +53,8 @@ export abstract class RunnerBase {
   protected waitedMs = 0;
   /** The same, rounded, shared with the containers (the handler's clock there). */
   protected readonly clockOffset = new BigInt64Array(new SharedArrayBuffer(8));
+  /** Second deliveries (`redeliver: 'at-once'`) still running after CloudFormation took the other answer. */
+  protected readonly stragglers = new Set<Promise<unknown>>();
   /** The handler's containers (`containers: 'isolated'`). */
   protected containers?: LambdaContainers;
 
@@ -84,6 +86,10 @@ export abstract class RunnerBase {
     const waits = this.options.waits;
     if (waits !== undefined && waits !== 'real' && waits !== 'emulator-clock') {
       throw new Error(`waits must be 'real' or 'emulator-clock' (got ${JSON.stringify(waits)})`);
+    }
+    const redeliver = this.options.redeliver;
+    if (redeliver !== undefined && !['never', 'at-once', 'after-answer'].includes(redeliver)) {
+      throw new Error(`redeliver must be 'never', 'at-once' or 'after-answer' (got ${JSON.stringify(redeliver)})`);
     }
     const containers = this.options.containers;
     if (containers !== undefined && containers !== 'isolated' && containers !== 'shared') {

@@ -94,7 +94,7 @@ export abstract class RunnerInvoke extends RunnerBase {
     const app = this.stacks.find((s) => s.stackName === stack.stackName);
     const fns = app && app.template.Resources?.[r.logicalId] ? providerFunctions(app, r.logicalId) : {};
     const onEvent = this.functionOf(stack, 'OnEvent', fns.onEvent);
-    const response = (await this.call<OnEventResponse | undefined>(onEvent, 'onEvent', event, stack)) ?? {};
+    const response = (await this.deliver(() => this.call<OnEventResponse | undefined>(onEvent, 'onEvent', event, stack))) ?? {};
     let newPhysical = response.PhysicalResourceId;
     if (newPhysical === undefined || newPhysical === '') {
       newPhysical = requestType === 'Create' ? requestId : physicalId!;
@@ -128,6 +128,25 @@ export abstract class RunnerInvoke extends RunnerBase {
       throw new Error('Response object is too long.');
     }
     return { physicalId: newPhysical, data };
+  }
+
+  /** Delivers an event once, or twice as `redeliver` says (at least once, as Lambda does). */
+  private async deliver<T>(send: () => Promise<T>): Promise<T> {
+    const mode = this.options.redeliver ?? 'never';
+    if (mode === 'never') return send();
+    if (mode === 'after-answer') {
+      // The first delivery's answer is lost: whatever it did stands, CloudFormation hears the second.
+      await send().catch(() => undefined);
+      return send();
+    }
+    // At once: the first answer to arrive is CloudFormation's; the other delivery runs on to its end.
+    const both = [send(), send()];
+    const tracked = both.map((p) => p.then(() => undefined, () => undefined));
+    for (const t of tracked) {
+      this.stragglers.add(t);
+      void t.then(() => this.stragglers.delete(t));
+    }
+    return Promise.race(both);
   }
 
   /** The function an event goes to, as the template declares it (timeout, memory; `invocationBudgetMs` overrides). */

@@ -50,6 +50,8 @@ class Runner extends RunnerDeploy {
           error = error ?? this.scrubbed((e as Error).message, 'the run\'s error');
         }
       }
+      // Second deliveries still running end before the run does (their journal writes are the run's).
+      await Promise.all([...this.stragglers]);
       this.containers?.close();
       if (this.journal) {
         try {

@@ -23,6 +23,7 @@ interface LocalDeployFlags {
   fixtures?: string;
   rateLimit?: string;
   containers?: 'isolated' | 'shared';
+  redeliver?: 'never' | 'at-once' | 'after-answer';
 }
 
 /**
@@ -50,6 +51,8 @@ export function localDeployCommand(): Command {
     .addOption(new Option('--containers <mode>', 'where the handler runs: isolated (as Lambda: a container per concurrent invocation, '
       + 'warm reuse, the function\'s timeout stops it) or shared (one in-process module, kinder than the cloud; for a debugger)')
       .choices(['isolated', 'shared']).default('isolated'))
+    .addOption(new Option('--redeliver <mode>', 'deliver every event twice, as Lambda may (at least once): at-once (two containers at the '
+      + 'same time) or after-answer (again after a lost answer); a fault to try the handler against').choices(['never', 'at-once', 'after-answer']).default('never'))
     .action(async (flags: LocalDeployFlags) => {
       let rateLimit: ReturnType<typeof parseRateLimit> | undefined;
       try {
@@ -70,6 +73,7 @@ export function localDeployCommand(): Command {
         concurrency: parseConcurrency(flags.concurrency),
         fixtures: flags.fixtures,
         containers: flags.containers,
+        redeliver: flags.redeliver,
         ...(rateLimit !== undefined ? { rateLimit } : {}),
         output: flags.json ? () => undefined : undefined,
       });
