@@ -75,9 +75,7 @@ m.require = (id) => {
     return own(id);
   } catch (e) {
     if (id.startsWith('@aws-sdk/') && e && e.code === 'MODULE_NOT_FOUND') {
-      throw new Error('the handler bundle ' + file + ' requires ' + id + ', which local runs do not provide (they provide '
-        + Object.keys(vendor.paths).concat(vendor.bundle ? ['the vendor bundle\'s clients'] : []).join(', ')
-        + '; secrets, the caller account and IAM are local stand-ins): install it next to your app, or report the handler call that needs it');
+      throw new Error(workerData.missingClient.split('\u0000').join(id));
     }
     throw e;
   }

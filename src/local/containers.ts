@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { CONTAINER_MAIN } from './container-main';
-import { HandlerLogSink, holdsSecret, redact, withLocalConsole, writeHandlerLine } from './handler';
+import { HandlerLogSink, holdsSecret, missingClientMessage, redact, withLocalConsole, writeHandlerLine } from './handler';
 import { isVendorId, vendorBundlePath, VENDOR_IDS } from './vendor-load';
 
 /** What a container needs from the run for one invocation. */
@@ -94,7 +94,14 @@ class Container {
     this.ready.catch(() => undefined);
     this.worker = new Worker(CONTAINER_MAIN, {
       eval: true,
-      workerData: { code, file: run.handlerFile, vendor: vendorLocations(), thaw: this.thaw },
+      workerData: {
+        code,
+        file: run.handlerFile,
+        vendor: vendorLocations(),
+        thaw: this.thaw,
+        // The message of a missing client, with NUL where its name goes (one text, handler.ts's).
+        missingClient: missingClientMessage(run.handlerFile, '\u0000'),
+      },
       ...(memoryMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: memoryMb } } : {}),
     });
     this.worker.on('message', (m: Reply) => this.onMessage(m));
@@ -218,8 +225,15 @@ export function stopWarmContainers(): void {
   for (const c of [...warm]) c.stop();
 }
 
-/** Where a container finds the vendor modules the handler requires (the AWS SDK clients). */
+let vendorFound: { bundle?: string; paths: Record<string, string> } | undefined;
+
+/** Where a container finds the vendor modules the handler requires (the AWS SDK clients): looked up once per process. */
 function vendorLocations(): { bundle?: string; paths: Record<string, string> } {
+  vendorFound ??= findVendor();
+  return vendorFound;
+}
+
+function findVendor(): { bundle?: string; paths: Record<string, string> } {
   const bundle = vendorBundlePath();
   if (bundle !== undefined) return { bundle, paths: {} };
   const paths: Record<string, string> = {};

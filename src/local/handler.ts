@@ -116,17 +116,20 @@ export function withLocalConsole(code: string): string {
  * CloudFormation) come from the package's vendor bundle (vendor-load.ts; from the sources: node_modules). Any other
  * module resolves as usual from the handler's directory; a missing `@aws-sdk/*` client is an error that says so.
  */
+/** Why the handler bundle `file` cannot have the AWS SDK client `id` in a local run. */
+export function missingClientMessage(file: string, id: string): string {
+  const provided = VENDOR_IDS.filter((v) => v.startsWith('@aws-sdk/')).join(', ');
+  return `the handler bundle ${file} requires ${id}, which local runs do not provide (they provide ${provided}; `
+    + 'secrets, the caller account and IAM are local stand-ins): install it next to your app, or report the handler call that needs it';
+}
+
 function handlerRequire(file: string, own: (id: string) => unknown): (id: string) => unknown {
   return (id) => {
     if (isVendorId(id) && id.startsWith('@aws-sdk/')) return loadVendor(id);
     try {
       return own(id);
     } catch (e) {
-      if (id.startsWith('@aws-sdk/') && (e as { code?: string }).code === 'MODULE_NOT_FOUND') {
-        const provided = VENDOR_IDS.filter((v) => v.startsWith('@aws-sdk/')).join(', ');
-        throw new Error(`the handler bundle ${file} requires ${id}, which local runs do not provide (they provide ${provided}; `
-          + 'secrets, the caller account and IAM are local stand-ins): install it next to your app, or report the handler call that needs it');
-      }
+      if (id.startsWith('@aws-sdk/') && (e as { code?: string }).code === 'MODULE_NOT_FOUND') throw new Error(missingClientMessage(file, id));
       throw e;
     }
   };

@@ -220,3 +220,8 @@ test('the bundled runner: a run ends with its containers warm, and they keep the
   // No idle container's timer (nor a worker's port) keeps the event loop: the process ends with its run.
   expect(out.holding.filter((x) => x === 'MessagePort' || x === 'Timeout')).toEqual([]);
 }, 150_000);
+
+test('a handler that requires an AWS SDK client local runs do not provide fails at its cold start, saying which and why', async () => {
+  writeFileSync(handlerFile, `require('@aws-sdk/client-not-provided');\n${PLANTED}`);
+  await expect(containers().invoke(invocation())).rejects.toThrow(/requires @aws-sdk\/client-not-provided, which local runs do not provide \(they provide @aws-sdk\/client-dynamodb/);
+});
