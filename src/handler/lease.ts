@@ -15,6 +15,13 @@ const ATTEMPT_STATES: ReadonlySet<string> = new Set(['recording', 'adopting']);
 
 /** How long a waiting invocation keeps for its own work: it stops waiting this long before its deadline. */
 export const LEASE_WORK_RESERVE_MS = 60_000;
+/**
+ * Seconds a Delete with an invented physical ID waits for the cancelled Create to arrive when none has run (CloudFormation
+ * can send the Delete while the Create's invocation is still in a cold start).
+ */
+export const CANCELLED_CREATE_GRACE_ROUNDS = 15;
+/** The longest CloudFormation waits for a custom resource's answer (its default and largest service timeout). */
+const CLOUDFORMATION_WAIT_MS = 3_600_000;
 /** Rounds of waiting at most (a bound should the sleep not wait). */
 const MAX_ROUNDS = 5_000;
 
@@ -37,14 +44,18 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
   let marked = false;
   let previous: LeaseMark | undefined;
   let requestSince = '';
-  for (let round = 0; ; round++) {
-    const got = await rt.leases.take(key, { holder, requestId: event.RequestId, requestType: event.RequestType, expiresAt });
-    if (got.taken) {
-      previous = got.previous;
-      requestSince = got.requestSince;
-      break;
+  const acquire = async (): Promise<void> => {
+    for (let round = 0; ; round++) {
+      const got = await rt.leases.take(key, { holder, requestId: event.RequestId, requestType: event.RequestType, expiresAt });
+      if (got.taken) {
+        previous = got.previous;
+        requestSince = got.requestSince;
+        return;
+      }
+      await waitForHolder(got.holder, round);
     }
-    const other = got.holder;
+  };
+  const waitForHolder = async (other: LeaseMark, round: number): Promise<void> => {
     if (!marked && other.requestId !== event.RequestId && (other.requestType === 'Create' || other.requestType === 'Update')) {
       marked = await rt.leases.cancel(key, event.RequestId);
       if (marked) {
@@ -69,6 +80,18 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
         + `a resource's events run one at a time, and its lease ends at the latest at ${other.expiresAt}: retry then (nothing was changed)`);
     }
     await rt.sleep(500 + Math.floor(Math.random() * 500));
+  };
+  await acquire();
+  if (inventedDelete(event) && !createOfThisOperation(previous, event)) {
+    // A Delete with the physical ID CloudFormation invents for a Create it stopped waiting for, and no Create has run:
+    // that Create may still be on its way (a cold start, a queued delivery). Wait a little for it, so it is marked
+    // cancelled (and makes nothing) instead of creating after this Delete found nothing to end.
+    for (let round = 0; round < CANCELLED_CREATE_GRACE_ROUNDS && now() + LEASE_WORK_RESERVE_MS < rt.deadline; round++) {
+      await rt.leases.release(key, holder);
+      await rt.sleep(1_000);
+      await acquire();
+      if (createOfThisOperation(previous, event)) break;
+    }
   }
   const stale = previous?.cancelledRequests?.includes(event.RequestId) === true && event.RequestType !== 'Delete';
   const last = previous?.lastCreate;
@@ -89,6 +112,27 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
       log({ level: 'WARNING', msg: 'could not release the resource lease (it expires with this invocation)', resource: key, error: messageOf(e) });
     });
   }
+}
+
+/**
+ * A Delete whose physical ID is one CloudFormation invented for a Create it stopped waiting for:
+ * `<stack name>-<logical ID>-<suffix of capitals and digits>` (the names may be shortened; their start is kept).
+ */
+export function inventedDelete(event: CfnEvent): boolean {
+  const id = event.PhysicalResourceId;
+  if (event.RequestType !== 'Delete' || id === undefined || /^\d+$/.test(id)) return false;
+  const stack = /:stack\/([^/]+)\//.exec(event.StackId ?? '')?.[1] ?? '';
+  return stack !== '' && id.startsWith(`${stack.slice(0, 8)}`) && /^[A-Za-z0-9-]+-[A-Z0-9]{8,}$/.test(id);
+}
+
+/**
+ * Whether the lease's last holder is a Create that can be the one CloudFormation cancelled: another request's, which
+ * took the lease within CloudFormation's longest wait for a custom resource (one hour).
+ */
+function createOfThisOperation(last: LeaseMark | undefined, event: CfnEvent): boolean {
+  if (last === undefined || last.requestType !== 'Create' || last.requestId === event.RequestId) return false;
+  const since = Date.parse(last.requestSince || last.since);
+  return !Number.isFinite(since) || since >= now() - CLOUDFORMATION_WAIT_MS;
 }
 
 /** Fails with `cancelledCreate` when CloudFormation cancelled this invocation (checked before a creating call). */

@@ -84,7 +84,7 @@ function killAfterPost(pathPrefix: string): { sent: Promise<void> } {
 }
 
 describe('1. a cancellation Delete that runs before the Create (late delivery)', () => {
-  test('1a (residual): Delete with an invented ID first, then the cancelled Create delivered late: its record stays in the journal, findable', async () => {
+  test('1a (residual): Delete with an invented ID first, the cancelled Create delivered after it finished: its record stays in the journal, findable', async () => {
     const other = await bystander();
     const create = h.event(SUB, 'Create', SUB_PROPS);
     await h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
@@ -123,6 +123,20 @@ describe('1. a cancellation Delete that runs before the Create (late delivery)',
     expect(del.status).toBe('fulfilled');
     expect(activeMade()).toEqual([]);
     expect(await liveRecords()).toEqual([]);
+    unchanged(other);
+  });
+
+  test('1d: the cancelled Create arrives while the cancellation Delete waits for it (a cold start): nothing of it is left', async () => {
+    const other = await bystander();
+    // CloudFormation stopped waiting for the Create while its container was still starting: its Delete runs first.
+    const d = h.onEvent(h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED }));
+    await delay(400);
+    const [c, del] = await Promise.allSettled([h.onEvent(h.event(SUB, 'Create', SUB_PROPS)), d]);
+    expect(fulfilled(del).PhysicalResourceId).toBe(INVENTED);
+    // The Create found itself cancelled before its creating call, or made a subscription that the Delete then ended.
+    if (c.status === 'rejected') expect(String(c.reason)).toMatch(/CloudFormation stopped waiting for this request/);
+    expect(activeMade()).toEqual([]);
+    expect((await liveRecords()).filter((x) => x.state === 'active')).toEqual([]);
     unchanged(other);
   });
 });
