@@ -44,6 +44,13 @@ export interface LocalDeployOptions {
    */
   readonly invocationBudgetMs?: number;
   /**
+   * A fault: when this promise resolves, the operation in progress (a stack and its nested stacks) is cancelled as a
+   * failure of another resource would cancel it: every Create and Update in flight is cancelled (its invocation runs
+   * on), nothing new starts, and the whole tree rolls back. For fault tests (the fault matrix's `cancel` kind).
+   * @default never
+   */
+  readonly cancelWhen?: Promise<unknown>;
+  /**
    * How the embedded emulator answers reads: `minimal` (only what the spec shows) or `vendor` (the service vendor's
    * documented shapes). @default the DPI_EMULATOR_READS environment variable, else 'minimal'
    */

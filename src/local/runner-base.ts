@@ -55,6 +55,7 @@ export abstract class RunnerBase {
   protected readonly clockOffset = new BigInt64Array(new SharedArrayBuffer(8));
   /** Second deliveries (`redeliver: 'at-once'`) still running after CloudFormation took the other answer. */
   protected readonly stragglers = new Set<Promise<unknown>>();
+  private connecting?: Promise<void>;
   /** The handler's containers (`containers: 'isolated'`). */
   protected containers?: LambdaContainers;
 
@@ -118,8 +119,13 @@ export abstract class RunnerBase {
     return this.tokenValue;
   }
 
-  protected async connect(): Promise<void> {
-    if (this.url) return;
+  /** Connects once: the stacks of an operation (nested stacks in parallel) share the first connection. */
+  protected connect(): Promise<void> {
+    this.connecting ??= this.connectOnce();
+    return this.connecting;
+  }
+
+  private async connectOnce(): Promise<void> {
     if (this.options.emulatorUrl) {
       const url = this.options.emulatorUrl.replace(/\/+$/, '');
       requireSecureEmulatorUrl('emulatorUrl', url);

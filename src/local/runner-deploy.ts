@@ -1,15 +1,22 @@
 /**
- * The local runner's deploy: every stack in dependency order, each resource as CloudFormation would, rollback.
+ * The local runner's deploy: every stack with its nested stacks as one operation, each resource as CloudFormation
+ * would handle it; a failure anywhere in the tree cancels what is in flight and rolls back the whole tree.
  */
-import { AssemblyStack, readAssembly } from './assembly';
-import { dependencyOrder } from './graph';
-import { deepEqual, PlannedResource, Change, Failure, RunFailure, WaiterError } from './runner-helpers';
-import { RunnerPlan } from './runner-plan';
+import { AssemblyStack, NESTED_STACK_TYPE, readAssembly } from './assembly';
+import { Cancellation, Slots } from './cancellation';
+import { selectedDependencies } from './graph';
+import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, WaiterError } from './runner-helpers';
+import { AppliedStack, RunnerRollback } from './runner-rollback';
 import { runScheduled } from './scheduler';
 import { newStackId, resourceKey, ResourceState, StackState } from './state';
 
 /** Deploys the stacks of a run. */
-export abstract class RunnerDeploy extends RunnerPlan {
+export abstract class RunnerDeploy extends RunnerRollback {
+  /** Resource operations in flight at once across the stacks of an operation (nested stacks run in parallel). */
+  private slots?: Slots;
+  /** The cancellation of the operation in progress. */
+  private operation?: Cancellation;
+
   protected async deploy(): Promise<void> {
     const app = this.options.app ?? './cdk.out';
     const stacks = readAssembly(app);
@@ -34,9 +41,16 @@ export abstract class RunnerDeploy extends RunnerPlan {
     for (const s of this.state.stacks) {
       if (!known.has(s.stackName) && !removedNested.includes(s.stackName)) this.progress(`${s.stackName} | not in the app: left as is (use --destroy to delete it)`);
     }
-    for (const stack of stacks) {
-      const ok = await this.deployStack(stack, plans.get(stack.artifactId)!);
-      if (!ok) {
+    this.slots = new Slots(this.concurrency);
+    void this.options.cancelWhen?.then(() => {
+      if (!this.operation) return;
+      this.progress('⚠️  the operation is cancelled (cancelWhen), as a failure of another resource would cancel it');
+      this.operation.cancel();
+    }, () => undefined);
+    // One operation per top-level stack: the stack and its nested stacks (the order of the app's stacks holds).
+    for (const root of stacks.filter((s) => !s.nested)) {
+      const tree = stacks.filter((s) => rootOf(s).stackName === root.stackName);
+      if (!(await this.deployTree(tree, plans))) {
         this.failed = true;
         throw new RunFailure('deployment failed');
       }
@@ -47,7 +61,84 @@ export abstract class RunnerDeploy extends RunnerPlan {
     if (this.failed) throw new RunFailure('deployment failed');
   }
 
-  protected async deployStack(stack: AssemblyStack, plan: PlannedResource[]): Promise<boolean> {
+  /**
+   * One operation: the top-level stack first, then its nested stacks in parallel (each after the stacks it depends on).
+   * The first failure cancels every in-flight Create and Update of the tree and starts nothing new; then every stack
+   * that took part rolls back, nested stacks before their parents. Clean-ups run only once the whole tree succeeded.
+   */
+  private async deployTree(tree: AssemblyStack[], plans: Map<string, PlannedResource[]>): Promise<boolean> {
+    const cancellation = new Cancellation();
+    this.operation = cancellation;
+    const known = new Set(Object.keys(this.state.resources));
+    const applied: AppliedStack[] = [];
+    const byName = new Map(tree.map((s) => [s.stackName, s]));
+    const failedIn = new Map<string, string[]>();
+    let thrown: { error: unknown; stack: string } | undefined;
+    const result = await runScheduled(tree.map((s) => s.stackName), (n) => stackDependencies(byName.get(n)!, byName), tree.length, async (n) => {
+      if (cancellation.cancelled) return false;
+      const stack = byName.get(n)!;
+      let a: AppliedStack;
+      try {
+        a = await this.applyStack(stack, plans.get(stack.artifactId)!, cancellation);
+      } catch (e) {
+        // Not a resource's failure (the emulator unreachable, a value that cannot be resolved): before any change it
+        // stops the run; once the operation changed something, it fails this stack and the tree rolls back.
+        thrown ??= { error: e, stack: n };
+        cancellation.cancel();
+        return false;
+      }
+      applied.push(a);
+      const failed = a.failures.filter((f) => !f.cancelled).map((f) => f.p.logicalId);
+      if (failed.length === 0 && !cancellation.cancelled) return true;
+      failedIn.set(n, failed);
+      cancellation.cancel();
+      return false;
+    });
+    this.operation = undefined;
+    if (thrown && applied.every((a) => a.unchanged)) throw thrown.error;
+    if (thrown) {
+      const message = `${thrown.stack}: ${(thrown.error as Error).message}`;
+      this.progress(`❌  ${message}`);
+      failedIn.set(thrown.stack, [`(${(thrown.error as Error).message})`]);
+      const origin = byName.get(thrown.stack)!.nested;
+      if (origin) {
+        this.emit(origin.parent.stackName, this.stackState(thrown.stack) ? 'UPDATE_FAILED' : 'CREATE_FAILED', NESTED_STACK_TYPE, origin.logicalId, message);
+        failedIn.set(origin.parent.stackName, [...(failedIn.get(origin.parent.stackName) ?? []), origin.logicalId]);
+      }
+    }
+    this.keepPlanOrder(tree.map((s) => [s.stackName, plans.get(s.artifactId)!]), known);
+    if (!cancellation.cancelled && result.failed.length === 0) {
+      for (const a of [...applied].reverse()) if (!a.unchanged) await this.cleanUp(a);
+      for (const a of applied) this.collectExports(a.stack, a.ctx);
+      return true;
+    }
+    // A nested stack that failed fails its resource in the parent (deepest first, so a grandparent hears of it too),
+    // and the whole tree rolls back.
+    for (const a of [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack))) {
+      const origin = a.stack.nested;
+      if (!origin || !(failedIn.get(a.stack.stackName)?.length)) continue;
+      const parent = failedIn.get(origin.parent.stackName) ?? [];
+      failedIn.set(origin.parent.stackName, [...parent, origin.logicalId]);
+      this.emit(origin.parent.stackName, a.isNew ? 'CREATE_FAILED' : 'UPDATE_FAILED', NESTED_STACK_TYPE, origin.logicalId,
+        `Embedded stack ${a.stackState.stackId} was not successfully ${a.isNew ? 'created' : 'updated'}: `
+        + `The following resource(s) failed: [${failedIn.get(a.stack.stackName)!.join(', ')}]`);
+    }
+    const everyFailure = [...failedIn.entries()].filter(([, ids]) => ids.length > 0).map(([n, ids]) => ids.map((id) => `${n}/${id}`)).flat();
+    const rollbackFailed = new Set<string>();
+    for (const a of [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack))) {
+      const own = failedIn.get(a.stack.stackName) ?? [];
+      if (a.unchanged && own.length === 0) continue;
+      const reason = own.length > 0
+        ? `The following resource(s) failed: [${own.join(', ')}]`
+        : everyFailure.length > 0 ? `rolled back with its operation, which failed: [${everyFailure.join(', ')}]` : 'the operation was cancelled';
+      const childFailed = applied.some((c) => c.stack.nested?.parent.stackName === a.stack.stackName && rollbackFailed.has(c.stack.stackName));
+      if (!(await this.rollback(a, reason, childFailed))) rollbackFailed.add(a.stack.stackName);
+    }
+    return false;
+  }
+
+  /** Applies the changes of one stack of an operation (no clean-up, no rollback: the tree decides). */
+  private async applyStack(stack: AssemblyStack, plan: PlannedResource[], cancellation: Cancellation): Promise<AppliedStack> {
     const existing = this.stackState(stack.stackName);
     const stackState: StackState = existing ?? {
       stackName: stack.stackName,
@@ -58,258 +149,141 @@ export abstract class RunnerDeploy extends RunnerPlan {
     };
     const ctx = this.resolveContext(stack, stackState.stackId, false);
     const isNew = !existing;
-    const stackType = 'AWS::CloudFormation::Stack';
+    const changes: Change[] = [];
+    const failures: Failure[] = [];
+    const applied = { stack, stackState, ctx, plan, isNew, changes, failures };
     if (!isNew && !this.needsWork(stack, plan, ctx)) {
+      this.waits.done += plan.length;
       this.progress(`✅  ${stack.stackName} (no changes)`);
-      this.collectExports(stack, ctx);
-      return true;
+      return { ...applied, unchanged: true };
     }
     await this.connect();
-    await this.registerRoles(stack, ctx);
-    if (isNew) {
-      this.state.stacks.push(stackState);
+    if (!isNew && !(await this.continueRollback(stackState))) {
+      throw new Error(`${stack.stackName}: a Delete of an earlier run's rollback failed again; CloudFormation refuses to update a stack `
+        + 'whose rollback did not finish (continue the rollback): fix its cause, then run again');
     }
+    await this.registerRoles(stack, ctx);
+    if (isNew) this.state.stacks.push(stackState);
     const stackIndex = this.state.stacks.findIndex((s) => s.stackName === stack.stackName);
     this.state.stacks[stackIndex] = {
       ...stackState,
       dependencies: stack.dependencyStackNames,
       ...(stack.nested ? { parentStack: stack.nested.parent.stackName } : {}),
     };
-    this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', stackType, stack.stackName);
+    this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', NESTED_STACK_TYPE, stack.stackName);
 
-    const changes: Change[] = [];
-    const failures: Failure[] = [];
-    const known = new Set(Object.keys(this.state.resources));
     const byId = new Map(plan.map((p) => [p.logicalId, p]));
-    // Every resource handled (unchanged, done or failed) counts towards the wait lines' "N of M resources done".
-    const step = async (logicalId: string): Promise<boolean> => {
-      try {
-        return await stepOne(logicalId);
-      } finally {
-        this.waits.done++;
-      }
-    };
-    const stepOne = async (logicalId: string): Promise<boolean> => {
-      const p = byId.get(logicalId)!;
+    const stepOne = async (p: PlannedResource): Promise<boolean> => {
       const key = resourceKey(stack.stackName, p.logicalId);
       const before = this.state.resources[key];
-      let props: Record<string, unknown> | undefined;
+      let props: Record<string, unknown>;
       try {
         props = this.resolveProps(ctx, p);
       } catch (e) {
         this.emit(stack.stackName, before ? 'UPDATE_FAILED' : 'CREATE_FAILED', p.resource.Type, p.logicalId, (e as Error).message);
         failures.push({ p, before });
+        cancellation.cancel();
         return false;
       }
-      const base = {
-        stack: stack.stackName,
-        logicalId: p.logicalId,
-        type: p.resource.Type,
-        properties: props,
-        dependsOn: p.dependsOn,
-        deletionPolicy: p.resource.DeletionPolicy,
-        updateReplacePolicy: p.resource.UpdateReplacePolicy,
-        waiter: p.waiter,
-        path: p.path,
-      };
+      const base = declaredResource(stack.stackName, p, props);
       if (before && deepEqual(before.properties, props)) {
         // Unchanged: no event. Keep template-level settings current.
-        this.state.resources[key] = {
-          ...before,
-          dependsOn: base.dependsOn,
-          deletionPolicy: base.deletionPolicy,
-          updateReplacePolicy: base.updateReplacePolicy,
-          waiter: base.waiter,
-          path: base.path,
-        };
+        this.state.resources[key] = { ...before, ...base, properties: before.properties };
         return true;
       }
-      const kind = before ? 'UPDATE' : 'CREATE';
-      this.emit(stack.stackName, `${kind}_IN_PROGRESS`, p.resource.Type, p.logicalId);
+      return this.slots!.run(() => this.changeOne(stackState, p, base, before, cancellation, changes, failures));
+    };
+    // Independent resources run concurrently (dependencies first); a failure in the tree starts no more and cancels the rest.
+    await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, async (id) => {
       try {
-        const res = before
-          ? await this.invoke('Update', stackState, base, before.physicalId, before.properties)
-          : await this.invoke('Create', stackState, base);
-        const after: ResourceState = { ...base, physicalId: res.physicalId, attributes: res.data };
-        this.state.resources[key] = after;
-        changes.push({ kind: before ? 'update' : 'create', before, after });
-        if (before && before.physicalId !== res.physicalId) {
-          // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
-          this.state.orphans.push({ ...before, replaced: true });
-          this.saveNow();
-          this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (the old ${before.physicalId} gets its Delete after the update: ended or released as its removal policy says)`, res.physicalId);
-        } else {
-          this.save();
-          this.emit(stack.stackName, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);
-        }
-        return true;
-      } catch (e) {
-        this.emit(stack.stackName, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
-        if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
-          // onEvent made a resource whose waiter failed: the rollback deletes it (CloudFormation got its physical ID).
-          const after: ResourceState = { ...base, physicalId: e.physicalId, attributes: e.data };
-          this.state.resources[key] = after;
-          changes.push({ kind: before ? 'update' : 'create', before, after });
-          this.save();
-          failures.push({ p });
-        } else {
-          failures.push({ p, before, props });
-        }
+        return cancellation.cancelled ? false : await stepOne(byId.get(id)!);
+      } finally {
+        this.waits.done++;
+      }
+    });
+    return { ...applied, unchanged: false };
+  }
+
+  /** Creates or updates one resource, unless the operation is cancelled first (then its invocation runs on, unheard). */
+  private async changeOne(
+    stackState: StackState, p: PlannedResource, base: Omit<ResourceState, 'physicalId' | 'attributes'>, before: ResourceState | undefined,
+    cancellation: Cancellation, changes: Change[], failures: Failure[],
+  ): Promise<boolean> {
+    if (cancellation.cancelled) return false;
+    const name = stackState.stackName;
+    const key = resourceKey(name, p.logicalId);
+    const kind = before ? 'UPDATE' : 'CREATE';
+    this.emit(name, `${kind}_IN_PROGRESS`, p.resource.Type, p.logicalId);
+    try {
+      const call = before
+        ? this.invoke('Update', stackState, base, before.physicalId, before.properties)
+        : this.invoke('Create', stackState, base);
+      const answer = await cancellation.race(call, (running) => this.runsOn(running));
+      if (!answer) {
+        this.emit(name, `${kind}_FAILED`, p.resource.Type, p.logicalId, `Resource ${before ? 'update' : 'creation'} cancelled`);
+        failures.push({ p, before, props: base.properties, cancelled: true });
         return false;
       }
-    };
-    // Independent resources run concurrently (dependencies first); a failure starts no more, in-flight ones finish.
-    await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, step);
-    this.keepPlanOrder(stack.stackName, plan, known);
-
-    if (failures.length > 0) {
-      await this.rollback(stackState, isNew, changes, failures);
+      const res = answer.value;
+      const after: ResourceState = { ...base, physicalId: res.physicalId, attributes: res.data };
+      this.state.resources[key] = after;
+      changes.push({ kind: before ? 'update' : 'create', before, after });
+      if (before && before.physicalId !== res.physicalId) {
+        // Persisted at once (CloudFormation remembers it too): a run killed before the clean-up deletes it next time.
+        this.state.orphans.push({ ...before, replaced: true });
+        this.saveNow();
+        this.emit(name, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, `replaced: new physical ID ${res.physicalId} (the old ${before.physicalId} gets its Delete after the update: ended or released as its removal policy says)`, res.physicalId);
+      } else {
+        this.save();
+        this.emit(name, `${kind}_COMPLETE`, p.resource.Type, p.logicalId, undefined, res.physicalId);
+      }
+      return true;
+    } catch (e) {
+      this.emit(name, `${kind}_FAILED`, p.resource.Type, p.logicalId, (e as Error).message);
+      if (e instanceof WaiterError && (!before || before.physicalId !== e.physicalId)) {
+        // onEvent made a resource whose waiter failed: the rollback deletes it (CloudFormation got its physical ID).
+        const after: ResourceState = { ...base, physicalId: e.physicalId, attributes: e.data };
+        this.state.resources[key] = after;
+        changes.push({ kind: before ? 'update' : 'create', before, after });
+        this.save();
+        failures.push({ p });
+      } else {
+        failures.push({ p, before, props: base.properties });
+      }
+      cancellation.cancel();
       return false;
     }
-
-    // Cleanup: old physical resources of replacements, resources removed from the app, orphans of earlier runs.
-    const planned = new Set(plan.map((p) => p.logicalId));
-    const removed = this.resourcesOf(stack.stackName).filter((r) => !planned.has(r.logicalId));
-    const orphans = this.state.orphans.filter((o) => o.stack === stack.stackName);
-    if (removed.length + orphans.length > 0) {
-      this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE_CLEANUP_IN_PROGRESS' : 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS', stackType, stack.stackName);
-      this.state.orphans = this.state.orphans.filter((o) => o.stack !== stack.stackName);
-      // Orphans of earlier runs first, then this run's replaced resources, newest first.
-      const ordered = [...orphans.filter((o) => !o.replaced), ...orphans.filter((o) => o.replaced).reverse()];
-      for (const o of ordered) {
-        const ok = await this.deleteResource(stackState, o, o.replaced ? 'replace' : 'delete');
-        if (!ok) this.abandon(o);
-        this.save();
-      }
-      const order = dependencyOrder(removed.map((r) => r.logicalId), new Map(removed.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      const dependents = new Map<string, string[]>(order.map((id) => [id, []]));
-      for (const r of removed) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
-      // Every removed resource is tried (as before): a failed one keeps its dependencies' order, not their delete.
-      await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
-        const r = this.state.resources[resourceKey(stack.stackName, id)];
-        // Deleted, or abandoned (CloudFormation removes it from the stack either way).
-        if (!(await this.deleteResource(stackState, r, 'delete'))) this.abandon(r);
-        delete this.state.resources[resourceKey(stack.stackName, id)];
-        this.save();
-        return true;
-      }, false);
-    }
-    this.emit(stack.stackName, isNew ? 'CREATE_COMPLETE' : 'UPDATE_COMPLETE', stackType, stack.stackName);
-    this.saveNow();
-    this.collectExports(stack, ctx);
-    return true;
   }
+}
 
-  protected async rollback(
-    stackState: StackState,
-    isNew: boolean,
-    changes: Change[],
-    failures: Failure[],
-  ): Promise<void> {
-    const stackType = 'AWS::CloudFormation::Stack';
-    const name = stackState.stackName;
-    let ok = true;
-    this.emit(name, isNew ? 'ROLLBACK_IN_PROGRESS' : 'UPDATE_ROLLBACK_IN_PROGRESS', stackType, name, `The following resource(s) failed: [${failures.map((f) => f.p.logicalId).join(', ')}]`);
-    // 1. In-place updates (including the ones that failed) get an Update with old and new properties swapped.
-    const inPlace: Array<{ before: ResourceState; current: ResourceState }> = [];
-    for (const failure of failures) {
-      if (failure.before && failure.props) {
-        inPlace.push({ before: failure.before, current: { ...failure.before, properties: failure.props } });
-      }
-    }
-    for (const c of [...changes].reverse()) {
-      if (c.kind === 'update' && c.before && c.before.physicalId === c.after.physicalId) inPlace.push({ before: c.before, current: c.after });
-    }
-    for (const { before, current } of inPlace) {
-      const key = resourceKey(name, before.logicalId);
-      this.emit(name, 'UPDATE_IN_PROGRESS', before.type, before.logicalId, 'rollback');
-      try {
-        const res = await this.invoke('Update', stackState, before, current.physicalId, current.properties);
-        this.state.resources[key] = { ...before, attributes: Object.keys(res.data).length > 0 ? res.data : before.attributes };
-        this.emit(name, 'UPDATE_COMPLETE', before.type, before.logicalId, undefined, current.physicalId);
-      } catch (e) {
-        ok = false;
-        this.emit(name, 'UPDATE_FAILED', before.type, before.logicalId, (e as Error).message);
-      }
-      this.save();
-    }
-    // 2. Resources created in this run, and new physical resources of replacements, are deleted; replaced ones get their old state back.
-    if (!isNew) this.emit(name, 'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS', stackType, name);
-    for (const c of [...changes].reverse()) {
-      const key = resourceKey(name, c.after.logicalId);
-      if (c.kind === 'create') {
-        const deleted = await this.deleteResource(stackState, c.after, 'rollback-create');
-        if (deleted) delete this.state.resources[key];
-        else ok = false;
-      } else if (c.before && c.before.physicalId !== c.after.physicalId) {
-        const deleted = await this.deleteResource(stackState, c.after, 'rollback-create');
-        this.state.resources[key] = c.before;
-        // The old resource stays: it is no longer waiting for the clean-up.
-        this.state.orphans = this.state.orphans.filter((o) => !(o.replaced && o.stack === c.before!.stack && o.logicalId === c.before!.logicalId
-          && o.physicalId === c.before!.physicalId));
-        if (!deleted) {
-          ok = false;
-          this.state.orphans.push(c.after);
-        }
-      }
-      this.save();
-    }
-    if (isNew && this.resourcesOf(name).length === 0 && ok) {
-      this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
-    }
-    this.emit(name, isNew ? (ok ? 'ROLLBACK_COMPLETE' : 'ROLLBACK_FAILED') : (ok ? 'UPDATE_ROLLBACK_COMPLETE' : 'UPDATE_ROLLBACK_FAILED'), stackType, name);
-    this.saveNow();
-  }
+/** How deep a stack is in its tree (0: a top-level stack). */
+function depthOf(s: AssemblyStack): number {
+  let d = 0;
+  for (let r = s; r.nested; r = r.nested.parent) d++;
+  return d;
+}
 
-  /**
-   * A Delete failed in an update's clean-up: CloudFormation does not retry it (the stack update completes, the physical
-   * resource is left behind), so neither does the runner. It is reported, the run fails, and `dpi orphans` finds it.
-   */
-  private abandon(r: ResourceState): void {
-    this.failed = true;
-    this.abandoned.push({ stack: r.stack, logicalId: r.logicalId, type: r.type, physicalId: r.physicalId });
-    this.progress(`⚠️  ${r.stack}/${r.logicalId} ${r.type} ${r.physicalId}: abandoned. CloudFormation never retries a Delete that fails in an `
-      + 'update\'s clean-up, so it is left in the service; \'dpi orphans --local\' lists it, \'dpi orphans --local --fix\' ends it');
-  }
+/** The top-level stack of a nested stack's tree (a top-level stack is its own). */
+function rootOf(s: AssemblyStack): AssemblyStack {
+  let r = s;
+  while (r.nested) r = r.nested.parent;
+  return r;
+}
 
-  /** Deletes the resources of one stack of the state (reverse dependency order) and, when all are gone, the stack. */
-  protected async deleteStack(name: string): Promise<void> {
-    {
-      const stackState = this.stackState(name)!;
-      const stackType = 'AWS::CloudFormation::Stack';
-      this.emit(name, 'DELETE_IN_PROGRESS', stackType, name);
-      let ok = true;
-      const orphans = this.state.orphans.filter((o) => o.stack === name);
-      this.state.orphans = this.state.orphans.filter((o) => o.stack !== name);
-      for (const o of orphans) {
-        if (!(await this.deleteResource(stackState, o, o.replaced ? 'replace' : 'delete'))) {
-          ok = false;
-          this.state.orphans.push(o);
-        }
-        this.save();
-      }
-      const resources = this.resourcesOf(name);
-      const ids = dependencyOrder(resources.map((r) => r.logicalId), new Map(resources.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      // A resource is deleted after every resource that depends on it; one whose dependent failed is skipped.
-      const dependents = new Map<string, string[]>(ids.map((id) => [id, []]));
-      for (const r of resources) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
-      const result = await runScheduled(ids, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
-        const key = resourceKey(name, id);
-        const r = this.state.resources[key];
-        const deleted = await this.deleteResource(stackState, r, 'delete');
-        if (deleted) delete this.state.resources[key];
-        this.waits.done++;
-        this.save();
-        return deleted;
-      }, false, (id) => {
-        const r = this.state.resources[resourceKey(name, id)];
-        this.emit(name, 'DELETE_SKIPPED', r.type, id, 'a resource that depends on it failed to delete');
-      });
-      if (result.failed.length > 0) ok = false;
-      if (ok) this.state.stacks = this.state.stacks.filter((s) => s.stackName !== name);
-      else this.failed = true;
-      this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', stackType, name);
-      this.saveNow();
+/**
+ * The stacks of its tree a stack waits for: its other dependencies, and for a nested stack, its parent and the nested
+ * stacks its `AWS::CloudFormation::Stack` resource depends on in the parent's template.
+ */
+function stackDependencies(s: AssemblyStack, byName: ReadonlyMap<string, AssemblyStack>): string[] {
+  const deps = new Set(s.dependencyStackNames.filter((n) => byName.has(n)));
+  const origin = s.nested;
+  if (origin) {
+    deps.add(origin.parent.stackName);
+    const resources = origin.parent.template.Resources ?? {};
+    const nestedIds = selectedDependencies(origin.parent.template, (id) => resources[id]?.Type === NESTED_STACK_TYPE).get(origin.logicalId) ?? [];
+    for (const sibling of byName.values()) {
+      if (sibling.nested?.parent.stackName === origin.parent.stackName && nestedIds.includes(sibling.nested.logicalId)) deps.add(sibling.stackName);
     }
   }
+  return [...deps];
 }

@@ -55,6 +55,24 @@ export interface PlannedResource {
   readonly path?: string;
 }
 
+/** A planned resource with its resolved properties, as the state records it (without what the handler answers). */
+export type DeclaredResource = Omit<ResourceState, 'physicalId' | 'attributes'>;
+
+/** The state's view of a planned resource of `stack` with its resolved properties. */
+export function declaredResource(stack: string, p: PlannedResource, properties: Record<string, unknown>): DeclaredResource {
+  return {
+    stack,
+    logicalId: p.logicalId,
+    type: p.resource.Type,
+    properties,
+    dependsOn: p.dependsOn,
+    deletionPolicy: p.resource.DeletionPolicy,
+    updateReplacePolicy: p.resource.UpdateReplacePolicy,
+    waiter: p.waiter,
+    path: p.path,
+  };
+}
+
 export interface Change {
   readonly kind: 'create' | 'update';
   readonly before?: ResourceState;
@@ -66,6 +84,11 @@ export interface Failure {
   readonly p: PlannedResource;
   readonly before?: ResourceState;
   readonly props?: Record<string, unknown>;
+  /**
+   * CloudFormation stopped waiting for it (another resource of the operation failed): its invocation runs on, and the
+   * rollback sends a cancelled Create a Delete with an invented physical ID, a cancelled Update the swapped Update.
+   */
+  readonly cancelled?: boolean;
 }
 
 export class RunFailure extends Error {}

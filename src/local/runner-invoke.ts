@@ -141,12 +141,15 @@ export abstract class RunnerInvoke extends RunnerBase {
     }
     // At once: the first answer to arrive is CloudFormation's; the other delivery runs on to its end.
     const both = [send(), send()];
-    const tracked = both.map((p) => p.then(() => undefined, () => undefined));
-    for (const t of tracked) {
-      this.stragglers.add(t);
-      void t.then(() => this.stragglers.delete(t));
-    }
+    for (const p of both) this.runsOn(p);
     return Promise.race(both);
+  }
+
+  /** An invocation CloudFormation may no longer listen to: it runs on in its container, and the run ends after it. */
+  protected runsOn(invocation: Promise<unknown>): void {
+    const t = invocation.then(() => undefined, () => undefined);
+    this.stragglers.add(t);
+    void t.then(() => this.stragglers.delete(t));
   }
 
   /** The function an event goes to, as the template declares it (timeout, memory; `invocationBudgetMs` overrides). */

@@ -175,14 +175,16 @@ export abstract class RunnerPlan extends RunnerInvoke {
 
   /**
    * Keeps the state (and so the summary) in a stable order whatever finished first: resources that existed before
-   * the run keep their place, new ones follow in plan order (what a one-at-a-time run gives).
+   * the operation keep their place, new ones follow stack by stack in plan order (what a one-at-a-time run gives).
    */
-  protected keepPlanOrder(stackName: string, plan: PlannedResource[], known: ReadonlySet<string>): void {
+  protected keepPlanOrder(plans: ReadonlyArray<readonly [string, PlannedResource[]]>, known: ReadonlySet<string>): void {
     const next: Record<string, ResourceState> = {};
     for (const [k, v] of Object.entries(this.state.resources)) if (known.has(k)) next[k] = v;
-    for (const p of plan) {
-      const k = resourceKey(stackName, p.logicalId);
-      if (!known.has(k) && this.state.resources[k]) next[k] = this.state.resources[k];
+    for (const [stackName, plan] of plans) {
+      for (const p of plan) {
+        const k = resourceKey(stackName, p.logicalId);
+        if (!known.has(k) && this.state.resources[k]) next[k] = this.state.resources[k];
+      }
     }
     for (const [k, v] of Object.entries(this.state.resources)) if (!(k in next)) next[k] = v;
     this.state.resources = next;

@@ -31,6 +31,12 @@ export interface ResourceState {
    * still deletes it the next time.
    */
   readonly replaced?: boolean;
+  /**
+   * In the orphans list: a Delete of a rollback that failed (a cancelled Create's, with its invented physical ID, or a
+   * replacement's new physical resource). CloudFormation sends it again before the stack's next operation (continue
+   * rollback), so the runner does too, before it changes anything else in the stack.
+   */
+  readonly rollbackPending?: boolean;
 }
 
 /** A deployed stack. */

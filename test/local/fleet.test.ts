@@ -159,6 +159,34 @@ test('a nested stack whose last identity leaves the app is deleted with its pipe
   expect(pipelineSpecific()).toEqual([]);
 });
 
+test('an identity the service refuses rolls back the whole nested-stack tree: nothing new is left, the deployed sellers untouched', async () => {
+  const pipelines = (): number[] => emulator.state().pipelines.map((p) => p.remoteIdentityId).sort();
+  const noFailedRollback = (r: LocalDeployResult): void => expect(r.events.filter((e) => /ROLLBACK_FAILED|DELETE_FAILED/.test(e.status))).toEqual([]);
+  // A first deployment of ten sellers and one the service does not know: the whole fleet is rolled back.
+  const refused = 9999;
+  const first = await run(synth([...IDS.slice(0, 10), refused]));
+  expect(first.success).toBe(false);
+  noFailedRollback(first);
+  expect(first.events.find((e) => e.stack === 'Fleet' && e.status === 'ROLLBACK_IN_PROGRESS')?.reason).toMatch(/^The following resource\(s\) failed: \[/);
+  expect([pipelines(), active107(), pipelineSpecific()]).toEqual([[], [], []]);
+  expect((JSON.parse(readFileSync(stateFile(), 'utf8')) as { stacks: unknown[] }).stacks).toEqual([]);
+
+  // Ten sellers deployed; then four more with the refused one: the update of every nested stack is rolled back.
+  const deployed = await run(synth(IDS.slice(0, 10)));
+  expect(deployed.success).toBe(true);
+  const before = { pipelines: pipelines(), subs: active107(), cloud: pipelineSpecific() };
+  expect(before.pipelines).toEqual(IDS.slice(0, 10));
+  const update = await run(synth([...IDS, refused]));
+  expect(update.success).toBe(false);
+  noFailedRollback(update);
+  expect(update.events.filter((e) => e.type === 'AWS::CloudFormation::Stack' && e.stack === 'Fleet').pop()?.status).toBe('UPDATE_ROLLBACK_COMPLETE');
+  expect({ pipelines: pipelines(), subs: active107(), cloud: pipelineSpecific() }).toEqual(before);
+  expect(update.resources.map((r) => r.physicalId).sort()).toEqual(deployed.resources.map((r) => r.physicalId).sort());
+
+  expect((await run(undefined, true)).success).toBe(true);
+  expect([pipelines(), active107(), pipelineSpecific()]).toEqual([[], [], []]);
+});
+
 test('the assembly reader finds nested templates by their asset metadata (as the cdk CLI synthesizes) or by the asset manifest', () => {
   for (const context of [{ 'aws:cdk:enable-asset-metadata': true }, {}]) {
     n += 1;
