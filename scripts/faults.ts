@@ -11,6 +11,7 @@
  *   npm run faults -- --only 'unified'  only the calls whose label (e.g. `create #2 POST /service/...`) matches
  */
 import { ACCEPTED, CallPoint, FAULT_KINDS, FaultKind, FaultLab, label, renderTable, ScenarioResult } from '../test/faults/matrix';
+import { appliesTo } from '../test/faults/runner-faults';
 import { sample } from '../test/faults/sample';
 
 interface Args { sample?: number; seed: number; kinds?: string[]; kill: boolean; verbose: boolean; only?: RegExp }
@@ -47,7 +48,9 @@ async function main(): Promise<void> {
     const kinds: FaultKind[] = args.kinds ? FAULT_KINDS.filter((k) => args.kinds!.includes(k.name)) : [...FAULT_KINDS];
     if (args.kinds && kinds.length !== args.kinds.length) throw new Error(`unknown fault kind in ${args.kinds.join(',')}; kinds: ${FAULT_KINDS.map((k) => k.name).join(', ')}`);
     const points = lab.points.filter((p) => !args.only || args.only.test(label(p)));
-    let scenarios: Array<{ point: CallPoint; kind: FaultKind }> = points.flatMap((point) => kinds.map((kind) => ({ point, kind })));
+    // A cancel fault only where CloudFormation cancels (create and update, not a destroy's Deletes).
+    let scenarios: Array<{ point: CallPoint; kind: FaultKind }> = points.flatMap((point) => kinds.filter((k) => appliesTo(k.runner, point.phase))
+      .map((kind) => ({ point, kind })));
     if (args.sample !== undefined) scenarios = sample(scenarios, args.sample, args.seed);
     write(`Example app lifecycle: ${lab.points.length} service calls (create ${lab.points.filter((p) => p.phase === 'create').length}, `
       + `update ${lab.points.filter((p) => p.phase === 'update').length}, destroy ${lab.points.filter((p) => p.phase === 'destroy').length}); `

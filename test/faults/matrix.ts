@@ -25,11 +25,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BystanderSet, DeclaredSubscription, declaredSubscriptions, harmedBystanders, makeBystanders, synthSecondJournalApp } from './bystanders';
 import { serviceRemovesUnrecordedPipelines } from './operator';
+import { RUNNER_FAULT_KINDS, RunnerFault, runnerOptions } from './runner-faults';
 import { diff, liveSummary, secretsIn } from './summary';
 import { buildExampleApp } from '../../examples/app';
 import { runDpi } from '../../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
-import { findPackageRoot, LocalDeployResult, runLocalDeploy } from '../../src/local';
+import { findPackageRoot, LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
 
 export type Phase = 'create' | 'update' | 'destroy';
 export const PHASES: readonly Phase[] = ['create', 'update', 'destroy'];
@@ -38,6 +39,8 @@ export const PHASES: readonly Phase[] = ['create', 'update', 'destroy'];
 export interface FaultKind {
   readonly name: string;
   readonly fault: Record<string, unknown>;
+  /** The cloud's part of the fault (runner-faults.ts): how the runner runs the faulted phase. */
+  readonly runner?: RunnerFault;
 }
 
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -47,6 +50,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   { name: 'drop', fault: { drop: true } },
   { name: 'dropResponse', fault: { dropResponse: true } },
   { name: 'delay3s', fault: { delayMs: 3000 } },
+  ...RUNNER_FAULT_KINDS,
 ];
 
 /** One service call of a phase of the clean run: the `skip`-th later request matching method and path prefix. */
@@ -164,7 +168,7 @@ export class FaultLab {
   }
 
   /** Runs one phase in-process (as `dpi local-deploy` would, against the lab's emulator). */
-  async phase(dir: string, p: Phase): Promise<LocalDeployResult> {
+  async phase(dir: string, p: Phase, extra: Partial<LocalDeployOptions> = {}): Promise<LocalDeployResult> {
     return runLocalDeploy({
       app: p === 'create' ? this.apps.v1 : p === 'update' ? this.apps.v2 : undefined,
       destroy: p === 'destroy',
@@ -177,6 +181,7 @@ export class FaultLab {
       concurrency: 1,
       progress: () => undefined,
       output: () => undefined,
+      ...extra,
     });
   }
 
@@ -237,8 +242,8 @@ export class FaultLab {
     const results: LocalDeployResult[] = [];
     const watch = this.watch();
     let destroyed = false;
-    const step = async (p: Phase, what: string): Promise<LocalDeployResult> => {
-      const r = await this.phase(dir, p);
+    const step = async (p: Phase, what: string, extra: Partial<LocalDeployOptions> = {}): Promise<LocalDeployResult> => {
+      const r = await this.phase(dir, p, extra);
       results.push(r);
       watch.check(what);
       destroyed = p === 'destroy' && r.success;
@@ -263,8 +268,10 @@ export class FaultLab {
       if (!r.success) return result('stuck', `the clean ${p} before the fault failed: ${firstFailure(r)}`);
     }
     await admin(this.url, 'POST', '/_emulator/faults', { ...kind.fault, method: point.method, pathPrefix: point.path, skip: point.skip, count: 1 });
-    const first = await step(point.phase, `${point.phase} with the fault`);
-    const fired = (await admin<{ faults: unknown[] }>(this.url, 'GET', '/_emulator/faults')).faults.length === 0;
+    const taken = async (): Promise<boolean> => (await admin<{ faults: unknown[] }>(this.url, 'GET', '/_emulator/faults')).faults.length === 0;
+    const runner = runnerOptions(kind.runner, taken);
+    const first = await step(point.phase, `${point.phase} with the fault`, runner.options).finally(runner.stop);
+    const fired = await taken();
     await admin(this.url, 'DELETE', '/_emulator/faults');
     let outcome: Outcome = 'survived';
     let detail: string | undefined;
