@@ -30,17 +30,6 @@ export class Cancellation {
     this.isCancelled = true;
     this.fire?.();
   }
-
-  /**
-   * Waits for `call` unless the operation is cancelled first: then `undefined`, and `call` runs on (handed to
-   * `runsOn`, so the run can wait for it before it ends, as the invocation would finish in its container).
-   */
-  async race<T>(call: Promise<T>, runsOn: (p: Promise<unknown>) => void): Promise<{ value: T } | undefined> {
-    const answered = call.then((value) => ({ value }));
-    const outcome = await Promise.race([answered, this.signal.then(() => undefined)]);
-    if (outcome === undefined) runsOn(answered.then(() => undefined, () => undefined));
-    return outcome;
-  }
 }
 
 const SUFFIX_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

@@ -218,10 +218,22 @@ export abstract class RunnerDeploy extends RunnerRollback {
       const call = before
         ? this.invoke('Update', stackState, base, before.physicalId, before.properties)
         : this.invoke('Create', stackState, base);
-      const answer = await cancellation.race(call, (running) => this.runsOn(running));
-      if (!answer) {
-        this.emit(name, `${kind}_FAILED`, p.resource.Type, p.logicalId, `Resource ${before ? 'update' : 'creation'} cancelled`);
+      // CloudFormation stops waiting when the operation is cancelled, or at the resource's ServiceTimeout (one hour by
+      // default and at most); the invocation runs on either way.
+      const timeoutS = serviceTimeoutSeconds(base.properties);
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutS * 1000);
+      });
+      const stopped = cancellation.signal.then(() => 'cancelled' as const);
+      const answer = await Promise.race([call.then((value) => ({ value })), stopped, expired]).finally(() => clearTimeout(timer));
+      if (answer === 'cancelled' || answer === 'timeout') {
+        this.runsOn(call);
+        this.emit(name, `${kind}_FAILED`, p.resource.Type, p.logicalId, answer === 'timeout'
+          ? `CloudFormation did not receive a response from your Custom Resource within its ServiceTimeout (${timeoutS} seconds)`
+          : `Resource ${before ? 'update' : 'creation'} cancelled`);
         failures.push({ p, before, props: base.properties, cancelled: true });
+        cancellation.cancel();
         return false;
       }
       const res = answer.value;
@@ -254,6 +266,12 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return false;
     }
   }
+}
+
+/** A custom resource's `ServiceTimeout` property in seconds (1 to 3600; CloudFormation's default and maximum: 3600). */
+export function serviceTimeoutSeconds(properties: Record<string, unknown>): number {
+  const n = Number(properties.ServiceTimeout);
+  return Number.isInteger(n) && n >= 1 && n <= 3600 ? n : 3600;
 }
 
 /** How deep a stack is in its tree (0: a top-level stack). */

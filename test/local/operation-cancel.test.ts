@@ -217,3 +217,13 @@ test('a nested stack whose rollback fails keeps its parent ROLLBACK_FAILED; a de
   expect(reasonOf(d, 'S', 'DELETE_FAILED')).toMatch(/Embedded stack\(s\) not deleted/);
   expect(deletes().map((c) => c.event.LogicalResourceId)).not.toContain('Top');
 });
+
+test('CloudFormation stops waiting for a custom resource at its ServiceTimeout: the Create fails, its Delete has an invented ID', async () => {
+  const r = await run(app({ Slow: res('slow', { SleepMs: 2500, ServiceTimeout: '1' }), Other: res('other', { SleepMs: 2000 }) }));
+  expect(r.success).toBe(false);
+  expect(reasonOf(r, 'Slow', 'CREATE_FAILED')).toBe('CloudFormation did not receive a response from your Custom Resource within its ServiceTimeout (1 seconds)');
+  // The other Create in flight is cancelled with it; both get a Delete with an invented physical ID.
+  expect(reasonOf(r, 'Other', 'CREATE_FAILED')).toBe('Resource creation cancelled');
+  expect(deletes().map((c) => c.event.PhysicalResourceId).sort()).toEqual([expect.stringMatching(/^S-Other-/), expect.stringMatching(/^S-Slow-/)]);
+  expect(stackEvents(r).pop()).toBe('S ROLLBACK_COMPLETE');
+});
