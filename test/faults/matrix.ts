@@ -236,6 +236,16 @@ export class FaultLab {
     });
   }
 
+  /** The human step of an abandoned clean-up Delete: `dpi orphans --local --fix --yes`. */
+  private async fixOrphans(dir: string): Promise<number> {
+    return runDpi(['orphans', '--local', '--fix', '--yes', '--state', join(dir, 'local-state.json')], {
+      env: { DPI_BASE_URL: this.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN },
+      stdout: { write: () => undefined },
+      stderr: { write: () => undefined },
+      isTTY: false,
+    });
+  }
+
   /** Runs one scenario: clean phases up to `point.phase`, the fault, one retry, the rest, destroy. */
   async run(point: CallPoint, kind: FaultKind): Promise<ScenarioResult> {
     const dir = await this.reset();
@@ -292,6 +302,17 @@ export class FaultLab {
         retry = await step(point.phase, `the retry of ${point.phase} after the resolve`);
       }
       if (!retry.success) return result('stuck', `retry failed: ${firstFailure(retry)} (first failure: ${detail})`);
+    }
+    // A clean-up Delete that failed is abandoned, as CloudFormation abandons it (never retried): its human step is
+    // `dpi orphans --local --fix`, which finds it through the journal.
+    const abandoned = results.flatMap((r) => r.abandoned ?? []);
+    if (abandoned.length > 0) {
+      outcome = 'residual';
+      detail = `abandoned clean-up Delete of ${abandoned.map((a) => `${a.logicalId} ${a.physicalId}`).join(', ')}, ended by dpi orphans --local --fix`
+        + `${detail ? ` (first failure: ${detail})` : ''}`;
+      const code = await this.fixOrphans(dir);
+      watch.check('dpi orphans --local --fix');
+      if (code !== 0) return result('stuck', `dpi orphans --local --fix exited ${code}`);
     }
     const d = diff(this.expected.get(point.phase)!, this.live());
     if (d) return result('inconsistent', `after ${point.phase}: ${d}${detail ? ` (first failure: ${detail})` : ''}`);
