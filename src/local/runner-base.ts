@@ -53,7 +53,10 @@ export abstract class RunnerBase {
   protected waitedMs = 0;
   /** The same, rounded, shared with the containers (the handler's clock there). */
   protected readonly clockOffset = new BigInt64Array(new SharedArrayBuffer(8));
-  /** Second deliveries (`redeliver: 'at-once'`) still running after CloudFormation took the other answer. */
+  /**
+   * Invocations CloudFormation no longer listens to, still running: second deliveries (`redeliver: 'at-once'`), and
+   * Creates and Updates it stopped waiting for (a cancelled operation, a ServiceTimeout). The run ends after them.
+   */
   protected readonly stragglers = new Set<Promise<unknown>>();
   private connecting?: Promise<void>;
   /** The handler's containers (`containers: 'isolated'`). */

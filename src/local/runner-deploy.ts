@@ -113,8 +113,9 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return true;
     }
     // A nested stack that failed fails its resource in the parent (deepest first, so a grandparent hears of it too),
-    // and the whole tree rolls back.
-    for (const a of [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack))) {
+    // and the whole tree rolls back, children first (siblings in the reverse of their order).
+    const childrenFirst = [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack));
+    for (const a of childrenFirst) {
       const origin = a.stack.nested;
       if (!origin || !(failedIn.get(a.stack.stackName)?.length)) continue;
       const parent = failedIn.get(origin.parent.stackName) ?? [];
@@ -125,7 +126,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
     }
     const everyFailure = [...failedIn.entries()].filter(([, ids]) => ids.length > 0).map(([n, ids]) => ids.map((id) => `${n}/${id}`)).flat();
     const rollbackFailed = new Set<string>();
-    for (const a of [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack))) {
+    for (const a of childrenFirst) {
       const own = failedIn.get(a.stack.stackName) ?? [];
       if (a.unchanged && own.length === 0) continue;
       const reason = own.length > 0

@@ -47,9 +47,7 @@ export abstract class RunnerRollback extends RunnerPlan {
         if (!ok) this.abandon(o);
         this.save();
       }
-      const order = dependencyOrder(removed.map((r) => r.logicalId), new Map(removed.map((r) => [r.logicalId, r.dependsOn]))).reverse();
-      const dependents = new Map<string, string[]>(order.map((id) => [id, []]));
-      for (const r of removed) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+      const { order, dependents } = deleteOrder(removed);
       // Every removed resource is tried (as before): a failed one keeps its dependencies' order, not their delete.
       await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
         const r = this.state.resources[resourceKey(stack.stackName, id)];
@@ -207,11 +205,9 @@ export abstract class RunnerRollback extends RunnerPlan {
       this.save();
     }
     const resources = this.resourcesOf(name);
-    const ids = dependencyOrder(resources.map((r) => r.logicalId), new Map(resources.map((r) => [r.logicalId, r.dependsOn]))).reverse();
     // A resource is deleted after every resource that depends on it; one whose dependent failed is skipped.
-    const dependents = new Map<string, string[]>(ids.map((id) => [id, []]));
-    for (const r of resources) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
-    const result = await runScheduled(ids, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
+    const { order, dependents } = deleteOrder(resources);
+    const result = await runScheduled(order, (id) => dependents.get(id) ?? [], this.concurrency, async (id) => {
       const key = resourceKey(name, id);
       const r = this.state.resources[key];
       const deleted = await this.deleteResource(stackState, r, 'delete');
@@ -229,4 +225,12 @@ export abstract class RunnerRollback extends RunnerPlan {
     this.emit(name, ok ? 'DELETE_COMPLETE' : 'DELETE_FAILED', STACK_TYPE, name);
     this.saveNow();
   }
+}
+
+/** Resources in deletion order (dependents first), and for each the resources that depend on it (deleted before it). */
+function deleteOrder(resources: readonly ResourceState[]): { order: string[]; dependents: Map<string, string[]> } {
+  const order = dependencyOrder(resources.map((r) => r.logicalId), new Map(resources.map((r) => [r.logicalId, r.dependsOn]))).reverse();
+  const dependents = new Map<string, string[]>(order.map((id) => [id, []]));
+  for (const r of resources) for (const d of r.dependsOn) dependents.get(d)?.push(r.logicalId);
+  return { order, dependents };
 }
