@@ -47,8 +47,15 @@ export interface EmulatorOptions {
   readonly tokenTtlSeconds?: number;
   /** Keep the state in this JSON file (loaded at start when it exists, saved on every change and on stop). @default memory only */
   readonly stateFile?: string;
-  /** Initial clock (Unix seconds); the clock then advances in real time. @default real time */
+  /** Initial clock (Unix seconds); the clock then advances. @default real time (or the state file's clock) */
   readonly now?: number;
+  /**
+   * The clock passes this many times as fast as real time (1 to 3600); the latency and faults' delays take 1/timeScale
+   * of their time. @default 1
+   */
+  readonly timeScale?: number;
+  /** Latency of every service request (service time): `ms`, plus or minus up to `jitterMs` at random. @default none */
+  readonly latency?: { readonly ms: number; readonly jitterMs?: number };
   /** Wire shape of the service routes' responses. @default 'minimal' */
   readonly reads?: ReadMode;
   /**

@@ -110,6 +110,8 @@ export interface Ctx {
   /** False: lists answer every record as `{data}` without `links`/`meta` (a service that does not paginate). */
   pagination?: boolean;
   now(): number;
+  /** Waits this many milliseconds of service time (1/timeScale of them in real time). @default real time */
+  sleep?(ms: number): Promise<void>;
 }
 
 /** A request rate limit: `requests` per client address in a rolling window of `seconds`. */

@@ -59,11 +59,11 @@ export function takeFault(ctx: Ctx, method: string, path: string): Fault | undef
 }
 
 /**
- * Waits as the fault says before the request goes on: `delayMs`, then, for a `hold` fault, until the test releases it
+ * Waits as the fault says before the request goes on: `delayMs` (service time), then, for a `hold` fault, until the test releases it
  * (`POST /_emulator/faults/release`), the faults are cleared, the emulator resets or stops, or MAX_FAULT_WAIT_MS pass.
  */
 export async function waitAsFaultSays(ctx: Ctx, f: Fault): Promise<void> {
-  if (f.delayMs && f.delayMs > 0) await new Promise((r) => setTimeout(r, f.delayMs));
+  if (f.delayMs && f.delayMs > 0) await (ctx.sleep ? ctx.sleep(f.delayMs) : new Promise((r) => setTimeout(r, f.delayMs)));
   if (!f.hold) return;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(() => release(), MAX_FAULT_WAIT_MS);

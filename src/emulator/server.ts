@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { browserRefusal, isLoopbackHost } from './browser-guard';
+import { checkedLatency, EmulatorClock, Latency, latencyOf } from './clock';
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
@@ -34,8 +35,19 @@ export interface EmulatorOptions {
    * of concurrent requests coalesced into one), and on stop.
    */
   stateFile?: string;
-  /** Initial clock (Unix seconds); default real time. The clock then advances in real time. */
+  /** Initial clock (Unix seconds); default real time (or where the state file's clock was). The clock then advances. */
   now?: number;
+  /**
+   * The clock passes this many times as fast as real time (1 to 3600): the rate window, `Retry-After`, tokens, jobs
+   * and history requests all run on it, and the latency and faults' delays take 1/timeScale of their time. A client
+   * whose own clock runs at the same scale meets the service's timing, an hour in a minute at 60. Default 1.
+   */
+  timeScale?: number;
+  /**
+   * Latency of every service request (not the admin API), in service time: each one waits `ms`, plus or minus up to
+   * `jitterMs` at random, before it is handled (and counted by the rate limit). Default none.
+   */
+  latency?: Latency;
   /**
    * Attributes of the service routes' read, create and update responses (the admin API and `state()` always show
    * the full state). Both modes serve the same routes, envelopes (paginated lists), query parameters and filters.
@@ -87,12 +99,14 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const reads = opts.reads ?? 'minimal';
   if (!READ_MODES.includes(reads)) throw new Error(`reads must be one of ${READ_MODES.join(', ')} (got ${String(opts.reads)})`);
-  let offset = opts.now !== undefined ? opts.now - Date.now() / 1000 : 0;
-  const now = (): number => Math.floor(Date.now() / 1000 + offset);
+  const latency = checkedLatency(opts.latency);
+  let clock = new EmulatorClock(opts.timeScale, opts.now);
+  const now = (): number => clock.now();
   const ctx: Ctx = {
     s: emptyState(),
     reads,
     now,
+    sleep: (ms) => clock.sleep(ms),
     tokenTtlSeconds: opts.tokenTtlSeconds ?? 3600,
     secret: randomBytes(32),
     requests: [],
@@ -116,7 +130,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     }
     if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
     ctx.s = { ...emptyState(), ...loaded.state };
-    if (opts.now === undefined && typeof loaded.clockOffset === 'number') offset = loaded.clockOffset;
+    if (opts.now === undefined && typeof loaded.clockOffset === 'number') clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset);
   } else {
     seed();
   }
@@ -126,7 +140,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   let stateWrites = 0;
   const save = (): void => {
     if (!opts.stateFile) return;
-    writeStateFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: offset }));
+    writeStateFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: clock.saved() }));
     stateWrites++;
   };
   let writing: Promise<void> = Promise.resolve();
@@ -142,7 +156,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         // From here on, a change waits for the write after this one (this one may have serialized before it).
         queued = undefined;
         const started = Date.now();
-        await writeStateFile(opts.stateFile!, JSON.stringify({ state: ctx.s, clockOffset: offset }));
+        await writeStateFile(opts.stateFile!, JSON.stringify({ state: ctx.s, clockOffset: clock.saved() }));
         stateWrites++;
         lastWriteMs = Math.min(1000, Date.now() - started);
       });
@@ -191,6 +205,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     ctx.requests.push(entry);
     if (ctx.requests.length > MAX_LOG) ctx.requests.splice(0, ctx.requests.length - MAX_LOG);
     req.logEntry = entry;
+    if (latency) await clock.sleep(latencyOf(latency));
     // Rate limit per client address (rolling window on the emulator clock).
     if (ctx.rateLimit) {
       const t = now();
@@ -261,15 +276,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     return reply.status(200).send({ data: { type: 'APIAuth', attributes: { token: jwt, expires_in: exp - iat } } });
   });
 
-  registerAdmin(app, ctx, seed, {
-    set: (n) => {
-      offset = n - Date.now() / 1000;
-    },
-    // Exact, fractions included: four advances of 0.25 s move the clock one second.
-    advance: (by) => {
-      offset += by;
-    },
-  });
+  registerAdmin(app, ctx, seed, { set: (n) => clock.set(n), advance: (by) => clock.advance(by) });
   registerSubscriptionRoutes(app, ctx);
   registerTxRoutes(app, ctx);
   registerMarketplaceRoutes(app, ctx);

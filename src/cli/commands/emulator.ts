@@ -2,6 +2,7 @@
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
 import { isLoopbackHost } from '../../emulator/browser-guard';
+import { Latency, parseLatency, parseTimeScale } from '../../emulator/clock';
 import { parseRateLimit, RateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN, EmulatorFixtures, loadFixturesFile } from '../../emulator/fixtures';
 import { RunContext } from '../context';
@@ -18,6 +19,8 @@ interface EmulatorFlags {
   stateFile?: string;
   reads: string;
   rateLimit: string;
+  timeScale?: string;
+  latency?: string;
 }
 
 /** `dpi emulator` */
@@ -32,6 +35,10 @@ export function emulatorCommand(ctx: RunContext): Command {
     .option('--reads <mode>', 'response shapes: minimal (only what the interface spec shows) or vendor (as the vendor docs show)', 'minimal')
     .addOption(new Option('--rate-limit <N/SECONDS|off>', 'requests per client address in a rolling window (the service\'s 1,000 per 5 minutes), or off')
       .default('1000/300', '1000/300'))
+    .option('--time-scale <n>', 'the clock passes N times as fast as real time (1 to 3600): rate window, Retry-After, jobs; the latency '
+      + 'takes 1/N of its time (default 1)')
+    .option('--latency <MS[~JITTER]>', 'every service request waits MS milliseconds of service time, plus or minus up to JITTER at random '
+      + '(default none)')
     .option('--no-healthchecks', 'do not serve the healthchecks listing (it answers 404, like a service that does not serve it)')
     .option('--no-pagination', 'answer every list with all its records as {data: [...]}, no links or meta (like a service that does not paginate)')
     .action(async (opts: EmulatorFlags & { healthchecks?: boolean; pagination?: boolean }) => {
@@ -48,6 +55,18 @@ export function emulatorCommand(ctx: RunContext): Command {
         rateLimit = parseRateLimit(opts.rateLimit);
       } catch (e) {
         throw new CliError(`--rate-limit: ${(e as Error).message}`);
+      }
+      let timeScale: number | undefined;
+      let latency: Latency | undefined;
+      try {
+        if (opts.timeScale !== undefined) timeScale = parseTimeScale(opts.timeScale);
+      } catch (e) {
+        throw new CliError(`--time-scale: ${(e as Error).message}`);
+      }
+      try {
+        if (opts.latency !== undefined) latency = parseLatency(opts.latency);
+      } catch (e) {
+        throw new CliError(`--latency: ${(e as Error).message}`);
       }
       try {
         port = parseIntFlag('--port', opts.port, 0, 65535);
@@ -72,6 +91,8 @@ export function emulatorCommand(ctx: RunContext): Command {
           rateLimit,
           healthchecks: opts.healthchecks,
           pagination: opts.pagination,
+          timeScale,
+          latency,
         });
       } catch (e) {
         intr.dispose();
@@ -86,7 +107,8 @@ export function emulatorCommand(ctx: RunContext): Command {
         `default refresh token for local use (emulator only, not a secret): ${DEFAULT_REFRESH_TOKEN}\n`
         + `  export DPI_BASE_URL=${emu.url}\n`
         + `  export DPI_REFRESH_TOKEN=${DEFAULT_REFRESH_TOKEN}\n`
-        + `responses: ${reads} reads; rate limit ${rateLimit === 'off' ? 'off' : `${rateLimit.requests} per ${rateLimit.seconds} s`}; admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n`,
+        + `responses: ${reads} reads; rate limit ${rateLimit === 'off' ? 'off' : `${rateLimit.requests} per ${rateLimit.seconds} s`}`
+        + `${timeScale !== undefined ? `; time scale ${timeScale}` : ''}${latency ? `; latency ${latency.ms} ms${latency.jitterMs ? ` ± ${latency.jitterMs} ms` : ''}` : ''}; admin API under /_emulator/ (see docs/emulator.md); press Ctrl-C to stop\n`,
       );
       const signal = await intr.promise;
       intr.dispose();

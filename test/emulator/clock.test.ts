@@ -1,0 +1,100 @@
+/**
+ * The emulator's time scale and latency: its clock, its rate window and `Retry-After`, and each request's latency all
+ * run on one clock that passes `timeScale` times as fast as real time; a state file keeps where it stood.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_REFRESH_TOKEN, parseLatency, parseTimeScale, RunningEmulator, startEmulator } from '../../src/emulator';
+
+const clockOf = async (emu: RunningEmulator): Promise<number> => ((await (await fetch(`${emu.url}/_emulator/clock`)).json()) as { now: number }).now;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function token(emu: RunningEmulator): Promise<string> {
+  const r = await fetch(`${emu.url}/auth/api/ref`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
+  });
+  return ((await r.json()) as { data: { attributes: { token: string } } }).data.attributes.token;
+}
+
+/** Real milliseconds one service request takes. */
+async function timed(emu: RunningEmulator, t: string): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  const r = await fetch(`${emu.url}/account`, { headers: { authorization: `Bearer ${t}` } });
+  await r.arrayBuffer();
+  return { ms: performance.now() - started, status: r.status };
+}
+
+let emu: RunningEmulator | undefined;
+afterEach(async () => {
+  await emu?.stop();
+  emu = undefined;
+});
+
+test('at a time scale the clock passes that many times as fast, and the rate window rolls on it', async () => {
+  emu = await startEmulator({ timeScale: 600, rateLimit: { requests: 2, seconds: 60 } });
+  const t0 = await clockOf(emu);
+  await sleep(200);
+  // 0.2 s of real time is two minutes of the emulator's.
+  expect(await clockOf(emu) - t0).toBeGreaterThanOrEqual(110);
+  const t = await token(emu); // request 1
+  expect((await timed(emu, t)).status).toBe(200);
+  const limited = await fetch(`${emu.url}/account`, { headers: { authorization: `Bearer ${t}` } });
+  expect(limited.status).toBe(429);
+  // Retry-After is in the service's seconds; a client on the same clock waits it in 1/600 of the time.
+  const retryAfter = Number(limited.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  await sleep(((retryAfter + 1) * 1000) / 600 + 20);
+  expect((await timed(emu, t)).status).toBe(200);
+});
+
+test('latency: every service request waits its service time (shrunk by the time scale); the admin API does not', async () => {
+  emu = await startEmulator({ latency: { ms: 300 }, rateLimit: 'off' });
+  const t = await token(emu);
+  const slow = await timed(emu, t);
+  expect(slow.ms).toBeGreaterThanOrEqual(290);
+  const adminStarted = performance.now();
+  await clockOf(emu);
+  expect(performance.now() - adminStarted).toBeLessThan(250);
+  await emu.stop();
+  emu = await startEmulator({ latency: { ms: 3000, jitterMs: 1000 }, timeScale: 100, rateLimit: 'off' });
+  const t2 = await token(emu);
+  const scaled = [await timed(emu, t2), await timed(emu, t2), await timed(emu, t2)];
+  // 2 to 4 s of service time at 100: 20 to 40 ms each (plus the request's own time).
+  for (const s of scaled) {
+    expect(s.status).toBe(200);
+    expect(s.ms).toBeGreaterThanOrEqual(19);
+    expect(s.ms).toBeLessThan(2000);
+  }
+});
+
+test('a state file keeps where the scaled clock stood: the next emulator goes on from there', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dpi-clock-'));
+  try {
+    const stateFile = join(dir, 'state.json');
+    emu = await startEmulator({ timeScale: 3600, stateFile, rateLimit: 'off' });
+    await sleep(100);
+    const ahead = await clockOf(emu);
+    // 0.1 s at 3600 is six minutes.
+    expect(ahead - Date.now() / 1000).toBeGreaterThan(300);
+    await emu.stop();
+    emu = await startEmulator({ stateFile, rateLimit: 'off' });
+    expect(await clockOf(emu)).toBeGreaterThanOrEqual(ahead);
+  } finally {
+    await emu?.stop();
+    emu = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the options are checked, naming the value', async () => {
+  await expect(startEmulator({ timeScale: 0 })).rejects.toThrow('timeScale must be a number from 1 to 3600 (got 0)');
+  await expect(startEmulator({ latency: { ms: -1 } })).rejects.toThrow('latency must be { ms, jitterMs? }');
+  expect(parseLatency('200~100')).toEqual({ ms: 200, jitterMs: 100 });
+  expect(parseLatency('50')).toEqual({ ms: 50 });
+  for (const bad of ['', '~5', '1~', 'x', '-5']) expect(() => parseLatency(bad)).toThrow('expected MS or MS~JITTER');
+  expect(parseTimeScale('60')).toBe(60);
+  for (const bad of ['0', '', 'x', '3601']) expect(() => parseTimeScale(bad)).toThrow('expected a number from 1 to 3600');
+});
