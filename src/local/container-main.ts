@@ -3,7 +3,7 @@
  * module state, and runs the invocations it is sent one at a time. It is plain JavaScript run with `eval` (so it works
  * the same from the sources, under jest, and from the bundles), and uses nothing but Node.js.
  *
- * Messages in: `invoke` (method, event, context, deadline, runtime, clock), `slept` (a wait on the emulator's clock ended).
+ * Messages in: `invoke` (method, event, context, deadline, runtime, clock, anchor), `slept` (a wait on the emulator's clock ended).
  * Messages out: `result`, `log` (a line the handler logged, as written), `sleep` (a wait on the emulator's clock),
  * `warning` (a process warning, emitted by the run's process).
  */
@@ -47,6 +47,28 @@ function flush() {
     partial[level] = '';
   }
 }
+// The cloud's clock of a time-scaled run (cloud-clock.ts): Date and the timers of everything in the container (the
+// handler, the AWS SDK) pass scale times as fast, from where the run's clock stands ({ scale, realAt, cloudAt }).
+let anchor = workerData.clock;
+if (anchor) {
+  const RealDate = Date;
+  const realNow = RealDate.now;
+  const cloudNow = () => anchor.cloudAt + (realNow() - anchor.realAt) * anchor.scale;
+  function CloudDate(...args) {
+    if (!new.target) return new RealDate(cloudNow()).toString();
+    return args.length === 0 ? new RealDate(cloudNow()) : new RealDate(...args);
+  }
+  CloudDate.prototype = RealDate.prototype;
+  CloudDate.now = () => Math.floor(cloudNow());
+  CloudDate.parse = RealDate.parse;
+  CloudDate.UTC = RealDate.UTC;
+  globalThis.Date = CloudDate;
+  const realSetTimeout = globalThis.setTimeout;
+  const realSetInterval = globalThis.setInterval;
+  globalThis.setTimeout = (fn, ms, ...args) => realSetTimeout(fn, (Number(ms) || 0) / anchor.scale, ...args);
+  globalThis.setInterval = (fn, ms, ...args) => realSetInterval(fn, (Number(ms) || 0) / anchor.scale, ...args);
+}
+
 // Between invocations Lambda freezes the environment: nothing of it runs until the next invocation thaws it.
 const thaw = workerData.thaw;
 function freeze() {
@@ -125,6 +147,7 @@ parentPort.on('message', async (msg) => {
   }
   if (msg.kind !== 'invoke') return;
   Atomics.store(thaw, 0, 0);
+  if (anchor && msg.anchor) anchor = msg.anchor;
   requestId = msg.context.awsRequestId;
   const deadline = msg.deadline;
   const context = {

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { CloudClock } from './cloud-clock';
 import { CONTAINER_MAIN } from './container-main';
 import { HandlerLogSink, holdsSecret, missingClientMessage, redact, withLocalConsole, writeHandlerLine } from './handler';
 import { isVendorId, vendorBundlePath, VENDOR_IDS } from './vendor-load';
@@ -51,6 +52,11 @@ export interface ContainerOptions {
    * clock is ahead of the real one by `offset[0]` ms.
    */
   readonly clock?: { readonly wait: (ms: number) => Promise<void>; readonly offset: BigInt64Array };
+  /**
+   * The cloud's clock (`timeScale`): a container's `Date` and `setTimeout` run on it, its timeout is in its time.
+   * @default the wall clock
+   */
+  readonly cloud?: CloudClock;
 }
 
 /** Warm containers kept at most in the process (the one idle longest stops first). */
@@ -99,6 +105,8 @@ class Container {
         file: run.handlerFile,
         vendor: vendorLocations(),
         thaw: this.thaw,
+        // A scaled clock is the container's own from its start (the handler's module may keep Date or setTimeout).
+        clock: run.cloud && run.cloud.scale > 1 ? run.cloud.anchor : undefined,
         // The message of a missing client, with NUL where its name goes (one text, handler.ts's).
         missingClient: missingClientMessage(run.handlerFile, '\u0000'),
       },
@@ -117,13 +125,14 @@ class Container {
     if (this.stopped) throw new Error('Runtime exited with error: the container stopped before the invocation');
     const id = randomUUID();
     const requestId = randomUUID();
-    const deadline = Date.now() + inv.timeoutMs;
+    const clock = run.cloud;
+    const deadline = (clock ? clock.now() : Date.now()) + inv.timeoutMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         // Lambda stops the environment at its timeout: nothing of the invocation runs on.
         this.stop();
         this.settle((p) => p.reject(new Error(`Task timed out after ${(inv.timeoutMs / 1000).toFixed(2)} seconds`)));
-      }, inv.timeoutMs);
+      }, clock ? clock.realMs(inv.timeoutMs) : inv.timeoutMs);
       this.pending = { id, resolve, reject, timer };
       // Thawed for this invocation (its timers and promises due meanwhile run now, as in Lambda).
       Atomics.store(this.thaw, 0, 1);
@@ -137,6 +146,7 @@ class Container {
           deadline,
           runtime: { ...inv.runtime, token: run.token },
           clock: run.clock?.offset,
+          anchor: clock && clock.scale > 1 ? clock.anchor : undefined,
           context: {
             callbackWaitsForEmptyEventLoop: true,
             functionName: inv.functionName,
@@ -286,7 +296,7 @@ export class LambdaContainers {
   }
 
   private take(inv: ContainerInvocation): Container {
-    const kind = `${this.options.handlerFile}\n${inv.memoryMb ?? ''}\n${inv.functionKey}`;
+    const kind = `${this.options.handlerFile}\n${inv.memoryMb ?? ''}\n${inv.functionKey}\n${this.options.cloud?.scale ?? 1}`;
     for (const c of warm) {
       if (c.kind === kind && c.code === this.code) {
         warm.delete(c);

@@ -33,6 +33,10 @@ export interface EmbeddedEmulatorOptions {
   readonly fixtures?: FixturesSource;
   /** The rate limit (default: the service's). */
   readonly rateLimit?: 'off' | { readonly requests: number; readonly seconds: number };
+  /** Latency of each service request (service time). @default none */
+  readonly latency?: { readonly ms: number; readonly jitterMs?: number };
+  /** The emulator's clock passes this many times as fast as real time. @default 1 */
+  readonly timeScale?: number;
 }
 
 /** The embedded emulator and what the run reports about it. */
@@ -109,7 +113,11 @@ export function planFixtures(stateDir: string, source: FixturesSource): Fixtures
 export async function startEmbeddedEmulator(o: EmbeddedEmulatorOptions): Promise<EmbeddedEmulator> {
   const stateFile = join(o.stateDir, EMULATOR_STATE_FILE_NAME);
   const plan = o.fixtures === undefined ? undefined : planFixtures(o.stateDir, o.fixtures);
-  const limit = o.rateLimit !== undefined ? { rateLimit: o.rateLimit } : {};
+  const limit = {
+    ...(o.rateLimit !== undefined ? { rateLimit: o.rateLimit } : {}),
+    ...(o.latency !== undefined ? { latency: o.latency } : {}),
+    ...(o.timeScale !== undefined ? { timeScale: o.timeScale } : {}),
+  };
   if (!plan || !plan.seed) return { emulator: await startEmulator({ port: 0, stateFile, reads: o.reads, ...limit }), stateFile };
   const emulator = await startEmulator({ port: 0, stateFile, reads: o.reads, fixtures: plan.fixtures, ...limit });
   const recordFile = join(o.stateDir, EMULATOR_FIXTURES_RECORD_NAME);

@@ -35,8 +35,27 @@ export interface LocalDeployOptions {
   readonly handlerPath?: string;
   /** Also echo the handler's log lines to stderr (they always go to `<state dir>/handler.log`). */
   readonly showHandlerLogs?: boolean;
-  /** isComplete polling interval. @default 1000 */
+  /**
+   * The wait between isComplete calls (ms of cloud time), overriding the waiter's. For tests.
+   * @default the waiter state machine's retry policy in the template (this library's: every 30 s, 120 times)
+   */
   readonly pollIntervalMs?: number;
+  /**
+   * Every clock of the run passes this many times as fast as the wall clock (1 to 3600), all at once: the embedded
+   * emulator's (its rate window, `Retry-After`, jobs, latency), the handler's in its containers (`Date`, `setTimeout`:
+   * its waits, deadline and leases), Lambda's timeouts, the waiter's polling and CloudFormation's service timeout. At
+   * 60 an hour of the cloud runs in a minute, the handler's constants unchanged. Needs the embedded emulator and
+   * isolated containers; refused with `waits: 'emulator-clock'`.
+   * @default 1 (the wall clock)
+   */
+  readonly timeScale?: number;
+  /**
+   * The embedded emulator's latency: every service request waits `ms` (plus or minus up to `jitterMs` at random) of
+   * service time before it is handled, so locks and concurrency meet the cloud's timing. Refused with `emulatorUrl`
+   * (a running emulator has its own: `dpi emulator --latency MS[~JITTER]`).
+   * @default none
+   */
+  readonly latency?: { readonly ms: number; readonly jitterMs?: number };
   /**
    * Time budget of every handler invocation (the Lambda timeout), overriding the template's.
    * @default each function's `Timeout` in the template (Lambda's 3 s when it sets none); 600000 for a resource the app

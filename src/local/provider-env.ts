@@ -8,6 +8,7 @@ import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, DEFAU
 import { AssemblyStack } from './assembly';
 import { resolveValue, ResolveContext } from './intrinsics';
 import { isPlainObject, TemplateResource } from './template';
+import { WAITER_STATE_MACHINE_ENV, WaiterPolicy, waiterPolicy } from './waiter';
 
 /** The provider framework's variables naming the user's onEvent and isComplete functions (aws-cdk-lib custom-resources). */
 const USER_ON_EVENT_ENV = 'USER_ON_EVENT_FUNCTION_ARN';
@@ -81,18 +82,26 @@ function localFunction(fn: FunctionRef | undefined): LocalFunction | undefined {
   return { key: `${fn.stack.stackName}/${fn.logicalId}`, timeoutMs: timeoutOf(fn), memoryMb: memoryOf(fn) };
 }
 
+/** The functions of a provider and its waiter's polling. */
+export interface ProviderFunctions {
+  readonly onEvent?: LocalFunction;
+  readonly isComplete?: LocalFunction;
+  readonly waiter?: WaiterPolicy;
+}
+
 /**
  * The handler functions behind a resource's `ServiceToken`, as Lambda would run them: the provider framework's user
- * onEvent function and, with a waiter, its isComplete function (each with its template's `Timeout` and `MemorySize`).
- * Undefined where the template names no function of the app.
+ * onEvent function and, with a waiter, its isComplete function (each with its template's `Timeout` and `MemorySize`)
+ * and how the waiter state machine polls it. Undefined where the template names no function of the app.
  */
-export function providerFunctions(stack: AssemblyStack, logicalId: string): { onEvent?: LocalFunction; isComplete?: LocalFunction } {
+export function providerFunctions(stack: AssemblyStack, logicalId: string): ProviderFunctions {
   const fn = functionOf(stack, stack.template.Resources?.[logicalId]?.Properties?.ServiceToken);
   if (!fn) return {};
   const vars = variablesOf(fn.stack.template.Resources?.[fn.logicalId]);
   const onEvent = vars?.[USER_ON_EVENT_ENV] === undefined ? fn : functionOf(fn.stack, vars[USER_ON_EVENT_ENV]);
   const isComplete = vars?.[USER_IS_COMPLETE_ENV] === undefined ? undefined : functionOf(fn.stack, vars[USER_IS_COMPLETE_ENV]);
-  return { onEvent: localFunction(onEvent), isComplete: localFunction(isComplete) };
+  const waiter = waiterPolicy(fn.stack.template.Resources, vars?.[WAITER_STATE_MACHINE_ENV]);
+  return { onEvent: localFunction(onEvent), isComplete: localFunction(isComplete), ...(waiter ? { waiter } : {}) };
 }
 
 /** Rewrites the service addresses of the bound connections to the emulator's URL. */

@@ -5,6 +5,7 @@
 import { dirname, join, resolve } from 'node:path';
 import type { RunningEmulator } from '../emulator';
 import { AssemblyStack } from './assembly';
+import { checkedTimeScale, CloudClock } from './cloud-clock';
 import { LambdaContainers } from './containers';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 import { planFixtures, startEmbeddedEmulator } from './embedded';
@@ -61,6 +62,8 @@ export abstract class RunnerBase {
   private connecting?: Promise<void>;
   /** The handler's containers (`containers: 'isolated'`). */
   protected containers?: LambdaContainers;
+  /** The cloud's clock (`timeScale`): set at connect, on the embedded emulator's clock. */
+  protected clock = new CloudClock(1);
 
   constructor(protected readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -99,6 +102,13 @@ export abstract class RunnerBase {
     if (containers !== undefined && containers !== 'isolated' && containers !== 'shared') {
       throw new Error(`containers must be 'isolated' or 'shared' (got ${JSON.stringify(containers)})`);
     }
+    const scale = checkedTimeScale(this.options.timeScale);
+    if (scale > 1 && containers === 'shared') {
+      throw new Error('timeScale needs isolated containers: a shared handler module runs on the runner\'s own clock');
+    }
+    if (scale > 1 && waits === 'emulator-clock') {
+      throw new Error('timeScale and waits: \'emulator-clock\' are two ways to pass the cloud\'s time: choose one');
+    }
     if (!this.options.emulatorUrl) {
       if (this.options.fixtures !== undefined) planFixtures(dirname(this.stateFile), this.options.fixtures);
       return;
@@ -111,6 +121,14 @@ export abstract class RunnerBase {
     if (this.options.rateLimit !== undefined) {
       throw new Error('the rate limit is the embedded emulator\'s: a running emulator has its own (dpi emulator --rate-limit N/SECONDS|off), '
         + 'or omit the emulator URL');
+    }
+    if (this.options.latency !== undefined) {
+      throw new Error('the latency is the embedded emulator\'s: a running emulator has its own (dpi emulator --latency MS[~JITTER]), '
+        + 'or omit the emulator URL');
+    }
+    if (scale > 1) {
+      throw new Error('timeScale runs the embedded emulator\'s clock with the run\'s: a running emulator keeps its own (dpi emulator '
+        + '--time-scale N), so omit the emulator URL');
     }
   }
 
@@ -148,9 +166,14 @@ export abstract class RunnerBase {
         reads: readsOf(this.options.reads),
         fixtures: this.options.fixtures,
         ...(this.options.rateLimit !== undefined ? { rateLimit: this.options.rateLimit } : {}),
+        ...(this.options.latency !== undefined ? { latency: this.options.latency } : {}),
+        ...(this.options.timeScale !== undefined ? { timeScale: this.options.timeScale } : {}),
       });
       this.emulator = embedded.emulator;
       this.url = this.emulator.url;
+      // The cloud's clock goes on from the emulator's (which its state file keeps from run to run).
+      this.clock = new CloudClock(checkedTimeScale(this.options.timeScale), this.emulator.state().now * 1000);
+      if (this.clock.scale > 1) this.progress(`Time scale ${this.clock.scale}: every clock of the run passes ${this.clock.scale} times as fast as the wall clock`);
       if (this.tokenFromEnv && this.tokenValue !== DEFAULT_REFRESH_TOKEN) {
         // A token exported for the real service (e.g. for dpi status) means nothing to the embedded emulator.
         this.progress(`${this.options.refreshTokenEnv ?? DEFAULT_REFRESH_TOKEN_ENV} is set, but the embedded emulator knows only its own `
@@ -176,6 +199,7 @@ export abstract class RunnerBase {
         handlerFile,
         token: this.token,
         sink: this.sink,
+        cloud: this.clock,
         ...(this.options.waits === 'emulator-clock' ? { clock: { wait: (ms: number) => this.waitOnEmulatorClock(ms), offset: this.clockOffset } } : {}),
       });
     }

@@ -224,7 +224,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
       const timeoutS = serviceTimeoutSeconds(base.properties);
       let timer: NodeJS.Timeout | undefined;
       const expired = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutS * 1000);
+        timer = setTimeout(() => resolve('timeout'), this.clock.realMs(timeoutS * 1000));
       });
       const stopped = cancellation.signal.then(() => 'cancelled' as const);
       const answer = await Promise.race([call.then((value) => ({ value })), stopped, expired]).finally(() => clearTimeout(timer));

@@ -11,7 +11,6 @@ export const CONNECTION = 'Connection';
 export const FRAMEWORK_IS_COMPLETE_ENV = 'USER_IS_COMPLETE_FUNCTION_ARN';
 /** The kinds whose completion the provider polls (isComplete). */
 export const WAITER_TYPES = new Set<string>(KINDS.filter((k) => k.polled).map((k) => k.type));
-export const DEFAULT_TIMEOUT_SECONDS = 1800;
 export const MAX_DATA_BYTES = 4096;
 /** With concurrency, the state file is written at most this often during a stack's resource events (see `save`). */
 export const SAVE_INTERVAL_MS = 500;

@@ -9,8 +9,9 @@ import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResp
 import { partitionOf } from './intrinsics';
 import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import { RunnerBase } from './runner-base';
-import { CREATE_FAILED_MARKER, DEFAULT_TIMEOUT_SECONDS, MAX_DATA_BYTES, WaiterError, withEmulatorUrl } from './runner-helpers';
+import { CREATE_FAILED_MARKER, MAX_DATA_BYTES, WaiterError, withEmulatorUrl } from './runner-helpers';
 import { ResourceState, StackState } from './state';
+import { LIBRARY_WAITER, WAITER_TIMED_OUT, waiterDelayMs } from './waiter';
 
 /** The runner's handler invocations (the plan, deploy and destroy parts extend it). */
 export abstract class RunnerInvoke extends RunnerBase {
@@ -105,20 +106,21 @@ export abstract class RunnerInvoke extends RunnerBase {
     let data: Record<string, unknown> = { ...(response.Data ?? {}) };
     if (r.waiter) {
       if (typeof this.handler!.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
-      const timeoutSeconds = Number(r.properties.TimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) || DEFAULT_TIMEOUT_SECONDS;
-      const deadline = Date.now() + timeoutSeconds * 1000;
+      // The waiter state machine: isComplete at once, then after each wait of its retry policy, up to its attempts.
+      const waiter = fns.waiter ?? LIBRARY_WAITER;
       const isComplete = this.functionOf(stack, 'IsComplete', fns.isComplete);
       const physical = newPhysical;
       try {
-        for (;;) {
+        for (let retry = 0; ; retry++) {
           const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
           const done = await this.call<IsCompleteResponse>(isComplete, 'isComplete', completeEvent, stack);
           if (done && done.IsComplete) {
             data = { ...data, ...(done.Data ?? {}) };
             break;
           }
-          if (Date.now() >= deadline) throw new Error(`Operation timed out after ${timeoutSeconds} seconds (isComplete never returned true)`);
-          await new Promise((res) => setTimeout(res, this.options.pollIntervalMs ?? 1000));
+          if (done && done.Data && Object.keys(done.Data).length > 0) throw new Error('"Data" is not allowed if "IsComplete" is "False"');
+          if (retry >= waiter.maxAttempts) throw new Error(WAITER_TIMED_OUT);
+          await this.clock.sleep(this.options.pollIntervalMs ?? waiterDelayMs(waiter, retry));
         }
       } catch (e) {
         throw new WaiterError((e as Error).message, physical, data);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -67,10 +67,33 @@ export function providerResources(): Record<string, unknown> {
           Variables: {
             USER_ON_EVENT_FUNCTION_ARN: { 'Fn::GetAtt': ['ProviderOnEvent', 'Arn'] },
             USER_IS_COMPLETE_FUNCTION_ARN: { 'Fn::GetAtt': ['ProviderIsComplete', 'Arn'] },
+            WAITER_STATE_MACHINE_ARN: { Ref: 'WaiterStateMachine' },
           },
         },
       },
     },
+    WaiterIsCompleteFramework: { Type: 'AWS::Lambda::Function', Properties: { Handler: 'framework.isComplete' } },
+    WaiterStateMachine: waiterStateMachine(),
+  };
+}
+
+/** A Step Functions retrier's numbers. */
+export interface WaiterRetry {
+  IntervalSeconds: number;
+  MaxAttempts: number;
+  BackoffRate: number;
+}
+
+/**
+ * The provider framework's waiter state machine as aws-cdk-lib synthesizes it (a `DefinitionString` joined around the
+ * framework's function ARNs), with this library's retry policy unless told otherwise.
+ */
+export function waiterStateMachine(retry: WaiterRetry = { IntervalSeconds: 30, MaxAttempts: 120, BackoffRate: 1 }): Record<string, unknown> {
+  const task = { End: true, Retry: [{ ErrorEquals: ['States.ALL'], ...retry }], Catch: [{ ErrorEquals: ['States.ALL'], Next: 'framework-onTimeout-task' }], Type: 'Task', Resource: '@' };
+  const [head, tail] = JSON.stringify({ StartAt: 'framework-isComplete-task', States: { 'framework-isComplete-task': task } }).split('@');
+  return {
+    Type: 'AWS::StepFunctions::StateMachine',
+    Properties: { DefinitionString: { 'Fn::Join': ['', [head, { 'Fn::GetAtt': ['WaiterIsCompleteFramework', 'Arn'] }, tail]] } },
   };
 }
 
@@ -87,4 +110,30 @@ export function dpiResource(
     },
     ...extra,
   };
+}
+
+/** One call the fake handler (fixtures/fake-handler.js) recorded. */
+export interface FakeCall {
+  fn: string;
+  event: Record<string, unknown> & { ResourceProperties: Record<string, unknown>; OldResourceProperties?: Record<string, unknown> };
+  /** The handler's clock (`Date.now()` in its container) at the call. */
+  now?: number;
+  account?: string;
+  remaining?: number;
+  threadId?: number;
+  seen?: number;
+}
+
+// The fake handler runs in the runner's containers (worker threads of this process): a file is the shared medium.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const FAKE_CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
+
+/** The fake handler's calls so far, in order. */
+export function fakeCalls(): FakeCall[] {
+  return existsSync(FAKE_CALLS_FILE) ? readFileSync(FAKE_CALLS_FILE, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as FakeCall) : [];
+}
+
+/** Forgets the fake handler's calls. */
+export function resetFakeCalls(): void {
+  rmSync(FAKE_CALLS_FILE, { force: true });
 }

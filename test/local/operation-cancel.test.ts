@@ -6,20 +6,15 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
+import { dpiResource, FakeCall, fakeCalls, providerResources, resetFakeCalls, tempDir, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
 import { LocalDeployOptions, LocalDeployResult, runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
 
 const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
 
-interface Call {
-  fn: string;
-  event: { RequestType: string; LogicalResourceId: string; PhysicalResourceId?: string; ResourceProperties: Record<string, unknown> };
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
-const calls = (): Call[] => (existsSync(CALLS_FILE) ? readFileSync(CALLS_FILE, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as Call) : []);
+type Call = FakeCall;
+const calls = fakeCalls;
 const deletes = (): Call[] => calls().filter((c) => c.fn === 'onEvent' && c.event.RequestType === 'Delete');
 
 let emulator: RunningEmulator;
@@ -32,10 +27,10 @@ beforeAll(async () => {
 afterAll(async () => {
   stopWarmContainers();
   await emulator.stop();
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
 });
 beforeEach(() => {
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
   tmp = tempDir();
 });
 afterEach(() => tmp.cleanup());
@@ -148,7 +143,7 @@ test('an update that fails in one nested stack rolls back the others, and no cle
   const v1 = await run(app({}, { Good: { X: res('x1'), Z: res('z', { Value: '1' }) }, Bad: { Y: res('y') } }, true));
   expect(v1.success).toBe(true);
   const oldX = v1.resources.find((x) => x.logicalId === 'X')!.physicalId;
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
   // X is replaced (a new Key: a new physical ID), Z is updated in place, Y fails its Update.
   // Bad waits for Good (DependsOn): Good's changes are complete when Y fails.
   const r = await run(app({}, { Good: { X: res('x2'), Z: res('z', { Value: '2' }) }, Bad: { Y: res('y', { FailOn: 'Update', Value: 'n' }) } }, true));
@@ -192,12 +187,12 @@ test('a cancelled Create whose rollback Delete failed gets that Delete again bef
   const invented = deletes().find((c) => c.event.LogicalResourceId === 'Slow')!.event.PhysicalResourceId;
   expect(stackEvents(v1).pop()).toBe('S ROLLBACK_FAILED');
   // While the cause lasts, the stack cannot be updated (nothing else is sent); once it is fixed, the Delete goes first.
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
   const blocked = await run(app({ Slow: res('slow'), Broken: res('broken') }));
   expect(blocked.error).toMatch(/^S: a Delete of an earlier run's rollback failed again/);
   expect(calls().filter((c) => c.fn === 'onEvent').map((c) => c.event.RequestType)).toEqual(['Delete']);
   rmSync(cause);
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
   const v2 = await run(app({ Slow: res('slow'), Broken: res('broken') }));
   expect(v2.success).toBe(true);
   const order = calls().filter((c) => c.fn === 'onEvent').map((c) => `${c.event.RequestType}:${c.event.LogicalResourceId}:${c.event.PhysicalResourceId ?? ''}`);

@@ -2,11 +2,11 @@
  * CloudFormation semantics of the runner, with a scripted handler
  * (test/local/fixtures/fake-handler.js) against the real emulator.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
+import { dpiResource, FakeCall, fakeCalls, providerResources, resetFakeCalls, tempDir, waiterStateMachine, writeAssembly } from './helpers';
 import { startEmulator, RunningEmulator } from '../../src/emulator';
 import { LocalDeployOptions, runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
@@ -14,18 +14,9 @@ import { stopWarmContainers } from '../../src/local/containers';
 const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
 const TOKEN = 'rt-secret-7f3a9c1e-do-not-print';
 
-interface Call {
-  fn: string;
-  event: Record<string, unknown> & { ResourceProperties: Record<string, unknown>; OldResourceProperties?: Record<string, unknown> };
-  account?: string;
-  remaining?: number;
-  threadId?: number;
-  seen?: number;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
-const calls = (): Call[] => (existsSync(CALLS_FILE) ? readFileSync(CALLS_FILE, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as Call) : []);
-const resetCalls = (): void => rmSync(CALLS_FILE, { force: true });
+type Call = FakeCall;
+const calls = fakeCalls;
+const resetCalls = resetFakeCalls;
 const summary = (c: Call): string => `${c.fn}:${String(c.event.RequestType)}:${String(c.event.LogicalResourceId)}${c.event.PhysicalResourceId ? `:${String(c.event.PhysicalResourceId)}` : ''}`;
 
 let emulator: RunningEmulator;
@@ -244,13 +235,23 @@ test('resources of a provider with a waiter are polled with isComplete until com
   expect(state.resources['Demo/H'].attributes).toMatchObject({ Done: 'yes', Key: 'h' });
 });
 
-test('isComplete that never completes times out after TimeoutSeconds and fails the resource', async () => {
-  const r = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 100000, TimeoutSeconds: 1 }, {}, true) }), { pollIntervalMs: 100 }));
+test('isComplete that never completes fails the resource when the waiter state machine\'s attempts are spent', async () => {
+  const sm = waiterStateMachine({ IntervalSeconds: 30, MaxAttempts: 3, BackoffRate: 1 });
+  const r = await runLocalDeploy(deployOpts(assembly({ WaiterStateMachine: sm, H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 100000 }, {}, true) })));
   expect(r.success).toBe(false);
-  expect(r.events.find((e) => e.status === 'CREATE_FAILED')!.reason).toMatch(/timed out after 1 seconds/);
+  // The framework's reason; isComplete at once, then after each of the 3 retries.
+  expect(r.events.find((e) => e.status === 'CREATE_FAILED')!.reason).toBe('Operation timed out');
+  expect(calls().filter((c) => c.fn === 'isComplete' && c.event.RequestType === 'Create')).toHaveLength(4);
   // onEvent made the resource: the rollback deletes it (and waits for the Delete to complete).
   expect(calls().filter((c) => c.event.RequestType === 'Delete').map((c) => c.fn)).toEqual(['onEvent', 'isComplete']);
   expect(r.events.map((e) => e.status)).toContain('ROLLBACK_COMPLETE');
+});
+
+test('an isComplete that answers Data before it is complete fails the resource, as the provider framework refuses it', async () => {
+  const r = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', Polls: 2, DataWhilePending: 'true' }, {}, true) })));
+  expect(r.success).toBe(false);
+  expect(r.events.find((e) => e.status === 'CREATE_FAILED')!.reason).toBe('"Data" is not allowed if "IsComplete" is "False"');
+  expect(calls().filter((c) => c.fn === 'isComplete' && c.event.RequestType === 'Create')).toHaveLength(1);
 });
 
 test('an unknown reference fails before any call, naming the logical ID', async () => {

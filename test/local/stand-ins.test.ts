@@ -2,9 +2,9 @@
  * References to resources local-deploy does not deploy (SNS topics, KMS keys, buckets, queues, alarms, any other type)
  * resolve to deterministic stand-ins, also across nested stack parameters and outputs.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dpiResource, providerResources, tempDir, writeAssembly } from './helpers';
+import { dpiResource, fakeCalls, providerResources, resetFakeCalls, tempDir, writeAssembly } from './helpers';
 import { RunningEmulator, startEmulator } from '../../src/emulator';
 import { runLocalDeploy } from '../../src/local';
 import { resolveValue, ResolveContext } from '../../src/local/intrinsics';
@@ -87,10 +87,7 @@ describe('stand-ins of resources local-deploy does not deploy', () => {
 // Through the runner: a parent passes stand-ins to a nested stack's parameters, and reads a nested stack's output.
 
 const FAKE = join(__dirname, 'fixtures', 'fake-handler.js');
-interface Call { fn: string; event: { RequestType: string; LogicalResourceId: string; ResourceProperties: Record<string, unknown> } }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const CALLS_FILE = (require('./fixtures/fake-handler.js') as { callsFile(): string }).callsFile();
-const calls = (): Call[] => (existsSync(CALLS_FILE) ? readFileSync(CALLS_FILE, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as Call) : []);
+const calls = fakeCalls;
 
 let emulator: RunningEmulator;
 let tmp: { dir: string; cleanup: () => void };
@@ -99,10 +96,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emulator.stop();
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
 });
 beforeEach(() => {
-  rmSync(CALLS_FILE, { force: true });
+  resetFakeCalls();
   tmp = tempDir();
 });
 afterEach(() => tmp.cleanup());

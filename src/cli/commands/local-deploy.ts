@@ -4,6 +4,7 @@
 // commander is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { Command, Option } from 'commander';
+import { Latency, parseLatency, parseTimeScale } from '../../emulator/clock';
 import { parseRateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from '../../local/defaults';
 import { DEFAULT_CONCURRENCY, parseConcurrency } from '../../local/scheduler';
@@ -24,6 +25,8 @@ interface LocalDeployFlags {
   rateLimit?: string;
   containers?: 'isolated' | 'shared';
   redeliver?: 'never' | 'at-once' | 'after-answer';
+  timeScale?: string;
+  latency?: string;
 }
 
 /**
@@ -53,12 +56,24 @@ export function localDeployCommand(): Command {
       .choices(['isolated', 'shared']).default('isolated'))
     .addOption(new Option('--redeliver <mode>', 'deliver every event twice, as Lambda may (at least once): at-once (two containers at the '
       + 'same time) or after-answer (again after a lost answer); a fault to try the handler against').choices(['never', 'at-once', 'after-answer']).default('never'))
+    .option('--time-scale <n>', 'every clock of the run (the embedded emulator\'s, the handler\'s, Lambda\'s timeouts, the waiter\'s polling, '
+      + 'CloudFormation\'s service timeout) passes N times as fast as the wall clock, 1 to 3600 (60: an hour in a minute); refused with --emulator')
+    .option('--latency <MS[~JITTER]>', 'the embedded emulator\'s latency per service request in milliseconds of service time, plus or minus up '
+      + 'to JITTER at random; refused with --emulator')
     .action(async (flags: LocalDeployFlags) => {
       let rateLimit: ReturnType<typeof parseRateLimit> | undefined;
-      try {
-        rateLimit = flags.rateLimit === undefined ? undefined : parseRateLimit(flags.rateLimit);
-      } catch (e) {
-        throw new CliError(`--rate-limit: ${(e as Error).message}`);
+      let timeScale: number | undefined;
+      let latency: Latency | undefined;
+      for (const [flag, parse] of [
+        ['--rate-limit', () => { rateLimit = flags.rateLimit === undefined ? undefined : parseRateLimit(flags.rateLimit); }],
+        ['--time-scale', () => { timeScale = flags.timeScale === undefined ? undefined : parseTimeScale(flags.timeScale); }],
+        ['--latency', () => { latency = flags.latency === undefined ? undefined : parseLatency(flags.latency); }],
+      ] as const) {
+        try {
+          parse();
+        } catch (e) {
+          throw new CliError(`${flag}: ${(e as Error).message}`);
+        }
       }
       // The runner (and the emulator it may embed) is loaded only when the command runs.
       const { runLocalDeploy } = loadPart<typeof import('../../local/runner')>('local/runner', '../local/runner');
@@ -75,6 +90,8 @@ export function localDeployCommand(): Command {
         containers: flags.containers,
         redeliver: flags.redeliver,
         ...(rateLimit !== undefined ? { rateLimit } : {}),
+        ...(timeScale !== undefined ? { timeScale } : {}),
+        ...(latency !== undefined ? { latency } : {}),
         output: flags.json ? () => undefined : undefined,
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result, undefined, 2)}\n`);
