@@ -8,6 +8,7 @@ import { selectedDependencies } from './graph';
 import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, WaiterError } from './runner-helpers';
 import { AppliedStack, RunnerRollback } from './runner-rollback';
 import { runScheduled } from './scheduler';
+import { StackProgress } from './stack-gate';
 import { newStackId, resourceKey, ResourceState, StackState } from './state';
 
 /** Deploys the stacks of a run. */
@@ -74,25 +75,37 @@ export abstract class RunnerDeploy extends RunnerRollback {
     const byName = new Map(tree.map((s) => [s.stackName, s]));
     const failedIn = new Map<string, string[]>();
     let thrown: { error: unknown; stack: string } | undefined;
+    const progress = new Map(tree.map((s) => [s.stackName, new StackProgress()]));
+    // A stack whose nested stack changes is updated too (its template names the nested template), even when none of
+    // its own resources changes.
+    const touched = this.touchedStacks(tree, plans);
     const result = await runScheduled(tree.map((s) => s.stackName), (n) => stackDependencies(byName.get(n)!, byName), tree.length, async (n) => {
-      if (cancellation.cancelled) return false;
       const stack = byName.get(n)!;
-      let a: AppliedStack;
       try {
-        a = await this.applyStack(stack, plans.get(stack.artifactId)!, cancellation);
-      } catch (e) {
-        // Not a resource's failure (the emulator unreachable, a value that cannot be resolved): before any change it
-        // stops the run; once the operation changed something, it fails this stack and the tree rolls back.
-        thrown ??= { error: e, stack: n };
+        if (cancellation.cancelled) return false;
+        // A nested stack starts when the parent's resources it depends on are complete, beside the others.
+        const origin = stack.nested;
+        const gate = origin ? progress.get(origin.parent.stackName)! : undefined;
+        if (origin && !(await gate!.ready(parentNeeds(origin.parent, origin.logicalId, plans), cancellation))) return false;
+        let a: AppliedStack;
+        try {
+          a = await this.applyStack(stack, plans.get(stack.artifactId)!, cancellation, progress.get(n)!, touched.has(n));
+        } catch (e) {
+          // Not a resource's failure (the emulator unreachable, a value that cannot be resolved): before any change it
+          // stops the run; once the operation changed something, it fails this stack and the tree rolls back.
+          thrown ??= { error: e, stack: n };
+          cancellation.cancel();
+          return false;
+        }
+        applied.push(a);
+        const failed = a.failures.filter((f) => !f.cancelled).map((f) => f.p.logicalId);
+        if (failed.length === 0 && !cancellation.cancelled) return true;
+        failedIn.set(n, failed);
         cancellation.cancel();
         return false;
+      } finally {
+        progress.get(n)!.end();
       }
-      applied.push(a);
-      const failed = a.failures.filter((f) => !f.cancelled).map((f) => f.p.logicalId);
-      if (failed.length === 0 && !cancellation.cancelled) return true;
-      failedIn.set(n, failed);
-      cancellation.cancel();
-      return false;
     });
     this.operation = undefined;
     if (thrown && applied.every((a) => a.unchanged)) throw thrown.error;
@@ -107,14 +120,15 @@ export abstract class RunnerDeploy extends RunnerRollback {
       }
     }
     this.keepPlanOrder(tree.map((s) => [s.stackName, plans.get(s.artifactId)!]), known);
+    // Children before parents (siblings in the reverse of their order): the clean-ups, or the rollbacks.
+    const childrenFirst = [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack));
     if (!cancellation.cancelled && result.failed.length === 0) {
-      for (const a of [...applied].reverse()) if (!a.unchanged) await this.cleanUp(a);
+      for (const a of childrenFirst) if (!a.unchanged) await this.cleanUp(a);
       for (const a of applied) this.collectExports(a.stack, a.ctx);
       return true;
     }
     // A nested stack that failed fails its resource in the parent (deepest first, so a grandparent hears of it too),
-    // and the whole tree rolls back, children first (siblings in the reverse of their order).
-    const childrenFirst = [...applied].reverse().sort((x, y) => depthOf(y.stack) - depthOf(x.stack));
+    // and the whole tree rolls back, children first.
     for (const a of childrenFirst) {
       const origin = a.stack.nested;
       if (!origin || !(failedIn.get(a.stack.stackName)?.length)) continue;
@@ -138,8 +152,27 @@ export abstract class RunnerDeploy extends RunnerRollback {
     return false;
   }
 
+  /** The stacks of a tree with a nested stack (at any depth) that has something to do: they are updated too. */
+  private touchedStacks(tree: readonly AssemblyStack[], plans: ReadonlyMap<string, PlannedResource[]>): Set<string> {
+    const touched = new Set<string>();
+    for (const s of tree) {
+      if (!s.nested) continue;
+      const state = this.stackState(s.stackName);
+      let works = true;
+      try {
+        works = !state || this.needsWork(s, plans.get(s.artifactId)!, this.resolveContext(s, state.stackId, true));
+      } catch {
+        // Not resolvable before its parent's changes: it has something to do.
+      }
+      for (let p = works ? s.nested : undefined; p; p = p.parent.nested) touched.add(p.parent.stackName);
+    }
+    return touched;
+  }
+
   /** Applies the changes of one stack of an operation (no clean-up, no rollback: the tree decides). */
-  private async applyStack(stack: AssemblyStack, plan: PlannedResource[], cancellation: Cancellation): Promise<AppliedStack> {
+  private async applyStack(
+    stack: AssemblyStack, plan: PlannedResource[], cancellation: Cancellation, progress: StackProgress, nestedChange: boolean,
+  ): Promise<AppliedStack> {
     const existing = this.stackState(stack.stackName);
     const stackState: StackState = existing ?? {
       stackName: stack.stackName,
@@ -153,7 +186,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
     const changes: Change[] = [];
     const failures: Failure[] = [];
     const applied = { stack, stackState, ctx, plan, isNew, changes, failures };
-    if (!isNew && !this.needsWork(stack, plan, ctx)) {
+    if (!isNew && !nestedChange && !this.needsWork(stack, plan, ctx)) {
       this.waits.done += plan.length;
       this.progress(`✅  ${stack.stackName} (no changes)`);
       return { ...applied, unchanged: true };
@@ -172,6 +205,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
       ...(stack.nested ? { parentStack: stack.nested.parent.stackName } : {}),
     };
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', NESTED_STACK_TYPE, stack.stackName);
+    progress.start();
 
     const byId = new Map(plan.map((p) => [p.logicalId, p]));
     const stepOne = async (p: PlannedResource): Promise<boolean> => {
@@ -197,7 +231,9 @@ export abstract class RunnerDeploy extends RunnerRollback {
     // Independent resources run concurrently (dependencies first); a failure in the tree starts no more and cancels the rest.
     await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, async (id) => {
       try {
-        return cancellation.cancelled ? false : await stepOne(byId.get(id)!);
+        const ok = cancellation.cancelled ? false : await stepOne(byId.get(id)!);
+        if (ok) progress.complete(id);
+        return ok;
       } finally {
         this.waits.done++;
       }
@@ -275,6 +311,16 @@ export function serviceTimeoutSeconds(properties: Record<string, unknown>): numb
   return Number.isInteger(n) && n >= 1 && n <= 3600 ? n : 3600;
 }
 
+/**
+ * The parent's resources a nested stack waits for: those of the parent's plan its `AWS::CloudFormation::Stack`
+ * resource depends on, directly or through resources the runner does not deploy.
+ */
+function parentNeeds(parent: AssemblyStack, nestedLogicalId: string, plans: ReadonlyMap<string, PlannedResource[]>): string[] {
+  const planned = new Set((plans.get(parent.artifactId) ?? []).map((p) => p.logicalId));
+  const deps = selectedDependencies(parent.template, (id) => planned.has(id) || id === nestedLogicalId).get(nestedLogicalId) ?? [];
+  return deps.filter((id) => planned.has(id));
+}
+
 /** How deep a stack is in its tree (0: a top-level stack). */
 function depthOf(s: AssemblyStack): number {
   let d = 0;
@@ -290,14 +336,14 @@ function rootOf(s: AssemblyStack): AssemblyStack {
 }
 
 /**
- * The stacks of its tree a stack waits for: its other dependencies, and for a nested stack, its parent and the nested
- * stacks its `AWS::CloudFormation::Stack` resource depends on in the parent's template.
+ * The stacks of its tree a stack waits for: its other dependencies, and for a nested stack the nested stacks its
+ * `AWS::CloudFormation::Stack` resource depends on in the parent's template.
  */
 function stackDependencies(s: AssemblyStack, byName: ReadonlyMap<string, AssemblyStack>): string[] {
-  const deps = new Set(s.dependencyStackNames.filter((n) => byName.has(n)));
+  const deps = new Set(s.dependencyStackNames.filter((n) => byName.has(n) && n !== s.nested?.parent.stackName));
   const origin = s.nested;
   if (origin) {
-    deps.add(origin.parent.stackName);
+    // Not the parent as a whole: its resources the nested stack needs (parentNeeds, at the parent's gate).
     const resources = origin.parent.template.Resources ?? {};
     const nestedIds = selectedDependencies(origin.parent.template, (id) => resources[id]?.Type === NESTED_STACK_TYPE).get(origin.logicalId) ?? [];
     for (const sibling of byName.values()) {

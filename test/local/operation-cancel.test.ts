@@ -56,7 +56,8 @@ const res = (key: string, props: Record<string, unknown> = {}): Record<string, u
  * A stack `S` with the given resources and nested stacks (each a template of resources, in the parent as `<name>`);
  * `inOrder`: each nested stack depends on the one before it (`DependsOn` in the parent).
  */
-function app(resources: Record<string, unknown>, nested: Record<string, Record<string, unknown>> = {}, inOrder = false): string {
+function app(resources: Record<string, unknown>, nested: Record<string, Record<string, unknown>> = {}, inOrder = false,
+  dependsOn: Record<string, string[]> = {}): string {
   const dir = join(tmp.dir, `out-${++out}`);
   const parent: Record<string, unknown> = { ...providerResources(), ...resources };
   const ids = Object.keys(nested);
@@ -65,7 +66,7 @@ function app(resources: Record<string, unknown>, nested: Record<string, Record<s
       Type: 'AWS::CloudFormation::Stack',
       Properties: { TemplateURL: `https://example.com/${id}.json` },
       Metadata: { 'aws:asset:path': `${id}.nested.template.json` },
-      ...(inOrder && i > 0 ? { DependsOn: [ids[i - 1]] } : {}),
+      ...(inOrder && i > 0 ? { DependsOn: [ids[i - 1]] } : dependsOn[id] ? { DependsOn: dependsOn[id] } : {}),
     };
   });
   writeAssembly(dir, [{ name: 'S', template: { Resources: parent } }]);
@@ -221,4 +222,17 @@ test('CloudFormation stops waiting for a custom resource at its ServiceTimeout: 
   expect(reasonOf(r, 'Other', 'CREATE_FAILED')).toBe('Resource creation cancelled');
   expect(deletes().map((c) => c.event.PhysicalResourceId).sort()).toEqual([expect.stringMatching(/^S-Other-/), expect.stringMatching(/^S-Slow-/)]);
   expect(stackEvents(r).pop()).toBe('S ROLLBACK_COMPLETE');
+});
+
+test('a nested stack starts beside the parent\'s resources it does not depend on, and after those it does', async () => {
+  const r = await run(app({ P: res('p', { SleepMs: 1500 }) }, { Free: { X: res('x') }, Bound: { Y: res('y') } }, false, { Bound: ['P'] }));
+  expect(r.success).toBe(true);
+  const order = fakeCalls().map((c) => `${c.fn}:${c.event.LogicalResourceId}`);
+  // Free's resource is created while P's Create still sleeps; Bound's only after P completed.
+  expect(order.indexOf('onEvent:X')).toBeLessThan(order.indexOf('awake:P'));
+  expect(order.indexOf('onEvent:Y')).toBeGreaterThan(order.indexOf('awake:P'));
+  // The parent completes after its nested stacks.
+  const ofStacks = stackEvents(r);
+  expect(ofStacks.indexOf('S CREATE_COMPLETE')).toBeGreaterThan(ofStacks.findIndex((e) => /^S-?Free\S* CREATE_COMPLETE$/.test(e)));
+  expect(ofStacks.findIndex((e) => /^S-?Free\S* CREATE_COMPLETE$/.test(e))).toBeGreaterThanOrEqual(0);
 });
