@@ -70,7 +70,7 @@ export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
  * - one `custom-resources` `Provider` (one framework Lambda) in front of it;
  * - created lazily, only when a resource that waits exists (`HistoryRequest`):
  *   an `index.isComplete` function sharing the same role and a second
- *   `Provider` with a waiter (query interval 30 s, total timeout 2 h).
+ *   `Provider` with a waiter (query interval 30 s, total timeout 1 h).
  *
  * The Lambda count of a stack therefore does not grow with the number of
  * resources. Secrets are granted to the shared handler role, so both handler

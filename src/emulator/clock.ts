@@ -15,6 +15,17 @@ export interface Latency {
 /** The largest time scale (an hour a second). */
 export const MAX_TIME_SCALE = 3600;
 
+/** A scaled clock is saved this often (real ms) besides every change. */
+export const CLOCK_SAVE_MS = 1000;
+
+/**
+ * How far behind a state file's clock can be (seconds) when the emulator that wrote it was killed: one save interval
+ * of its scaled time, twice (a write may wait for the one before it). A loaded clock is moved on by that much, so it never goes back (it may jump ahead a little).
+ */
+export function clockLostAtMost(savedScale: unknown): number {
+  return typeof savedScale === 'number' && savedScale > 1 ? 2 * (CLOCK_SAVE_MS / 1000) * Math.min(savedScale, MAX_TIME_SCALE) : 0;
+}
+
 export class EmulatorClock {
   readonly scale: number;
   private readonly realAt = Date.now() / 1000;

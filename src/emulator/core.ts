@@ -112,6 +112,8 @@ export interface Ctx {
   now(): number;
   /** Waits this many milliseconds of service time (1/timeScale of them in real time). @default real time */
   sleep?(ms: number): Promise<void>;
+  /** The clock with the fractions of a second. @default now() */
+  exactNow?(): number;
 }
 
 /** A request rate limit: `requests` per client address in a rolling window of `seconds`. */

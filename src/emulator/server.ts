@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { browserRefusal, isLoopbackHost } from './browser-guard';
-import { checkedLatency, EmulatorClock, Latency, latencyOf } from './clock';
+import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, Latency, latencyOf } from './clock';
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
@@ -107,6 +107,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     reads,
     now,
     sleep: (ms) => clock.sleep(ms),
+    exactNow: () => clock.exact(),
     tokenTtlSeconds: opts.tokenTtlSeconds ?? 3600,
     secret: randomBytes(32),
     requests: [],
@@ -122,15 +123,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
   };
   if (opts.stateFile && existsSync(opts.stateFile)) {
-    let loaded: { state?: EmulatorState; clockOffset?: number };
+    let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
     try {
-      loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number };
+      loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number; clockScale?: number };
     } catch (e) {
       throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
     }
     if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
     ctx.s = { ...emptyState(), ...loaded.state };
-    if (opts.now === undefined && typeof loaded.clockOffset === 'number') clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset);
+    if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
+      clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
+    }
   } else {
     seed();
   }
@@ -138,9 +141,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
   // all at once. Each write replaces the file atomically (a temporary file, then a rename).
   let stateWrites = 0;
+  const stateText = (): string => JSON.stringify({ state: ctx.s, clockOffset: clock.saved(), clockScale: clock.scale });
   const save = (): void => {
     if (!opts.stateFile) return;
-    writeStateFileSync(opts.stateFile, JSON.stringify({ state: ctx.s, clockOffset: clock.saved() }));
+    writeStateFileSync(opts.stateFile, stateText());
     stateWrites++;
   };
   let writing: Promise<void> = Promise.resolve();
@@ -156,7 +160,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         // From here on, a change waits for the write after this one (this one may have serialized before it).
         queued = undefined;
         const started = Date.now();
-        await writeStateFile(opts.stateFile!, JSON.stringify({ state: ctx.s, clockOffset: clock.saved() }));
+        await writeStateFile(opts.stateFile!, stateText());
         stateWrites++;
         lastWriteMs = Math.min(1000, Date.now() - started);
       });
@@ -165,6 +169,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     }
     return queued;
   };
+
+  // A scaled clock runs on between changes: it is saved every CLOCK_SAVE_MS too, so a killed emulator loses little of it.
+  const clockSaves = opts.stateFile && clock.scale > 1 ? setInterval(() => void persist().catch(() => undefined), CLOCK_SAVE_MS) : undefined;
+  clockSaves?.unref();
 
   const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024, return503OnClosing: false });
   app.decorateRequest('principal', null);
@@ -296,6 +304,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     async stop() {
       if (stopped) return;
       stopped = true;
+      if (clockSaves) clearInterval(clockSaves);
       releaseHeld(ctx);
       await app.close();
       await writing;
@@ -351,7 +360,8 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, clock: 
     refreshHistory(ctx);
     return { now: ctx.now() };
   });
-  app.get('/_emulator/clock', async () => ({ now: ctx.now() }));
+  // `exact`: with the fractions of a second (a client that runs its own clock on the emulator's starts from it).
+  app.get('/_emulator/clock', async () => ({ now: ctx.now(), exact: ctx.exactNow?.() ?? ctx.now() }));
   app.get('/_emulator/state', async () => {
     refreshHistory(ctx);
     return snapshot(ctx);

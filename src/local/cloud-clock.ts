@@ -29,9 +29,18 @@ export function checkedTimeScale(v: unknown, option = 'timeScale'): number {
 export class CloudClock {
   readonly anchor: ClockAnchor;
 
-  /** @param startAt the cloud time the run starts at (epoch ms; never before an earlier run's end) */
+  /** @param startAt the cloud time the run starts at (epoch ms): the emulator's clock */
   constructor(readonly scale: number, startAt: number = Date.now()) {
-    this.anchor = { scale, realAt: Date.now(), cloudAt: Math.max(startAt, Date.now()) };
+    const realAt = Date.now();
+    this.anchor = { scale, realAt, cloudAt: startAt };
+  }
+
+  /**
+   * True when the cloud's clock is not the wall clock: scaled, or more than a second away from it (an earlier scaled
+   * run, or waits on the emulator's clock, moved the emulator's clock on). The containers' clocks then follow it.
+   */
+  get shifted(): boolean {
+    return this.scale > 1 || Math.abs(this.anchor.cloudAt - this.anchor.realAt) > 1000;
   }
 
   /** The cloud's time now (epoch ms). */

@@ -47,26 +47,44 @@ function flush() {
     partial[level] = '';
   }
 }
-// The cloud's clock of a time-scaled run (cloud-clock.ts): Date and the timers of everything in the container (the
-// handler, the AWS SDK) pass scale times as fast, from where the run's clock stands ({ scale, realAt, cloudAt }).
+// The cloud's clock of the run (cloud-clock.ts), when it is not the wall clock: Date, the timers (global, the timers
+// modules, util.promisify, AbortSignal.timeout) and performance.now of everything in the container (the handler, the
+// AWS SDK) pass scale times as fast from where the run's clock stands ({ scale, realAt, cloudAt }). Socket timeouts
+// of node:http stay real.
 let anchor = workerData.clock;
 if (anchor) {
+  const { promisify } = require('node:util');
+  const timers = require('node:timers');
+  const timersPromises = require('node:timers/promises');
   const RealDate = Date;
   const realNow = RealDate.now;
   const cloudNow = () => anchor.cloudAt + (realNow() - anchor.realAt) * anchor.scale;
+  const real = (ms) => (Number(ms) || 0) / anchor.scale;
   function CloudDate(...args) {
     if (!new.target) return new RealDate(cloudNow()).toString();
-    return args.length === 0 ? new RealDate(cloudNow()) : new RealDate(...args);
+    return Reflect.construct(RealDate, args.length === 0 ? [cloudNow()] : args, new.target);
   }
+  Object.setPrototypeOf(CloudDate, RealDate);
   CloudDate.prototype = RealDate.prototype;
+  Object.defineProperty(CloudDate, 'length', { value: 7 });
   CloudDate.now = () => Math.floor(cloudNow());
-  CloudDate.parse = RealDate.parse;
-  CloudDate.UTC = RealDate.UTC;
   globalThis.Date = CloudDate;
-  const realSetTimeout = globalThis.setTimeout;
-  const realSetInterval = globalThis.setInterval;
-  globalThis.setTimeout = (fn, ms, ...args) => realSetTimeout(fn, (Number(ms) || 0) / anchor.scale, ...args);
-  globalThis.setInterval = (fn, ms, ...args) => realSetInterval(fn, (Number(ms) || 0) / anchor.scale, ...args);
+  const realSetTimeout = timers.setTimeout;
+  const realSetInterval = timers.setInterval;
+  const realSleep = timersPromises.setTimeout;
+  const setTimeoutScaled = (fn, ms, ...args) => realSetTimeout(fn, real(ms), ...args);
+  setTimeoutScaled[promisify.custom] = (ms, value, options) => realSleep(real(ms), value, options);
+  const setIntervalScaled = (fn, ms, ...args) => realSetInterval(fn, real(ms), ...args);
+  globalThis.setTimeout = setTimeoutScaled;
+  globalThis.setInterval = setIntervalScaled;
+  timers.setTimeout = setTimeoutScaled;
+  timers.setInterval = setIntervalScaled;
+  timersPromises.setTimeout = (ms, value, options) => realSleep(real(ms), value, options);
+  const realAbortTimeout = AbortSignal.timeout.bind(AbortSignal);
+  AbortSignal.timeout = (ms) => realAbortTimeout(real(ms));
+  const realPerfNow = performance.now.bind(performance);
+  const perfAt = realPerfNow();
+  performance.now = () => perfAt + (realPerfNow() - perfAt) * anchor.scale;
 }
 
 // Between invocations Lambda freezes the environment: nothing of it runs until the next invocation thaws it.

@@ -106,7 +106,7 @@ class Container {
         vendor: vendorLocations(),
         thaw: this.thaw,
         // A scaled clock is the container's own from its start (the handler's module may keep Date or setTimeout).
-        clock: run.cloud && run.cloud.scale > 1 ? run.cloud.anchor : undefined,
+        clock: run.cloud?.shifted ? run.cloud.anchor : undefined,
         // The message of a missing client, with NUL where its name goes (one text, handler.ts's).
         missingClient: missingClientMessage(run.handlerFile, '\u0000'),
       },
@@ -125,8 +125,9 @@ class Container {
     if (this.stopped) throw new Error('Runtime exited with error: the container stopped before the invocation');
     const id = randomUUID();
     const requestId = randomUUID();
+    // The deadline on the container's clock (the cloud's when it is shifted, as the container's Date then is).
     const clock = run.cloud;
-    const deadline = (clock ? clock.now() : Date.now()) + inv.timeoutMs;
+    const deadline = (clock?.shifted ? clock.now() : Date.now()) + inv.timeoutMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         // Lambda stops the environment at its timeout: nothing of the invocation runs on.
@@ -146,7 +147,7 @@ class Container {
           deadline,
           runtime: { ...inv.runtime, token: run.token },
           clock: run.clock?.offset,
-          anchor: clock && clock.scale > 1 ? clock.anchor : undefined,
+          anchor: clock?.shifted ? clock.anchor : undefined,
           context: {
             callbackWaitsForEmptyEventLoop: true,
             functionName: inv.functionName,
@@ -296,7 +297,7 @@ export class LambdaContainers {
   }
 
   private take(inv: ContainerInvocation): Container {
-    const kind = `${this.options.handlerFile}\n${inv.memoryMb ?? ''}\n${inv.functionKey}\n${this.options.cloud?.scale ?? 1}`;
+    const kind = `${this.options.handlerFile}\n${inv.memoryMb ?? ''}\n${inv.functionKey}\n${this.options.cloud?.shifted ? this.options.cloud.scale : 'wall clock'}`;
     for (const c of warm) {
       if (c.kind === kind && c.code === this.code) {
         warm.delete(c);

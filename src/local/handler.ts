@@ -34,6 +34,8 @@ export interface OnEventResponse {
 export interface IsCompleteResponse {
   IsComplete: boolean;
   Data?: Record<string, unknown>;
+  /** The framework merges the answer into its response: a physical ID here is the one CloudFormation gets. */
+  PhysicalResourceId?: string;
 }
 
 /** Local replacements of the handler's AWS calls (the handler's own type). */

@@ -172,7 +172,7 @@ export abstract class RunnerBase {
       this.emulator = embedded.emulator;
       this.url = this.emulator.url;
       // The cloud's clock goes on from the emulator's (which its state file keeps from run to run).
-      this.clock = new CloudClock(checkedTimeScale(this.options.timeScale), this.emulator.state().now * 1000);
+      this.clock = new CloudClock(checkedTimeScale(this.options.timeScale), await emulatorClockMs(this.url));
       if (this.clock.scale > 1) this.progress(`Time scale ${this.clock.scale}: every clock of the run passes ${this.clock.scale} times as fast as the wall clock`);
       if (this.tokenFromEnv && this.tokenValue !== DEFAULT_REFRESH_TOKEN) {
         // A token exported for the real service (e.g. for dpi status) means nothing to the embedded emulator.
@@ -304,6 +304,14 @@ export abstract class RunnerBase {
     if (!res.ok) throw new Error(`could not register the stack's IAM roles with the emulator: HTTP ${res.status} ${await res.text()}`);
   }
 
+}
+
+/** The emulator's clock (epoch ms, fractions included). */
+async function emulatorClockMs(url: string): Promise<number> {
+  const res = await fetch(`${url}/_emulator/clock`, { signal: AbortSignal.timeout(10_000) });
+  if (res.status !== 200) throw new Error(`could not read the emulator's clock: GET /_emulator/clock answered ${res.status}`);
+  const body = (await res.json()) as { now?: number; exact?: number };
+  return (body.exact ?? body.now ?? Date.now() / 1000) * 1000;
 }
 
 /**

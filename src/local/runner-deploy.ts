@@ -5,7 +5,7 @@
 import { AssemblyStack, NESTED_STACK_TYPE, readAssembly } from './assembly';
 import { Cancellation, Slots } from './cancellation';
 import { selectedDependencies } from './graph';
-import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, WaiterError } from './runner-helpers';
+import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, serviceTimedOut, WaiterError } from './runner-helpers';
 import { AppliedStack, RunnerRollback } from './runner-rollback';
 import { runScheduled } from './scheduler';
 import { StackProgress } from './stack-gate';
@@ -257,17 +257,10 @@ export abstract class RunnerDeploy extends RunnerRollback {
         : this.invoke('Create', stackState, base);
       // CloudFormation stops waiting when the operation is cancelled, or at the resource's ServiceTimeout (one hour by
       // default and at most); the invocation runs on either way.
-      const timeoutS = serviceTimeoutSeconds(base.properties);
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), this.clock.realMs(timeoutS * 1000));
-      });
-      const stopped = cancellation.signal.then(() => 'cancelled' as const);
-      const answer = await Promise.race([call.then((value) => ({ value })), stopped, expired]).finally(() => clearTimeout(timer));
+      const answer = await this.answerWithin(call, base.properties, cancellation.signal);
       if (answer === 'cancelled' || answer === 'timeout') {
-        this.runsOn(call);
         this.emit(name, `${kind}_FAILED`, p.resource.Type, p.logicalId, answer === 'timeout'
-          ? `CloudFormation did not receive a response from your Custom Resource within its ServiceTimeout (${timeoutS} seconds)`
+          ? serviceTimedOut(base.properties)
           : `Resource ${before ? 'update' : 'creation'} cancelled`);
         failures.push({ p, before, props: base.properties, cancelled: true });
         cancellation.cancel();
@@ -303,12 +296,6 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return false;
     }
   }
-}
-
-/** A custom resource's `ServiceTimeout` property in seconds (1 to 3600; CloudFormation's default and maximum: 3600). */
-export function serviceTimeoutSeconds(properties: Record<string, unknown>): number {
-  const n = Number(properties.ServiceTimeout);
-  return Number.isInteger(n) && n >= 1 && n <= 3600 ? n : 3600;
 }
 
 /**

@@ -118,3 +118,14 @@ export function networkCode(e: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** A custom resource's `ServiceTimeout` property in seconds (1 to 3600; CloudFormation's default and maximum: 3600). */
+export function serviceTimeoutSeconds(properties: Record<string, unknown>): number {
+  const n = Number(properties.ServiceTimeout);
+  return Number.isInteger(n) && n >= 1 && n <= 3600 ? n : 3600;
+}
+
+/** CloudFormation's reason when a custom resource did not answer within its ServiceTimeout. */
+export function serviceTimedOut(properties: Record<string, unknown>): string {
+  return `CloudFormation did not receive a response from your Custom Resource within its ServiceTimeout (${serviceTimeoutSeconds(properties)} seconds)`;
+}

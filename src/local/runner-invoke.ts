@@ -9,7 +9,7 @@ import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResp
 import { partitionOf } from './intrinsics';
 import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import { RunnerBase } from './runner-base';
-import { CREATE_FAILED_MARKER, MAX_DATA_BYTES, WaiterError, withEmulatorUrl } from './runner-helpers';
+import { CREATE_FAILED_MARKER, MAX_DATA_BYTES, serviceTimedOut, serviceTimeoutSeconds, WaiterError, withEmulatorUrl } from './runner-helpers';
 import { ResourceState, StackState } from './state';
 import { LIBRARY_WAITER, WAITER_TIMED_OUT, waiterDelayMs } from './waiter';
 
@@ -96,13 +96,7 @@ export abstract class RunnerInvoke extends RunnerBase {
     const fns = app && app.template.Resources?.[r.logicalId] ? providerFunctions(app, r.logicalId) : {};
     const onEvent = this.functionOf(stack, 'OnEvent', fns.onEvent);
     const response = (await this.deliver(() => this.call<OnEventResponse | undefined>(onEvent, 'onEvent', event, stack))) ?? {};
-    let newPhysical = response.PhysicalResourceId;
-    if (newPhysical === undefined || newPhysical === '') {
-      newPhysical = requestType === 'Create' ? requestId : physicalId!;
-    }
-    if (requestType === 'Delete' && newPhysical !== physicalId) {
-      throw new Error(`DELETE: cannot change the physical resource ID from "${physicalId}" to "${newPhysical}" during deletion`);
-    }
+    let newPhysical: string = response.PhysicalResourceId || (requestType === 'Create' ? requestId : physicalId!);
     let data: Record<string, unknown> = { ...(response.Data ?? {}) };
     if (r.waiter) {
       if (typeof this.handler!.isComplete !== 'function') throw new Error(`the handler bundle does not export ${HandlerExports.IS_COMPLETE}`);
@@ -112,19 +106,28 @@ export abstract class RunnerInvoke extends RunnerBase {
       const physical = newPhysical;
       try {
         for (let retry = 0; ; retry++) {
-          const completeEvent = { ...event, PhysicalResourceId: physical, Data: data };
-          const done = await this.call<IsCompleteResponse>(isComplete, 'isComplete', completeEvent, stack);
-          if (done && done.IsComplete) {
+          // The framework's isComplete event: the onEvent event with what onEvent answered.
+          const completeEvent = { ...event, ...response, PhysicalResourceId: physical, Data: data };
+          const done = await this.call<IsCompleteResponse | null>(isComplete, 'isComplete', completeEvent, stack) ?? null;
+          // Lambda answers null for no result; the framework then fails reading it.
+          if (done === null || typeof done !== 'object') throw new Error(`Cannot read properties of ${String(done)} (reading 'IsComplete')`);
+          if (done.IsComplete) {
+            // The framework answers CloudFormation with the isComplete event and this answer merged (its Data too).
             data = { ...data, ...(done.Data ?? {}) };
+            if (typeof done.PhysicalResourceId === 'string' && done.PhysicalResourceId !== '') newPhysical = done.PhysicalResourceId;
             break;
           }
-          if (done && done.Data && Object.keys(done.Data).length > 0) throw new Error('"Data" is not allowed if "IsComplete" is "False"');
+          if (done.Data && Object.keys(done.Data).length > 0) throw new Error('"Data" is not allowed if "IsComplete" is "False"');
           if (retry >= waiter.maxAttempts) throw new Error(WAITER_TIMED_OUT);
           await this.clock.sleep(this.options.pollIntervalMs ?? waiterDelayMs(waiter, retry));
         }
       } catch (e) {
         throw new WaiterError((e as Error).message, physical, data);
       }
+    }
+    // CloudFormation checks the final answer (with a waiter, the isComplete one).
+    if (requestType === 'Delete' && newPhysical !== physicalId) {
+      throw new Error(`DELETE: cannot change the physical resource ID from "${physicalId}" to "${newPhysical}" during deletion`);
     }
     if (JSON.stringify({ PhysicalResourceId: newPhysical, Data: data }).length > MAX_DATA_BYTES) {
       throw new Error('Response object is too long.');
@@ -148,6 +151,21 @@ export abstract class RunnerInvoke extends RunnerBase {
   }
 
   /** An invocation CloudFormation may no longer listen to: it runs on in its container, and the run ends after it. */
+  /**
+   * The answer to an event as CloudFormation hears it: the invocation's, unless `stop` comes first (a cancelled
+   * operation) or the resource's ServiceTimeout passes (on the cloud's clock). Then the invocation runs on, unheard.
+   */
+  protected async answerWithin<T>(call: Promise<T>, properties: Record<string, unknown>, stop?: Promise<void>): Promise<{ value: T } | 'cancelled' | 'timeout'> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.clock.realMs(serviceTimeoutSeconds(properties) * 1000));
+    });
+    const stopped = stop ? stop.then(() => 'cancelled' as const) : new Promise<never>(() => undefined);
+    const answer = await Promise.race([call.then((value) => ({ value })), stopped, expired]).finally(() => clearTimeout(timer));
+    if (answer === 'cancelled' || answer === 'timeout') this.runsOn(call);
+    return answer;
+  }
+
   protected runsOn(invocation: Promise<unknown>): void {
     const t = invocation.then(() => undefined, () => undefined);
     this.stragglers.add(t);
@@ -197,7 +215,8 @@ export abstract class RunnerInvoke extends RunnerBase {
       return true;
     }
     try {
-      await this.invoke('Delete', stack, r, r.physicalId);
+      // CloudFormation waits for a Delete up to the resource's ServiceTimeout too.
+      if ((await this.answerWithin(this.invoke('Delete', stack, r, r.physicalId), r.properties)) === 'timeout') throw new Error(serviceTimedOut(r.properties));
       this.emit(stack.stackName, 'DELETE_COMPLETE', r.type, r.logicalId, undefined, r.physicalId);
       return true;
     } catch (e) {

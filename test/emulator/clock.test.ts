@@ -2,7 +2,7 @@
  * The emulator's time scale and latency: its clock, its rate window and `Retry-After`, and each request's latency all
  * run on one clock that passes `timeScale` times as fast as real time; a state file keeps where it stood.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_REFRESH_TOKEN, parseLatency, parseTimeScale, RunningEmulator, startEmulator } from '../../src/emulator';
@@ -82,6 +82,26 @@ test('a state file keeps where the scaled clock stood: the next emulator goes on
     await emu.stop();
     emu = await startEmulator({ stateFile, rateLimit: 'off' });
     expect(await clockOf(emu)).toBeGreaterThanOrEqual(ahead);
+  } finally {
+    await emu?.stop();
+    emu = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a killed emulator\'s scaled clock does not go back: it is saved every second, and the next one starts past any loss', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dpi-clock-'));
+  try {
+    const stateFile = join(dir, 'state.json');
+    emu = await startEmulator({ timeScale: 3600, stateFile, rateLimit: 'off' });
+    // No change for 1.5 s (4.2 hours of its clock): only the periodic save keeps the clock.
+    await sleep(1500);
+    // Killed here: what it left on disk is what the next one finds.
+    const killedAt = await clockOf(emu);
+    copyFileSync(stateFile, join(dir, 'left.json'));
+    await emu.stop();
+    emu = await startEmulator({ stateFile: join(dir, 'left.json'), rateLimit: 'off' });
+    expect(await clockOf(emu)).toBeGreaterThanOrEqual(killedAt);
   } finally {
     await emu?.stop();
     emu = undefined;

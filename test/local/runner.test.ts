@@ -254,6 +254,18 @@ test('an isComplete that answers Data before it is complete fails the resource, 
   expect(calls().filter((c) => c.fn === 'isComplete' && c.event.RequestType === 'Create')).toHaveLength(1);
 });
 
+test('the isComplete answer is the framework\'s: nothing fails the resource at once, a physical ID in it is the one CloudFormation gets', async () => {
+  const none = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h', CompleteAnswer: 'null' }, {}, true) })));
+  expect(none.events.find((e) => e.status === 'CREATE_FAILED')!.reason).toBe('Cannot read properties of null (reading \'IsComplete\')');
+  resetCalls();
+  const renamed = await runLocalDeploy(deployOpts(assembly({ H: dpiResource('Custom::DpiHistoryRequest', { Key: 'h2', CompletePhysicalId: 'from-is-complete' }, {}, true) }),
+    { stateFile: join(tmp.dir, 'state2', 'local-state.json') }));
+  expect(renamed.success).toBe(true);
+  expect(renamed.resources[0].physicalId).toBe('from-is-complete');
+  // The isComplete event carries what onEvent answered.
+  expect(calls().find((c) => c.fn === 'isComplete')!.event.PhysicalResourceId).toMatch(/^phys-h2-/);
+});
+
 test('an unknown reference fails before any call, naming the logical ID', async () => {
   const r = await runLocalDeploy(deployOpts(assembly({ A: A(), B: B({ Other: { 'Fn::GetAtt': ['Missing', 'Arn'] } }) })));
   expect(r.success).toBe(false);

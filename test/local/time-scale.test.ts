@@ -90,11 +90,22 @@ test('the emulator\'s clock runs with the run\'s and goes on from there in the n
   // Five minutes of cloud time passed in the first run.
   expect(slept - before).toBeGreaterThanOrEqual(300_000);
   resetCalls();
-  const r2 = await runLocalDeploy({ ...o, destroy: true });
+  // The next run, at the wall clock's pace: its clock starts where the last one ended, not at the wall clock, and the
+  // handler's deadline is on that clock (a function of 600 s has at most 600 s left).
+  const r2 = await runLocalDeploy({ ...o, timeScale: undefined, destroy: true });
   expect(r2.success).toBe(true);
-  // The next run's cloud clock starts where the last one ended, not at the wall clock.
-  const del = calls().find((c) => c.fn === 'onEvent' && c.event.RequestType === 'Delete')!.now as number;
-  expect(del).toBeGreaterThanOrEqual(slept);
+  const del = calls().find((c) => c.fn === 'onEvent' && c.event.RequestType === 'Delete')!;
+  expect(del.now).toBeGreaterThanOrEqual(slept);
+  expect(del.remaining).toBeGreaterThan(590_000);
+  expect(del.remaining).toBeLessThanOrEqual(600_000);
+});
+
+test('CloudFormation waits for a Delete up to the ServiceTimeout too: a slower Delete fails the destroy', async () => {
+  const o = opts({ S: dpiResource('Custom::DpiSubscription', { Key: 's', DeleteSleepMs: 120_000, ServiceTimeout: 60 }) }, { timeScale: 600 });
+  expect((await runLocalDeploy(o)).success).toBe(true);
+  const r = await runLocalDeploy({ ...o, destroy: true });
+  expect(r.success).toBe(false);
+  expect(r.events.find((e) => e.status === 'DELETE_FAILED')!.reason).toMatch(/within its ServiceTimeout \(60 seconds\)/);
 });
 
 test('a time scale is refused where it cannot hold every clock, naming the option', async () => {
