@@ -4,11 +4,12 @@
  */
 import { AssemblyStack, NESTED_STACK_TYPE, readAssembly } from './assembly';
 import { Cancellation, Slots } from './cancellation';
-import { selectedDependencies } from './graph';
+import { dependencyOrder } from './graph';
 import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, serviceTimedOut, WaiterError } from './runner-helpers';
 import { AppliedStack, RunnerRollback } from './runner-rollback';
 import { runScheduled } from './scheduler';
 import { StackProgress } from './stack-gate';
+import { checkNoCircle, depthOf, isBelow, nestedStacksRead, parentNeeds, rootOf, stackDependencies, TreeOperation } from './stack-tree';
 import { newStackId, resourceKey, ResourceState, StackState } from './state';
 
 /** Deploys the stacks of a run. */
@@ -37,6 +38,13 @@ export abstract class RunnerDeploy extends RunnerRollback {
       plans.set(stack.artifactId, plan);
       this.waits.total += plan.length;
     }
+    // CloudFormation refuses a template whose resources (nested stacks included) depend on each other in a circle.
+    for (const root of stacks.filter((s) => !s.nested)) {
+      const tree = stacks.filter((s) => rootOf(s).stackName === root.stackName);
+      const byName = new Map(tree.map((s) => [s.stackName, s]));
+      dependencyOrder(tree.map((s) => s.stackName), new Map(tree.map((s) => [s.stackName, stackDependencies(s, byName)])));
+      for (const s of tree) checkNoCircle(s, plans.get(s.artifactId)!, tree);
+    }
     const known = new Set(stacks.map((s) => s.stackName));
     const removedNested = this.removedNestedStacks(known);
     for (const s of this.state.stacks) {
@@ -63,8 +71,8 @@ export abstract class RunnerDeploy extends RunnerRollback {
   }
 
   /**
-   * One operation: the top-level stack first, then its nested stacks in parallel (each after the stacks it depends on).
-   * The first failure cancels every in-flight Create and Update of the tree and starts nothing new; then every stack
+   * One operation: the top-level stack and its nested stacks at once, each nested stack once the parent's resources and
+   * the sibling trees it depends on are complete (stack-tree.ts). The first failure cancels every in-flight Create and Update of the tree and starts nothing new; then every stack
    * that took part rolls back, nested stacks before their parents. Clean-ups run only once the whole tree succeeded.
    */
   private async deployTree(tree: AssemblyStack[], plans: Map<string, PlannedResource[]>): Promise<boolean> {
@@ -76,20 +84,30 @@ export abstract class RunnerDeploy extends RunnerRollback {
     const failedIn = new Map<string, string[]>();
     let thrown: { error: unknown; stack: string } | undefined;
     const progress = new Map(tree.map((s) => [s.stackName, new StackProgress()]));
-    // A stack whose nested stack changes is updated too (its template names the nested template), even when none of
-    // its own resources changes.
-    const touched = this.touchedStacks(tree, plans);
+    const op: TreeOperation = { tree, plans, progress, cancellation };
+    // CloudFormation continues a rollback of the whole tree before it updates any stack of it.
+    for (const s of tree) {
+      const state = this.stackState(s.stackName);
+      if (!state || !this.state.orphans.some((o) => o.stack === s.stackName && o.rollbackPending)) continue;
+      await this.connect();
+      if (!(await this.continueRollback(state))) {
+        throw new Error(`${s.stackName}: a Delete of an earlier run's rollback failed again; CloudFormation refuses to update a stack `
+          + 'whose rollback did not finish (continue the rollback): fix its cause, then run again');
+      }
+    }
+    // Every stack of the tree runs at once (`tree.length`: a stack waiting at its parent's gate holds a place).
     const result = await runScheduled(tree.map((s) => s.stackName), (n) => stackDependencies(byName.get(n)!, byName), tree.length, async (n) => {
       const stack = byName.get(n)!;
       try {
         if (cancellation.cancelled) return false;
-        // A nested stack starts when the parent's resources it depends on are complete, beside the others.
-        const origin = stack.nested;
-        const gate = origin ? progress.get(origin.parent.stackName)! : undefined;
-        if (origin && !(await gate!.ready(parentNeeds(origin.parent, origin.logicalId, plans), cancellation))) return false;
         let a: AppliedStack;
         try {
-          a = await this.applyStack(stack, plans.get(stack.artifactId)!, cancellation, progress.get(n)!, touched.has(n));
+          // A nested stack starts when the parent's resources it depends on are complete, beside the others.
+          const origin = stack.nested;
+          if (origin && !(await progress.get(origin.parent.stackName)!.ready(parentNeeds(origin.parent, origin.logicalId, plans), cancellation))) {
+            return false;
+          }
+          a = await this.applyStack(stack, plans.get(stack.artifactId)!, op);
         } catch (e) {
           // Not a resource's failure (the emulator unreachable, a value that cannot be resolved): before any change it
           // stops the run; once the operation changed something, it fails this stack and the tree rolls back.
@@ -170,9 +188,13 @@ export abstract class RunnerDeploy extends RunnerRollback {
   }
 
   /** Applies the changes of one stack of an operation (no clean-up, no rollback: the tree decides). */
-  private async applyStack(
-    stack: AssemblyStack, plan: PlannedResource[], cancellation: Cancellation, progress: StackProgress, nestedChange: boolean,
-  ): Promise<AppliedStack> {
+  private async applyStack(stack: AssemblyStack, plan: PlannedResource[], op: TreeOperation): Promise<AppliedStack> {
+    const { cancellation } = op;
+    const progress = op.progress.get(stack.stackName)!;
+    // A stack whose nested stack (at any depth) changes is updated too (its template names the nested template), even
+    // when none of its own resources changes: decided now, on the state its parent's changes made.
+    const below = op.tree.filter((s) => isBelow(s, stack));
+    const nestedChange = below.length > 0 && this.touchedStacks(below, op.plans).size > 0;
     const existing = this.stackState(stack.stackName);
     const stackState: StackState = existing ?? {
       stackName: stack.stackName,
@@ -192,10 +214,6 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return { ...applied, unchanged: true };
     }
     await this.connect();
-    if (!isNew && !(await this.continueRollback(stackState))) {
-      throw new Error(`${stack.stackName}: a Delete of an earlier run's rollback failed again; CloudFormation refuses to update a stack `
-        + 'whose rollback did not finish (continue the rollback): fix its cause, then run again');
-    }
     await this.registerRoles(stack, ctx);
     if (isNew) this.state.stacks.push(stackState);
     const stackIndex = this.state.stacks.findIndex((s) => s.stackName === stack.stackName);
@@ -229,6 +247,13 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return this.slots!.run(() => this.changeOne(stackState, p, base, before, cancellation, changes, failures));
     };
     // Independent resources run concurrently (dependencies first); a failure in the tree starts no more and cancels the rest.
+    // A resource that reads a nested stack (its outputs) waits at a gate for that nested stack's whole tree.
+    const readsNested = nestedStacksRead(stack, plan, op.tree);
+    const gate = (id: string): Promise<boolean> | undefined => {
+      const subtrees = readsNested.get(id);
+      if (!subtrees || subtrees.length === 0) return undefined;
+      return Promise.all(subtrees.map((n) => op.progress.get(n)!.whenEnded(cancellation))).then((ends) => ends.every((e) => e));
+    };
     await runScheduled(plan.map((p) => p.logicalId), (id) => byId.get(id)!.dependsOn, this.concurrency, async (id) => {
       try {
         const ok = cancellation.cancelled ? false : await stepOne(byId.get(id)!);
@@ -237,7 +262,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
       } finally {
         this.waits.done++;
       }
-    });
+    }, true, undefined, gate);
     return { ...applied, unchanged: false };
   }
 
@@ -296,46 +321,4 @@ export abstract class RunnerDeploy extends RunnerRollback {
       return false;
     }
   }
-}
-
-/**
- * The parent's resources a nested stack waits for: those of the parent's plan its `AWS::CloudFormation::Stack`
- * resource depends on, directly or through resources the runner does not deploy.
- */
-function parentNeeds(parent: AssemblyStack, nestedLogicalId: string, plans: ReadonlyMap<string, PlannedResource[]>): string[] {
-  const planned = new Set((plans.get(parent.artifactId) ?? []).map((p) => p.logicalId));
-  const deps = selectedDependencies(parent.template, (id) => planned.has(id) || id === nestedLogicalId).get(nestedLogicalId) ?? [];
-  return deps.filter((id) => planned.has(id));
-}
-
-/** How deep a stack is in its tree (0: a top-level stack). */
-function depthOf(s: AssemblyStack): number {
-  let d = 0;
-  for (let r = s; r.nested; r = r.nested.parent) d++;
-  return d;
-}
-
-/** The top-level stack of a nested stack's tree (a top-level stack is its own). */
-function rootOf(s: AssemblyStack): AssemblyStack {
-  let r = s;
-  while (r.nested) r = r.nested.parent;
-  return r;
-}
-
-/**
- * The stacks of its tree a stack waits for: its other dependencies, and for a nested stack the nested stacks its
- * `AWS::CloudFormation::Stack` resource depends on in the parent's template.
- */
-function stackDependencies(s: AssemblyStack, byName: ReadonlyMap<string, AssemblyStack>): string[] {
-  const deps = new Set(s.dependencyStackNames.filter((n) => byName.has(n) && n !== s.nested?.parent.stackName));
-  const origin = s.nested;
-  if (origin) {
-    // Not the parent as a whole: its resources the nested stack needs (parentNeeds, at the parent's gate).
-    const resources = origin.parent.template.Resources ?? {};
-    const nestedIds = selectedDependencies(origin.parent.template, (id) => resources[id]?.Type === NESTED_STACK_TYPE).get(origin.logicalId) ?? [];
-    for (const sibling of byName.values()) {
-      if (sibling.nested?.parent.stackName === origin.parent.stackName && nestedIds.includes(sibling.nested.logicalId)) deps.add(sibling.stackName);
-    }
-  }
-  return [...deps];
 }

@@ -50,8 +50,7 @@ export abstract class RunnerPlan extends RunnerInvoke {
 
   /**
    * A nested stack of `parent` for the resolver: its stack ID (from the state, else the ID it will get) and its outputs,
-   * resolved in its own context (a parent that reads an output of a nested stack's `Custom::Dpi*` resource needs that
-   * resource deployed first, which the parent-first order of local-deploy does not give: it fails, naming it).
+   * resolved in its own context (a parent resource that reads one waits for the nested stack's tree: stack-tree.ts).
    */
   protected nestedStackView(parent: AssemblyStack, logicalId: string, placeholders: boolean): NestedStackView | undefined {
     const child = this.stacks.find((s) => s.nested?.parent.stackName === parent.stackName && s.nested.logicalId === logicalId);

@@ -40,6 +40,8 @@ export interface ScheduleResult {
  * `ids` when `ids` is already a dependency order. A step that returns false (or throws) stops new steps from
  * starting when `stopOnFailure` is set (a deploy: CloudFormation then rolls back); otherwise only the IDs that wait
  * for it (directly or not) are not started (a destroy: CloudFormation skips them), each reported to `onSkip`.
+ * `gate`, when it gives a promise for a ready ID, holds that ID until it resolves, without taking one of the
+ * `concurrency` places (what it waits for may need them): true starts it, false fails it unstarted.
  */
 export async function runScheduled(
   ids: readonly string[],
@@ -48,6 +50,7 @@ export async function runScheduled(
   step: (id: string) => Promise<StepResult>,
   stopOnFailure = true,
   onSkip?: (id: string) => void,
+  gate?: (id: string) => Promise<boolean> | undefined,
 ): Promise<ScheduleResult> {
   const present = new Set(ids);
   const pending = new Map<string, Set<string>>();
@@ -59,6 +62,32 @@ export async function runScheduled(
   const started = new Set<string>();
   let stopped = false;
   let running = 0;
+  const gates = new Map<string, 'waiting' | 'open' | 'closed'>();
+  let gated = 0;
+  /** Whether a ready ID may start now: its gate opened (or it has none); a closed gate fails it. */
+  const passes = (id: string, pump: () => void): boolean => {
+    let g = gates.get(id);
+    if (g === undefined) {
+      const wait = gate?.(id);
+      g = wait ? 'waiting' : 'open';
+      gates.set(id, g);
+      if (wait) {
+        gated++;
+        void wait.then((ok) => ok, () => false).then((ok) => {
+          gated--;
+          gates.set(id, ok ? 'open' : 'closed');
+          pump();
+        });
+      }
+    }
+    if (g !== 'closed') return g === 'open';
+    started.add(id);
+    finished.push(id);
+    failed.push(id);
+    blocked.add(id);
+    if (stopOnFailure) stopped = true;
+    return false;
+  };
   const limit = Math.max(1, concurrency);
 
   return new Promise<ScheduleResult>((resolveAll) => {
@@ -75,6 +104,7 @@ export async function runScheduled(
             continue;
           }
           if (![...waits].every((d) => done.has(d))) continue;
+          if (!passes(id, pump)) continue;
           started.add(id);
           running++;
           void Promise.resolve().then(() => step(id)).then((ok) => ok, () => false).then((ok) => {
@@ -105,7 +135,7 @@ export async function runScheduled(
         }
       }
       // Nothing in flight after starting what was ready: nothing else can become ready.
-      if (running === 0) resolveAll(result());
+      if (running === 0 && gated === 0) resolveAll(result());
     };
     pump();
   });

@@ -42,6 +42,15 @@ export class StackProgress {
     }
   }
 
+  /** Waits until the stack's applying returned: true; false when the operation is cancelled first. */
+  async whenEnded(cancellation: Cancellation): Promise<boolean> {
+    for (;;) {
+      if (cancellation.cancelled) return false;
+      if (this.ended) return true;
+      await Promise.race([new Promise<void>((resolve) => this.wake.push(resolve)), cancellation.signal]);
+    }
+  }
+
   private notify(): void {
     const wake = this.wake;
     this.wake = [];

@@ -129,7 +129,7 @@ test('a failure cancels an in-flight Update: the rollback sends it back with the
 test('a failing nested stack rolls back the whole tree: its sibling\'s Create is deleted, the parent names the nested stack', async () => {
   const r = await run(app({ Top: res('top') }, { Good: { X: res('x') }, Bad: { Y: res('y', { FailOn: 'Create' }) } }));
   expect(r.success).toBe(false);
-  // Both nested stacks ran after the parent's own resources; the failure of Bad's Y fails Bad in the parent.
+  // The failure of Bad's Y fails Bad in the parent.
   expect(reasonOf(r, 'Bad', 'CREATE_FAILED')).toMatch(/^Embedded stack .*S-Bad.* was not successfully created: The following resource\(s\) failed: \[Y\]$/);
   expect(reasonOf(r, 'S', 'ROLLBACK_IN_PROGRESS')).toBe('The following resource(s) failed: [Bad]');
   // X (in Good, which completed or was cancelled) and Top are deleted: nothing of the operation is left.
@@ -235,4 +235,36 @@ test('a nested stack starts beside the parent\'s resources it does not depend on
   const ofStacks = stackEvents(r);
   expect(ofStacks.indexOf('S CREATE_COMPLETE')).toBeGreaterThan(ofStacks.findIndex((e) => /^S-?Free\S* CREATE_COMPLETE$/.test(e)));
   expect(ofStacks.findIndex((e) => /^S-?Free\S* CREATE_COMPLETE$/.test(e))).toBeGreaterThanOrEqual(0);
+});
+
+/** A parent resource whose Value is nested stack A's output O. */
+const readsO = (): Record<string, unknown> => res('p', { Value: { 'Fn::GetAtt': ['A', 'Outputs.O'] } });
+
+/** Gives nested stack A of the app in `dir` an output O: the Value of its resource X. */
+function withOutputO(dir: string): string {
+  const file = join(dir, 'A.nested.template.json');
+  const nested = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  writeFileSync(file, JSON.stringify({ ...nested, Outputs: { O: { Value: { 'Fn::GetAtt': ['X', 'Value'] } } } }));
+  return dir;
+}
+
+test('a parent resource that reads a nested stack\'s output waits for that nested stack\'s tree, on create and on update', async () => {
+  const build = (value: string): string => withOutputO(app({ P: readsO() }, { A: { X: res('x', { Value: value, SleepMs: 300 }) } }));
+  const created = await run(build('v1'));
+  expect(created.success).toBe(true);
+  expect(saved().P.properties.Value).toBe('v1');
+  const updated = await run(build('v2'));
+  expect(updated.success).toBe(true);
+  // P was updated after X: it has the new value, not the old one.
+  expect(saved().P.properties.Value).toBe('v2');
+  const order = fakeCalls().filter((c) => c.fn !== 'isComplete').map((c) => `${c.fn}:${String(c.event.RequestType)}:${c.event.LogicalResourceId}`);
+  expect(order.indexOf('onEvent:Update:P')).toBeGreaterThan(order.lastIndexOf('awake:Update:X'));
+});
+
+test('resources and nested stacks of a parent that depend on each other in a circle are refused before anything changes', async () => {
+  const dir = withOutputO(app({ P: readsO() }, { A: { X: res('x') } }, false, { A: ['P'] }));
+  const r = await run(dir);
+  expect(r.success).toBe(false);
+  expect(r.error).toMatch(/^S: circular dependency between P, A/);
+  expect(fakeCalls()).toEqual([]);
 });
