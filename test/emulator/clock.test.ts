@@ -5,19 +5,13 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_REFRESH_TOKEN, parseLatency, parseTimeScale, RunningEmulator, startEmulator } from '../../src/emulator';
+import { accessToken } from './helpers';
+import { parseLatency, parseTimeScale, RunningEmulator, startEmulator } from '../../src/emulator';
 
 const clockOf = async (emu: RunningEmulator): Promise<number> => ((await (await fetch(`${emu.url}/_emulator/clock`)).json()) as { now: number }).now;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function token(emu: RunningEmulator): Promise<string> {
-  const r = await fetch(`${emu.url}/auth/api/ref`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
-  });
-  return ((await r.json()) as { data: { attributes: { token: string } } }).data.attributes.token;
-}
+const token = (emu: RunningEmulator): Promise<string> => accessToken(emu.url);
 
 /** Real milliseconds one service request takes. */
 async function timed(emu: RunningEmulator, t: string): Promise<{ ms: number; status: number }> {

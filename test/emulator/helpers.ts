@@ -103,3 +103,13 @@ export function useHarness(bind: (h: Harness) => void, start: EmulatorOptions = 
     });
   }
 }
+
+/** An access token of the default account, from the emulator at `url` (one request, counted by its rate limit). */
+export async function accessToken(url: string): Promise<string> {
+  const r = await fetch(`${url}/auth/api/ref`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
+  });
+  return ((await r.json()) as { data: { attributes: { token: string } } }).data.attributes.token;
+}

@@ -1,13 +1,7 @@
-import { DEFAULT_REFRESH_TOKEN, parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
+import { accessToken } from './helpers';
+import { parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
 
-async function token(emu: RunningEmulator): Promise<string> {
-  const r = await fetch(`${emu.url}/auth/api/ref`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ data: { type: 'APIAuth', attributes: { refresh_token: DEFAULT_REFRESH_TOKEN } } }),
-  });
-  return ((await r.json()) as { data: { attributes: { token: string } } }).data.attributes.token;
-}
+const token = (emu: RunningEmulator): Promise<string> => accessToken(emu.url);
 
 describe('rate limit', () => {
   let emu: RunningEmulator;
