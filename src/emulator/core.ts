@@ -114,6 +114,8 @@ export interface Ctx {
   sleep?(ms: number): Promise<void>;
   /** The clock with the fractions of a second. @default now() */
   exactNow?(): number;
+  /** How many resets so far: a request that waited across one is dropped. @default 0 */
+  generation?: number;
 }
 
 /** A request rate limit: `requests` per client address in a rolling window of `seconds`. */

@@ -213,7 +213,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     ctx.requests.push(entry);
     if (ctx.requests.length > MAX_LOG) ctx.requests.splice(0, ctx.requests.length - MAX_LOG);
     req.logEntry = entry;
-    if (latency) await clock.sleep(latencyOf(latency));
+    if (latency) {
+      const generation = ctx.generation ?? 0;
+      await clock.sleep(latencyOf(latency));
+      if ((ctx.generation ?? 0) !== generation) return dropConnection(req, reply);
+    }
     // Rate limit per client address (rolling window on the emulator clock).
     if (ctx.rateLimit) {
       const t = now();
@@ -230,13 +234,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     // Fault injection.
     const f = takeFault(ctx, req.method, path);
     if (f) {
+      const generation = ctx.generation ?? 0;
       await waitAsFaultSays(ctx, f);
+      // A reset while it waited discarded the state it was sent to: it is dropped (a network error), not applied to
+      // the new state.
+      if ((ctx.generation ?? 0) !== generation) return dropConnection(req, reply);
       if (f.dropResponse) {
         req.dropResponse = true;
       } else if (f.drop || f.status === 0) {
-        reply.hijack();
-        req.raw.socket.destroy();
-        return reply;
+        return dropConnection(req, reply);
       }
       if (f.status >= 100) {
         if (f.retryAfter !== undefined) reply.header('Retry-After', String(f.retryAfter));
@@ -326,6 +332,7 @@ function snapshot(ctx: Ctx): EmulatorStateSnapshot {
 
 function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, clock: { set(n: number): void; advance(by: number): void }): void {
   app.post('/_emulator/reset', async (_req, reply) => {
+    ctx.generation = (ctx.generation ?? 0) + 1;
     seed();
     ctx.faults.length = 0;
     releaseHeld(ctx);
@@ -371,6 +378,13 @@ function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, clock: 
     ctx.requests.length = 0;
     return reply.status(204).send();
   });
+}
+
+/** Ends a request with a network error: the socket is closed without an answer. */
+function dropConnection(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.hijack();
+  req.raw.socket.destroy();
+  return reply;
 }
 
 function checkedRateLimit(r: RateLimit): RateLimit {

@@ -112,3 +112,24 @@ test('the options are checked, naming the value', async () => {
   expect(parseTimeScale('60')).toBe(60);
   for (const bad of ['0', '', 'x', '3601']) expect(() => parseTimeScale(bad)).toThrow('expected a number from 1 to 3600');
 });
+
+test('a request still waiting (a fault\'s delay, the latency) when the emulator is reset is dropped, not applied to the new state', async () => {
+  emu = await startEmulator({ rateLimit: 'off' });
+  const t = await token(emu);
+  await fetch(`${emu.url}/_emulator/faults`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pathPrefix: '/account', delayMs: 400 }),
+  });
+  const late = fetch(`${emu.url}/account`, { headers: { authorization: `Bearer ${t}` } }).then((r) => r.status, () => 'network error');
+  await sleep(100);
+  await fetch(`${emu.url}/_emulator/reset`, { method: 'POST' });
+  expect(await late).toBe('network error');
+  await emu.stop();
+  emu = await startEmulator({ rateLimit: 'off', latency: { ms: 400 } });
+  const t2 = await token(emu);
+  const slow = fetch(`${emu.url}/account`, { headers: { authorization: `Bearer ${t2}` } }).then((r) => r.status, () => 'network error');
+  await sleep(100);
+  await fetch(`${emu.url}/_emulator/reset`, { method: 'POST' });
+  expect(await slow).toBe('network error');
+  // Requests after the reset are served.
+  expect((await timed(emu, await token(emu))).status).toBe(200);
+});
