@@ -109,13 +109,13 @@ export interface Ctx {
   hits: Map<string, number[]>;
   /** False: lists answer every record as `{data}` without `links`/`meta` (a service that does not paginate). */
   pagination?: boolean;
+  /** How many resets so far: a request that waited across one is dropped. @default 0 */
+  generation?: number;
   now(): number;
   /** Waits this many milliseconds of service time (1/timeScale of them in real time). @default real time */
   sleep?(ms: number): Promise<void>;
   /** The clock with the fractions of a second. @default now() */
   exactNow?(): number;
-  /** How many resets so far: a request that waited across one is dropped. @default 0 */
-  generation?: number;
 }
 
 /** A request rate limit: `requests` per client address in a rolling window of `seconds`. */
