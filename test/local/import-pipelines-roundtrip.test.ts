@@ -43,10 +43,16 @@ afterAll(async () => {
 });
 
 async function call(method: string, path: string, body?: unknown, auth = true): Promise<any> {
-  const res = await fetch(`${emu.url}${path}`, {
+  const send = (): Promise<Response> => fetch(`${emu.url}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${token}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // After the synchronous compile and synth (a minute or more) the kept-alive connection may have been closed by the
+  // server's idle timeout while this process could not see it: a reset before the request was read is sent again.
+  const res = await send().catch((e: { cause?: { code?: string } }) => {
+    if (e.cause?.code !== 'ECONNRESET') throw e;
+    return send();
   });
   const text = await res.text();
   if (res.status >= 300 && res.status !== 207) throw new Error(`${method} ${path}: ${res.status} ${text}`);
