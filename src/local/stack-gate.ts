@@ -35,18 +35,19 @@ export class StackProgress {
    * operation is cancelled first.
    */
   async ready(needed: readonly string[], cancellation: Cancellation): Promise<boolean> {
-    for (;;) {
-      if (cancellation.cancelled) return false;
-      if (this.ended || (this.started && needed.every((id) => this.done.has(id)))) return true;
-      await Promise.race([new Promise<void>((resolve) => this.wake.push(resolve)), cancellation.signal]);
-    }
+    return this.until(() => this.ended || (this.started && needed.every((id) => this.done.has(id))), cancellation);
   }
 
   /** Waits until the stack's applying returned: true; false when the operation is cancelled first. */
   async whenEnded(cancellation: Cancellation): Promise<boolean> {
+    return this.until(() => this.ended, cancellation);
+  }
+
+  /** Waits until `reached` holds: true; false when the operation is cancelled first. */
+  private async until(reached: () => boolean, cancellation: Cancellation): Promise<boolean> {
     for (;;) {
       if (cancellation.cancelled) return false;
-      if (this.ended) return true;
+      if (reached()) return true;
       await Promise.race([new Promise<void>((resolve) => this.wake.push(resolve)), cancellation.signal]);
     }
   }
