@@ -170,7 +170,8 @@ parentPort.on('message', async (msg) => {
   const deadline = msg.deadline;
   const context = {
     ...msg.context,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    // Whole milliseconds, never more than the timeout, as Lambda answers (the deadline comes from the fractional cloud clock).
+    getRemainingTimeInMillis: () => Math.max(0, Math.floor(deadline) - Date.now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

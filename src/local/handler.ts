@@ -247,7 +247,7 @@ export async function invokeWithContext<T>(
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: `local/${requestId}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, Math.floor(deadline - Date.now())),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
