@@ -77,6 +77,17 @@ export const BOUND_CONNECTIONS_ENV = 'DPI_BOUND_CONNECTIONS';
  */
 export const BOUND_STACKS_ENV = 'DPI_BOUND_STACKS';
 
+/**
+ * Environment variable of a `DriftMonitor`'s function: the ID of the stack it checks. A scheduled run naming another
+ * stack is refused before the secret is read (src/handler/binding.ts, `checkScheduledRun`).
+ */
+export const BOUND_STACK_ID_ENV = 'DPI_BOUND_STACK_ID';
+
+/** The values of `BOUND_CONNECTION_FIELDS` of a connection, in that order (the journal table's default filled in). */
+export function boundConnectionValues(connection: ConnectionProperties): string[] {
+  return BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' ? connection[f] ?? DEFAULT_JOURNAL_TABLE : connection[f]));
+}
+
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 

@@ -12,7 +12,7 @@ import { Construct, IConstruct } from 'constructs';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, DEFAULT_JOURNAL_TABLE, HandlerExports } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, HandlerExports } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -311,7 +311,7 @@ export class DpiProvider extends Construct {
    * refuses events of any other (src/handler/binding.ts). Tokens stay tokens, resolved as in the resources' properties.
    */
   public bindConnection(connection: ConnectionProperties): void {
-    const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' ? connection[f] ?? DEFAULT_JOURNAL_TABLE : connection[f]));
+    const values = boundConnectionValues(connection);
     const key = JSON.stringify(Stack.of(this).resolve(values));
     if (this.boundConnectionKeys.has(key)) return;
     this.boundConnectionKeys.add(key);

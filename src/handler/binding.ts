@@ -10,7 +10,7 @@
  *   serves it).
  * See docs/handler.md ("What the provider binds").
  */
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, reasonOf } from './errors';
 import { log } from './log';
 import type { CfnEvent } from './types';
@@ -28,12 +28,12 @@ export interface Binding {
   readonly nestedOf: readonly string[];
 }
 
-const REDEPLOY = 'deploy the stack with this version of the library (its provider binds what it serves at synth time); nothing was done';
+const REDEPLOY = 'deploy the stack with this version of the library (it binds what its functions serve at synth time); nothing was done';
 
 function parsed(env: Environment, name: string): unknown {
   const raw = env[name];
   if (raw === undefined || raw === '') {
-    throw new HandlerError(`the provider function's environment has no ${name}, so it cannot tell which connections and stacks it serves; ${REDEPLOY}`);
+    throw new HandlerError(`the function's environment has no ${name}, so it cannot tell which connections and stacks it serves; ${REDEPLOY}`);
   }
   try {
     return JSON.parse(raw);
@@ -117,20 +117,34 @@ function checkStack(event: CfnEvent, b: Binding): string {
 
 /** The event's connection, refused unless it is one the provider serves (in every bound field). */
 function checkConnection(event: CfnEvent, b: Binding): void {
-  const c = event.ResourceProperties?.Connection as Record<string, unknown> | undefined;
+  checkConnectionValues(event.ResourceProperties?.Connection, b.connections, 'the provider');
+}
+
+/** A connection, refused unless it equals one of `bound` in every bound field (`who` serves them, for the message). */
+function checkConnectionValues(connection: unknown, bound: ReadonlyArray<readonly string[]>, who: string): void {
+  const c = connection as Record<string, unknown> | undefined;
   if (!c || typeof c !== 'object') throw new HandlerError('the Connection property is missing');
   const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' && (c[f] === undefined || c[f] === '') ? DEFAULT_JOURNAL_TABLE : c[f]));
-  const differing = b.connections.map((bound) => BOUND_CONNECTION_FIELDS.filter((_, i) => values[i] !== bound[i]));
+  const differing = bound.map((b) => BOUND_CONNECTION_FIELDS.filter((_, i) => values[i] !== b[i]));
   if (differing.some((d) => d.length === 0)) return;
   let best = 0;
   differing.forEach((d, i) => { if (d.length < differing[best].length) best = i; });
   const what = differing[best].map((f) => {
     const i = BOUND_CONNECTION_FIELDS.indexOf(f);
     const show = (v: unknown): string => (typeof v === 'string' && f.endsWith('Url') ? shown(v) : String(v));
-    return `Connection.${f} '${show(values[i])}' (the provider serves '${show(b.connections[best][i])}')`;
+    return `Connection.${f} '${show(values[i])}' (${who} serves '${show(bound[best][i])}')`;
   });
-  throw new HandlerError(`${what.join(', ')}: not a connection this provider serves; the provider serves only the connections bound to it at `
+  throw new HandlerError(`${what.join(', ')}: not a connection ${who} serves; it serves only the connections bound to it at `
     + 'synth time (its addresses, refresh token secret and journal table); nothing was done');
+}
+
+/** Every service address of a connection, refused unless it may carry the refresh token (`transportProblem`). */
+function checkTransport(connection: Record<string, string>, loopbackHttp: boolean): void {
+  for (const f of BOUND_CONNECTION_FIELDS) {
+    if (!f.endsWith('Url')) continue;
+    const problem = transportProblem(f, connection[f], loopbackHttp);
+    if (problem) throw new HandlerError(`${problem}; nothing was done`);
+  }
 }
 
 /**
@@ -156,13 +170,32 @@ export function checkEvent(event: CfnEvent, env: Environment, loopbackHttp: bool
   const b = bindingOf(env);
   const stack = checkStack(event, b);
   checkConnection(event, b);
-  const c = event.ResourceProperties.Connection as Record<string, string>;
-  for (const f of BOUND_CONNECTION_FIELDS) {
-    if (!f.endsWith('Url')) continue;
-    const problem = transportProblem(f, c[f], loopbackHttp);
-    if (problem) throw new HandlerError(`${problem}; nothing was done`);
-  }
+  checkTransport(event.ResourceProperties.Connection as Record<string, string>, loopbackHttp);
   checkJournalKey(event, b, stack);
+}
+
+/**
+ * Checks a scheduled run (a `SubscriptionMonitor`'s or a `DriftMonitor`'s) against what its function was bound to at
+ * synth time: its connection (`DPI_BOUND_CONNECTIONS`) and, for a drift check, its stack (`DPI_BOUND_STACK_ID`). Anyone
+ * who may invoke the function could otherwise send another address and receive the refresh token, or read another
+ * stack's records. Throws a HandlerError refusal before the secret is read or any call is made.
+ */
+export function checkScheduledRun(run: { readonly Connection?: unknown; readonly StackId?: unknown }, env: Environment, loopbackHttp: boolean,
+  checksStack: boolean): void {
+  const conns = parsed(env, BOUND_CONNECTIONS_ENV);
+  if (!Array.isArray(conns) || conns.length === 0 || !conns.every((c) => isStrings(c) && c.length === BOUND_CONNECTION_FIELDS.length)) {
+    throw new HandlerError(`the function's environment variable ${BOUND_CONNECTIONS_ENV} is not a list of connections; ${REDEPLOY}`);
+  }
+  checkConnectionValues(run.Connection, conns as string[][], 'the function');
+  checkTransport(run.Connection as Record<string, string>, loopbackHttp);
+  if (!checksStack) return;
+  const bound = env[BOUND_STACK_ID_ENV];
+  if (bound === undefined || bound === '') {
+    throw new HandlerError(`the function's environment has no ${BOUND_STACK_ID_ENV}, so it cannot tell which stack it checks; ${REDEPLOY}`);
+  }
+  if (run.StackId !== bound) {
+    throw new HandlerError(`StackId '${String(run.StackId)}' is not the stack this function checks (${bound}); nothing was done`);
+  }
 }
 
 /** `checkEvent`, logging a refusal (one line: what was refused and why) before it is thrown. */

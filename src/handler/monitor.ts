@@ -10,11 +10,12 @@
  */
 import { TxRecord } from '../client';
 import { ConnectionProperties } from '../contract';
+import { checkScheduledRun } from './binding';
 import { messageOf } from './errors';
 import { log } from './log';
 import { healthFromChecks, readAccountHealthchecks } from './monitor-healthchecks';
 import { PayloadHealth, SubscriptionHealth } from './monitor-types';
-import { runtimeFor } from './runtime';
+import { loopbackHttpAllowed, runtimeFor, scheduledEnvironment } from './runtime';
 import { LambdaContextLike } from './types';
 import { summarise, StatusSummary, TxClass } from '../client/classify';
 
@@ -159,6 +160,8 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
   const subs = Array.isArray(event.Subscriptions) ? event.Subscriptions : [];
   let rt: ReturnType<typeof runtimeFor> | undefined;
   try {
+    // Before the secret is read: the run's connection must be the one bound to this function at synth time.
+    checkScheduledRun(event, scheduledEnvironment(), loopbackHttpAllowed(), false);
     rt = runtimeFor(event.Connection, context);
   } catch (e) {
     log({ level: 'ERROR', msg: 'the monitor has no usable connection', error: messageOf(e) });

@@ -74,6 +74,16 @@ export function environmentFor(event: CfnEvent): Environment {
 }
 
 /**
+ * The environment of a scheduled function (`SubscriptionMonitor`, `DriftMonitor`): the process environment in Lambda;
+ * in local runs and tests the configured one (a function of the event is asked with an empty event).
+ */
+export function scheduledEnvironment(): Environment {
+  const env = local.environment;
+  if (env === undefined) return process.env;
+  return typeof env === 'function' ? env({} as CfnEvent) : env;
+}
+
+/**
  * Whether plain http to a loopback address may carry the refresh token: only in local runs (configureLocalRuntime:
  * `dpi local-deploy`, tests), as the local runner's transport rule allows; never in Lambda.
  */

@@ -14,6 +14,7 @@ import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
+import { BOUND_STACK_ID_ENV } from '../contract';
 
 /**
  * Properties of a `DriftMonitor`.
@@ -127,6 +128,8 @@ export class DriftMonitor extends Construct {
       role,
       logGroup,
       description: 'Data pipeline integration drift check (embedded metric format)',
+      // The connection and the stack its runs may use: a run naming others is refused before the secret is read.
+      environment: { ...props.connection._bindingEnvironment(this), [BOUND_STACK_ID_ENV]: Aws.STACK_ID },
     });
     this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
     this.rule.addTarget(new targets.LambdaFunction(this.function, {

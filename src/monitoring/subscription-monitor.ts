@@ -203,6 +203,8 @@ export class SubscriptionMonitor extends Construct {
       role,
       logGroup,
       description: 'Data pipeline integration subscription monitor (embedded metric format)',
+      // The connection its runs may use: a run naming another is refused before the secret is read.
+      environment: props.connection._bindingEnvironment(this),
     });
     this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
     this.rule.addTarget(new targets.LambdaFunction(this.function, {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AttributeValue, CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
@@ -126,6 +126,8 @@ export class HandlerHarness {
     return {
       [BOUND_CONNECTIONS_ENV]: JSON.stringify(conns.map((c) => BOUND_CONNECTION_FIELDS.map((f) => c[f] ?? 'dpi-lifecycle-journal'))),
       [BOUND_STACKS_ENV]: JSON.stringify(this.bound.stacks),
+      // A DriftMonitor's function checks this stack only.
+      [BOUND_STACK_ID_ENV]: STACK_ID,
     };
   }
 
