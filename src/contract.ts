@@ -88,6 +88,20 @@ export function boundConnectionValues(connection: ConnectionProperties): string[
   return BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' ? connection[f] ?? DEFAULT_JOURNAL_TABLE : connection[f]));
 }
 
+/** Tag of a declared lifecycle journal's table (`LifecycleJournal`): the handler uses a declared table only when it carries it. */
+export const JOURNAL_MARKER_TAG = 'dpi:lifecycle-journal';
+/** Value of `JOURNAL_MARKER_TAG`. */
+export const JOURNAL_MARKER_VALUE = 'v1';
+/** Tag of the provider roles that may write a declared journal's items (value: the table's name). */
+export const JOURNAL_WRITER_TAG = 'dpi:journal-writer';
+/** Sid of a declared journal's resource policy statement that denies item writes to all but its writers. */
+export const JOURNAL_WRITERS_SID = 'DpiJournalWritersOnly';
+/**
+ * Environment variable of the provider's handler functions: the comma-separated names of the declared journals
+ * (`ServiceConnectionProps.journal`) among the supplied ones, checked for the tag, deletion protection and the write fence.
+ */
+export const DECLARED_JOURNAL_TABLES_ENV = 'DPI_DECLARED_JOURNAL_TABLES';
+
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 

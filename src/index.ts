@@ -1,3 +1,4 @@
+export * from './connection/lifecycle-journal';
 export * from './connection/service-connection';
 export * from './notifications/notification-type';
 export * from './notifications/notification-pipeline-roles';

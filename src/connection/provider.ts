@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,10 +9,11 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, IConstruct } from 'constructs';
+import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, HandlerExports } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, JOURNAL_WRITER_TAG } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -123,6 +124,8 @@ export class DpiProvider extends Construct {
   private readonly grantedJournals = new Set<string>();
   private readonly grantedRoles = new Set<string>();
   private readonly providedJournals: string[] = [];
+  /** The declared journals among them (`DECLARED_JOURNAL_TABLES_ENV`). */
+  private readonly declaredJournals: string[] = [];
   /** The connections it serves (`BOUND_CONNECTIONS_ENV`), each once; whether nested stacks use it (`<stack>-*`). */
   private readonly boundConnections: string[][] = [];
   private readonly boundConnectionKeys = new Set<string>();
@@ -293,6 +296,30 @@ export class DpiProvider extends Construct {
   }
 
   /**
+   * Let the handler functions use a declared journal (`LifecycleJournal`, once per table): as a supplied table, plus
+   * reading its tags and resource policy (the handler checks them), and tag the handler role as the journal's writer
+   * (`dpi:journal-writer`), the only principal besides its maintainers that its resource policy lets write items.
+   */
+  public grantDeclaredJournal(journal: ILifecycleJournal): void {
+    if (this.declaredJournals.includes(journal.tableName)) return;
+    this.declaredJournals.push(journal.tableName);
+    this.grantProvidedJournal(journal.table);
+    journal.table.grant(this.handlerRole, 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy');
+    const role = this.handlerRole;
+    if (this.declaredJournals.length > 1) {
+      throw new Error(`${this.node.path}: the provider of stack ${Stack.of(this).stackName} would write two declared journals (${this.declaredJournals.join(', ')}); `
+        + 'its role carries one dpi:journal-writer tag: give every ServiceConnection of a stack the same journal');
+    }
+    if (role instanceof iam.Role) {
+      Tags.of(role).add(JOURNAL_WRITER_TAG, journal.tableName);
+    } else {
+      Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-writer-tag',
+        `the provider's role ${role.node.path} is not made by this app, so the library cannot tag it: give it the tag ${JOURNAL_WRITER_TAG}=`
+        + `${journal.tableName}, or the journal's resource policy refuses its writes`);
+    }
+  }
+
+  /**
    * Let the handler functions read the creation time of `roleArns` (`iam:GetRole`): a 403 of the unified create
    * is retried only while a role is younger than a few minutes (IAM propagation).
    */
@@ -385,6 +412,7 @@ export class DpiProvider extends Construct {
 
   private addProvidedJournalsEnvironment(fn: lambda.Function): void {
     fn.addEnvironment(PROVIDED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => this.providedJournals.join(',') }));
+    fn.addEnvironment(DECLARED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => this.declaredJournals.join(',') }));
   }
 
   /** VPC placement of the functions (as aws-cdk-lib's `Provider` takes it); nothing without `vpc`. */

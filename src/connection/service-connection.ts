@@ -2,6 +2,7 @@ import { Annotations, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, IConstruct } from 'constructs';
+import { ILifecycleJournal } from './lifecycle-journal';
 import { ConnectionBinding, DpiProvider } from './provider';
 import { ProviderOptions, validateProviderOptions } from './provider-options';
 import { invalid, numStr, requirePositiveInteger } from './validation';
@@ -143,6 +144,16 @@ export interface ServiceConnectionProps {
   readonly journalTable?: dynamodb.ITable;
 
   /**
+   * The lifecycle journal, declared (`LifecycleJournal`, or `LifecycleJournal.fromTableName` in other apps): the handler
+   * never creates a table; before its first use it checks the table's key schema, its journal tag, its deletion
+   * protection and the resource policy that lets only the providers' roles (and the journal's maintainers) write items.
+   * The provider's role is tagged as the journal's writer. Not with `journalTable` or `journalTableName`.
+   *
+   * @default - the handler creates and uses the table named `journalTableName` (or uses `journalTable`)
+   */
+  readonly journal?: ILifecycleJournal;
+
+  /**
    * Options of the stack's single custom resource provider (VPC, role, permissions boundary, log group, memory,
    * timeout). One provider serves every resource of a stack, made by the stack's first `ServiceConnection`: give
    * the options on that first connection (later ones may omit them), or the same objects on each; other options on a
@@ -203,7 +214,9 @@ export class ServiceConnection extends Construct {
   public readonly userId?: number;
   /** Name of the lifecycle journal's DynamoDB table. */
   public readonly journalTableName: string;
-  /** The lifecycle journal table you supplied (`journalTable`), when given. */
+  /** The declared lifecycle journal (`journal`), when given. */
+  public readonly journal?: ILifecycleJournal;
+  /** The lifecycle journal table you supplied (`journalTable`, or the table of `journal`), when given. */
   public readonly journalTable?: dynamodb.ITable;
   /** The provider options given to this connection (`provider`), when given. */
   public readonly providerOptions?: ProviderOptions;
@@ -256,18 +269,24 @@ export class ServiceConnection extends Construct {
     requirePositiveInteger(this, 'accountId', props.accountId);
     requirePositiveInteger(this, 'userId', props.userId);
 
+    if (props.journal && (props.journalTable || props.journalTableName !== undefined)) {
+      const other = props.journalTable ? 'journalTable' : 'journalTableName';
+      throw invalid(this, other, props.journalTable?.node.path ?? props.journalTableName, `cannot be combined with journal (${props.journal.node.path})`,
+        'give journal alone: it names the table');
+    }
+    this.journal = props.journal;
     if (props.journalTable && props.journalTableName !== undefined) {
       throw invalid(this, 'journalTableName', props.journalTableName, `cannot be combined with journalTable (${props.journalTable.node.path})`,
         'give journalTable for a table you manage, or journalTableName for one the handler creates');
     }
-    this.journalTable = props.journalTable;
-    if (props.journalTable?.node.defaultChild && Stack.of(props.journalTable) === Stack.of(this)) {
+    this.journalTable = props.journal?.table ?? props.journalTable;
+    if (this.journalTable?.node.defaultChild && Stack.of(this.journalTable) === Stack.of(this)) {
       Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-table-in-stack',
-        `journalTable (${props.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
+        `${props.journal ? 'journal' : 'journalTable'} (${this.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
         + 'the records its handler needs, and stacks with different journals cannot see each other\'s records; define the table once per '
         + 'account and region in a stack of its own and import it (docs/constructs.md, "A journal table you manage")');
     }
-    this.journalTableName = props.journalTable?.tableName ?? props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
+    this.journalTableName = props.journal?.tableName ?? props.journalTable?.tableName ?? props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
     validateProviderOptions(this, props.provider);
     this.providerOptions = props.provider;
     if (!Token.isUnresolved(this.journalTableName) && !/^[A-Za-z0-9_.-]{3,255}$/.test(this.journalTableName)) {
@@ -329,7 +348,8 @@ export class ServiceConnection extends Construct {
 
   /** The journal grants of a provider: the supplied table (items only), else the named table (created on first use). */
   private grantJournalTo(provider: DpiProvider): void {
-    if (this.journalTable) provider.grantProvidedJournal(this.journalTable);
+    if (this.journal) provider.grantDeclaredJournal(this.journal);
+    else if (this.journalTable) provider.grantProvidedJournal(this.journalTable);
     else provider.grantJournal(this.journalTableName);
   }
 

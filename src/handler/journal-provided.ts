@@ -4,6 +4,7 @@
  * the key schema the journal needs. See docs/handler.md ("The lifecycle journal").
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
+import { DECLARED_JOURNAL_TABLES_ENV, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_WRITER_TAG, JOURNAL_WRITERS_SID } from '../contract';
 import { HandlerError } from './errors';
 import { log } from './log';
 
@@ -19,6 +20,11 @@ export const JOURNAL_KEY_SCHEMA = 'partition key pk (String) and sort key sk (St
 /** The journal tables supplied by the connections of this function's stack (from its environment). */
 export function providedJournalTables(env: NodeJS.ProcessEnv = process.env): string[] {
   return (env[PROVIDED_JOURNAL_TABLES_ENV] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+}
+
+/** The declared journals (`LifecycleJournal`) among the supplied tables (from the function's environment). */
+export function declaredJournalTables(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[DECLARED_JOURNAL_TABLES_ENV] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
 }
 
 type DdbModule = typeof import('@aws-sdk/client-dynamodb');
@@ -46,7 +52,8 @@ export function keySchemaProblem(table: ddb.TableDescription): string | undefine
  * Checks a supplied journal table before its first use: it must exist (the handler never creates it), become usable
  * (ACTIVE or UPDATING; waits up to 2 minutes while it is CREATING) and have the journal's key schema.
  */
-export async function checkProvidedTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>): Promise<void> {
+export async function checkProvidedTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>,
+  declared = false): Promise<void> {
   const m = sdk();
   const describe = async (): Promise<ddb.TableDescription | undefined> => {
     try {
@@ -76,4 +83,62 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) ${problem}; the journal needs ${JOURNAL_KEY_SCHEMA}: `
       + 'supply a table with that key schema');
   }
+  if (declared) await checkDeclaredTable(client, t);
+}
+
+const ITEM_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+/**
+ * A declared journal (`LifecycleJournal`) is used only when it is one: it carries the journal tag, its deletion
+ * protection is on, and its resource policy denies item writes to every principal but the journal's writers. A table
+ * someone made first under the journal's name, without that fence, is refused before any record is read or written.
+ * (The local journal server answers the resource-policy calls; it reports no deletion protection, so that check is
+ * made only where DynamoDB reports it.)
+ */
+async function checkDeclaredTable(client: ddb.DynamoDBClient, t: ddb.TableDescription): Promise<void> {
+  const m = sdk();
+  const table = t.TableName ?? '?';
+  const refuse = (why: string): HandlerError => new HandlerError(`the lifecycle journal table ${table} (the connection's journal) ${why}; `
+    + 'the handler uses a declared journal only as LifecycleJournal makes it: deploy the journal\'s stack, or check that the table is the one it made');
+  if (t.DeletionProtectionEnabled === false) throw refuse('has deletion protection off');
+  const arn = t.TableArn ?? '';
+  const tags = (await client.send(new m.ListTagsOfResourceCommand({ ResourceArn: arn }))).Tags ?? [];
+  if (!tags.some((g) => g.Key === JOURNAL_MARKER_TAG && g.Value === JOURNAL_MARKER_VALUE)) {
+    throw refuse(`does not carry the tag ${JOURNAL_MARKER_TAG}=${JOURNAL_MARKER_VALUE}`);
+  }
+  let policy: string | undefined;
+  try {
+    policy = (await client.send(new m.GetResourcePolicyCommand({ ResourceArn: arn }))).Policy;
+  } catch (e) {
+    const name = (e as { name?: string }).name ?? '';
+    if (name === 'PolicyNotFoundException') throw refuse('has no resource policy');
+    throw e;
+  }
+  const problem = fenceProblem(policy, table);
+  if (problem) throw refuse(problem);
+}
+
+/** What is wrong with a declared journal's resource policy (undefined when its write fence is there). */
+export function fenceProblem(policy: string | undefined, table: string): string | undefined {
+  let doc: { Statement?: unknown };
+  try {
+    doc = JSON.parse(policy ?? '') as { Statement?: unknown };
+  } catch {
+    return 'has a resource policy that is not JSON';
+  }
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+  const fence = list(doc.Statement).find((x) => (x as { Sid?: unknown }).Sid === JOURNAL_WRITERS_SID) as Record<string, unknown> | undefined;
+  const missing = `has no ${JOURNAL_WRITERS_SID} statement denying item writes to all but principals tagged ${JOURNAL_WRITER_TAG}=${table}`;
+  if (!fence || fence.Effect !== 'Deny' || fence.NotAction !== undefined || fence.NotPrincipal !== undefined) return `${missing} (in its resource policy)`;
+  const principal = fence.Principal as unknown;
+  const anyone = principal === '*' || list((principal as { AWS?: unknown } | undefined)?.AWS).includes('*');
+  const actions = list(fence.Action).map(String);
+  const covers = ITEM_WRITES.every((a) => actions.includes(a) || actions.includes('dynamodb:*') || actions.includes('*'));
+  const cond = (fence.Condition ?? {}) as Record<string, Record<string, unknown>>;
+  const tagged = cond.StringNotEquals?.[`aws:PrincipalTag/${JOURNAL_WRITER_TAG}`];
+  // Only the two exceptions the construct writes: the writer tag, and the maintainers by ARN (any other condition key could open the fence).
+  const keys = Object.entries(cond).flatMap(([op, v]) => Object.keys(v ?? {}).map((k) => `${op}:${k}`));
+  const known = keys.every((k) => k === `StringNotEquals:aws:PrincipalTag/${JOURNAL_WRITER_TAG}` || k === 'ArnNotLike:aws:PrincipalArn');
+  if (!anyone || !covers || tagged !== table || !known) return `${missing} (its ${JOURNAL_WRITERS_SID} statement differs)`;
+  return undefined;
 }

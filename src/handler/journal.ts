@@ -23,7 +23,7 @@ import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, messageOf } from './errors';
-import { checkProvidedTable, providedJournalTables } from './journal-provided';
+import { checkProvidedTable, declaredJournalTables, providedJournalTables } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
 
@@ -248,12 +248,13 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
     clients.set(ck, client);
   }
   const c = client;
-  const provided = opts.provided ?? providedJournalTables().includes(table);
+  const declared = declaredJournalTables().includes(table);
+  const provided = declared || (opts.provided ?? providedJournalTables().includes(table));
   const ready = (): Promise<void> => {
-    const k = `${ck}|${table}|${provided ? 'provided' : 'own'}`;
+    const k = `${ck}|${table}|${declared ? 'declared' : provided ? 'provided' : 'own'}`;
     let p = ensured.get(k);
     if (!p) {
-      p = provided ? checkProvidedTable(c, table, opts.sleep) : ensureTable(c, table, opts.sleep);
+      p = provided ? checkProvidedTable(c, table, opts.sleep, declared) : ensureTable(c, table, opts.sleep);
       p.catch(() => ensured.delete(k));
       ensured.set(k, p);
     }

@@ -1,0 +1,123 @@
+/**
+ * The lifecycle journal, declared (`LifecycleJournal`, issue 31): a table that outlives the stacks, a resource policy
+ * that lets only the providers' roles (and named maintainers) write items, the provider role tagged as its writer, and
+ * a handler that never creates it.
+ */
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
+import { SECRET_ARN } from './helpers';
+import { ILifecycleJournal, LifecycleJournal, ServiceConnection, Subscription } from '../../src';
+import { DECLARED_JOURNAL_TABLES_ENV } from '../../src/contract';
+
+const ENV = { account: '123456789012', region: 'us-east-1' };
+
+type Built = { app: App; stack: Stack; journalStack: Stack };
+function app(journalOf: (app: App, stack: Stack) => ILifecycleJournal, provider?: (s: Stack) => { role: iam.IRole }): Built {
+  const a = new App();
+  const journalStack = new Stack(a, 'DpiJournal', { env: ENV, terminationProtection: true });
+  const stack = new Stack(a, 'MyStack', { env: ENV });
+  const journal = journalOf(a, stack);
+  const connection = new ServiceConnection(stack, 'Dpi', {
+    singleOriginUrl: 'https://api.example-dpi.com',
+    refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
+    journal,
+    ...(provider ? { provider: provider(stack) } : {}),
+  });
+  new Subscription(stack, 'Orders', { connection, productId: 3001, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
+  return { app: a, stack, journalStack };
+}
+
+describe('LifecycleJournal', () => {
+  test('the table: pk/sk on demand, point-in-time recovery, deletion protection, RETAIN, the journal tag, the write fence', () => {
+    const a = new App();
+    const s = new Stack(a, 'DpiJournal', { env: ENV, terminationProtection: true });
+    new LifecycleJournal(s, 'Journal', { maintainerArns: ['arn:aws:iam::123456789012:role/Operators'] });
+    const t = Template.fromStack(s);
+    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: 'dpi-lifecycle-journal',
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      Tags: [{ Key: 'dpi:lifecycle-journal', Value: 'v1' }],
+      ResourcePolicy: {
+        PolicyDocument: {
+          Statement: [{
+            Sid: 'DpiJournalWritersOnly',
+            Effect: 'Deny',
+            Principal: { AWS: '*' },
+            Action: Match.arrayWith(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:PartiQLUpdate']),
+            Resource: '*',
+            Condition: {
+              StringNotEquals: { 'aws:PrincipalTag/dpi:journal-writer': 'dpi-lifecycle-journal' },
+              ArnNotLike: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Operators'] },
+            },
+          }],
+        },
+      },
+    });
+    expect(Annotations.fromStack(s).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  test('bad names are synth errors naming the path and the value; a stack without termination protection is warned', () => {
+    const s = new Stack(new App(), 'DpiJournal');
+    expect(() => new LifecycleJournal(s, 'Bad', { tableName: 'a b' })).toThrow(/DpiJournal\/Bad: tableName 'a b' is not a DynamoDB table name/);
+    expect(() => new LifecycleJournal(s, 'Ops', { maintainerArns: ['Operators'] })).toThrow(/DpiJournal\/Ops: maintainerArns 'Operators' is not an IAM principal ARN/);
+    new LifecycleJournal(s, 'Journal');
+    expect(Annotations.fromStack(s).findWarning('/DpiJournal/Journal', Match.stringLikeRegexp('termination protection is off'))).toHaveLength(1);
+  });
+
+  test('given to a connection: the provider role is tagged as its writer, may read its tags and policy, never creates a table', () => {
+    const { stack } = app((a) => new LifecycleJournal(a.node.findChild('DpiJournal'), 'Journal'));
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith([{ Key: 'dpi:journal-writer', Value: 'dpi-lifecycle-journal' }]) });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.onEvent',
+      Environment: { Variables: Match.objectLike({ [DECLARED_JOURNAL_TABLES_ENV]: 'dpi-lifecycle-journal' }) },
+    });
+    const actions = Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .flatMap((s: { Action: string | string[] }) => [s.Action].flat());
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy']));
+    expect(actions).not.toContain('dynamodb:CreateTable');
+  });
+
+  test('fromTableName in another app: the same grants and checks by name', () => {
+    const { stack } = app((_a, s) => LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'));
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith([{ Key: 'dpi:journal-writer', Value: 'team-journal' }]) });
+    t.hasResourceProperties('Custom::DpiSubscription', { Connection: Match.objectLike({ JournalTableName: 'team-journal' }) });
+    expect(() => LifecycleJournal.fromTableName(stack, 'Bad', 'x')).toThrow(/MyStack\/Bad: tableName 'x' is not a DynamoDB table name/);
+  });
+
+  test('a provider role the app does not make cannot be tagged: a warning names the tag it needs', () => {
+    const { stack } = app((_a, s) => LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'),
+      (s) => ({ role: iam.Role.fromRoleArn(s, 'ProviderRole', 'arn:aws:iam::123456789012:role/provider', { mutable: false }) }));
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('give it the tag dpi:journal-writer=team-journal'))).toHaveLength(1);
+  });
+
+  test('journal with journalTable or journalTableName: a synth error naming both', () => {
+    const s = new Stack(new App(), 'MyStack', { env: ENV });
+    const journal = LifecycleJournal.fromTableName(s, 'Journal', 'team-journal');
+    expect(() => new ServiceConnection(s, 'Dpi', {
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
+      journal,
+      journalTableName: 'other',
+    })).toThrow(/MyStack\/Dpi: journalTableName 'other' cannot be combined with journal \(MyStack\/Journal\)/);
+  });
+
+  test('cdk-nag: no finding on the journal stack in any of the four packs', () => {
+    const { app: a } = app((x) => new LifecycleJournal(x.node.findChild('DpiJournal'), 'Journal'));
+    a.synth();
+    for (const pack of [new AwsSolutionsChecks(), new HIPAASecurityChecks(), new NIST80053R5Checks(), new ServerlessChecks()]) {
+      const found = pack.validateScope(a).violations
+        .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`))
+        .filter((x) => x.includes('DpiJournal/'));
+      expect([pack.readPackName, found]).toEqual([pack.readPackName, []]);
+    }
+  });
+});

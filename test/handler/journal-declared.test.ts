@@ -1,0 +1,177 @@
+/**
+ * A declared lifecycle journal (`LifecycleJournal`, issue 31): the handler uses it only when it is the table the
+ * construct makes (the journal tag, deletion protection on, the resource policy's write fence). A table someone made
+ * first under the journal's name is refused before any record is read or written and before any service call.
+ */
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, PutResourcePolicyCommand, ScanCommand, TagResourceCommand } from '@aws-sdk/client-dynamodb';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { HandlerHarness } from './helpers';
+import { LifecycleJournal } from '../../src';
+import { DECLARED_JOURNAL_TABLES_ENV, JOURNAL_MARKER_TAG } from '../../src/contract';
+import { resetJournalCache } from '../../src/handler/journal';
+import { checkProvidedTable, declaredJournalTables, fenceProblem, PROVIDED_JOURNAL_TABLES_ENV } from '../../src/handler/journal-provided';
+import { ResourceTypes } from '../../src/kinds';
+
+const SUBSCRIPTION = {
+  ProductId: '3001',
+  RemoteIdentityId: '362',
+  StorageGroupId: '501',
+  ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+  Status: 'active',
+  Name: 'Orders',
+  OnDelete: 'invalid',
+};
+
+/** The resource policy LifecycleJournal synthesizes for `table` (the Table's ResourcePolicy, as DynamoDB returns it). */
+function constructPolicy(table: string, maintainerArns?: string[]): string {
+  const stack = new Stack(new App(), 'Journal', { terminationProtection: true });
+  new LifecycleJournal(stack, 'Journal', { tableName: table, maintainerArns });
+  const [t] = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::Table'));
+  return JSON.stringify(stack.resolve(t.Properties.ResourcePolicy.PolicyDocument));
+}
+
+describe('the write fence as DynamoDB returns the policy', () => {
+  test('the construct\'s policy passes, with or without maintainers', () => {
+    expect(fenceProblem(constructPolicy('team-journal'), 'team-journal')).toBeUndefined();
+    expect(fenceProblem(constructPolicy('team-journal', ['arn:aws:iam::123456789012:role/Operators']), 'team-journal')).toBeUndefined();
+  });
+
+  test('a policy that looks like it but opens the fence is refused', () => {
+    const good = JSON.parse(constructPolicy('team-journal')) as { Statement: Array<Record<string, any>> };
+    const variant = (change: (s: Record<string, any>) => void): string => {
+      const doc = JSON.parse(JSON.stringify(good)) as typeof good;
+      change(doc.Statement[0]);
+      return JSON.stringify(doc);
+    };
+    expect(fenceProblem(variant((s) => { s.Effect = 'Allow'; }), 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
+    expect(fenceProblem(variant((s) => { s.Sid = 'Other'; }), 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
+    expect(fenceProblem(variant((s) => { s.Action = ['dynamodb:PutItem']; }), 'team-journal')).toMatch(/statement differs/);
+    expect(fenceProblem(variant((s) => { s.Principal = { AWS: 'arn:aws:iam::123456789012:root' }; }), 'team-journal')).toMatch(/statement differs/);
+    expect(fenceProblem(variant((s) => { s.Condition.StringNotEquals['aws:PrincipalTag/dpi:journal-writer'] = 'other'; }), 'team-journal')).toMatch(/statement differs/);
+    expect(fenceProblem(variant((s) => { s.Condition.StringNotLike = { 'aws:userid': '*' }; }), 'team-journal')).toMatch(/statement differs/);
+    expect(fenceProblem('{"Statement":[]}', 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
+    expect(fenceProblem('not json', 'team-journal')).toMatch(/not JSON/);
+  });
+});
+
+describe('the checks against DynamoDB\'s answers (as in Lambda)', () => {
+  const described = {
+    TableName: 'team-journal',
+    TableArn: 'arn:aws:dynamodb:us-east-1:123456789012:table/team-journal',
+    TableStatus: 'ACTIVE',
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+    DeletionProtectionEnabled: true,
+  };
+  const fake = (answers: Record<string, () => unknown>): never => ({
+    send: async (cmd: { constructor: { name: string } }) => {
+      const op = cmd.constructor.name.replace(/Command$/, '');
+      if (!answers[op]) throw new Error(`unexpected ${op}`);
+      return answers[op]();
+    },
+  }) as never;
+  const tagged = { Tags: [{ Key: JOURNAL_MARKER_TAG, Value: 'v1' }] };
+  const check = (answers: Record<string, () => unknown>): Promise<void> => checkProvidedTable(fake(answers), 'team-journal', async () => undefined, true);
+
+  test('the table LifecycleJournal makes passes', async () => {
+    await expect(check({
+      DescribeTable: () => ({ Table: described }),
+      ListTagsOfResource: () => tagged,
+      GetResourcePolicy: () => ({ Policy: constructPolicy('team-journal') }),
+    })).resolves.toBeUndefined();
+  });
+
+  test('deletion protection off, no journal tag, no policy or an unreadable policy: refused, naming the table', async () => {
+    await expect(check({ DescribeTable: () => ({ Table: { ...described, DeletionProtectionEnabled: false } }) }))
+      .rejects.toThrow('the lifecycle journal table team-journal (the connection\'s journal) has deletion protection off');
+    await expect(check({ DescribeTable: () => ({ Table: described }), ListTagsOfResource: () => ({ Tags: [] }) }))
+      .rejects.toThrow(`does not carry the tag ${JOURNAL_MARKER_TAG}=v1`);
+    const notFound = Object.assign(new Error('no policy'), { name: 'PolicyNotFoundException' });
+    const tags = { DescribeTable: () => ({ Table: described }), ListTagsOfResource: () => tagged };
+    await expect(check({ ...tags, GetResourcePolicy: () => { throw notFound; } }))
+      .rejects.toThrow('has no resource policy');
+    const denied = Object.assign(new Error('not authorized to perform: dynamodb:GetResourcePolicy'), { name: 'AccessDeniedException' });
+    await expect(check({ ...tags, GetResourcePolicy: () => { throw denied; } })).rejects.toThrow('dynamodb:GetResourcePolicy');
+  });
+});
+
+describe('a declared journal in a run', () => {
+  let h: HandlerHarness;
+  let client: DynamoDBClient;
+  const saved = { provided: process.env[PROVIDED_JOURNAL_TABLES_ENV], declared: process.env[DECLARED_JOURNAL_TABLES_ENV] };
+  beforeAll(async () => {
+    h = await HandlerHarness.start();
+    client = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  });
+  afterAll(async () => {
+    for (const [k, v] of [[PROVIDED_JOURNAL_TABLES_ENV, saved.provided], [DECLARED_JOURNAL_TABLES_ENV, saved.declared]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    client.destroy();
+    h.assertNoSecrets();
+    await h.stop();
+  });
+  beforeEach(async () => {
+    await h.reset();
+    resetJournalCache();
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    process.env[DECLARED_JOURNAL_TABLES_ENV] = h.journalTable;
+  });
+
+  async function createTable(tag: boolean, policy?: string): Promise<void> {
+    const out = await client.send(new CreateTableCommand({
+      TableName: h.journalTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    }));
+    const arn = out.TableDescription!.TableArn;
+    if (tag) await client.send(new TagResourceCommand({ ResourceArn: arn, Tags: [{ Key: JOURNAL_MARKER_TAG, Value: 'v1' }] }));
+    if (policy) await client.send(new PutResourcePolicyCommand({ ResourceArn: arn, Policy: policy }));
+  }
+  const create = async (): Promise<{ ok: boolean; reason?: string }> => {
+    try {
+      await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', SUBSCRIPTION));
+      return { ok: true };
+    } catch (e) {
+      return { ok: false, reason: (e as Error).message };
+    }
+  };
+
+  test('the journal\'s table: the records land in it', async () => {
+    await createTable(true, constructPolicy(h.journalTable));
+    expect(await create()).toEqual({ ok: true });
+    const items = (await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? [];
+    expect(items.map((i) => i.pk.S)).toContain('HandlerTest/Resource');
+    expect(declaredJournalTables()).toEqual([h.journalTable]);
+  });
+
+  test('a table made first under the journal\'s name, without its tag: refused; nothing written, nothing created in the service', async () => {
+    await createTable(false);
+    const r = await create();
+    expect(r.ok).toBe(false);
+    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} (the connection's journal) does not carry the tag ${JOURNAL_MARKER_TAG}=v1`);
+    expect((await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? []).toEqual([]);
+    expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
+  });
+
+  test('tagged, but without the write fence (or with a widened one): refused, nothing written', async () => {
+    await createTable(true);
+    expect((await create()).reason).toContain('(the connection\'s journal) has no resource policy');
+    resetJournalCache();
+    const widened = JSON.parse(constructPolicy(h.journalTable)) as { Statement: Array<{ Condition: Record<string, unknown> }> };
+    widened.Statement[0].Condition.StringNotLike = { 'aws:PrincipalArn': 'arn:aws:iam::*:role/*' };
+    await client.send(new PutResourcePolicyCommand({ ResourceArn: `arn:aws:dynamodb:us-east-1:000000000000:table/${h.journalTable}`, Policy: JSON.stringify(widened) }));
+    expect((await create()).reason).toContain('its DpiJournalWritersOnly statement differs');
+    expect((await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? []).toEqual([]);
+  });
+
+  test('a missing declared journal is never created', async () => {
+    const r = await create();
+    expect(r.ok).toBe(false);
+    expect(r.reason).toContain('does not exist');
+    expect((await client.send(new ListTablesCommand({}))).TableNames ?? []).not.toContain(h.journalTable);
+  });
+});
