@@ -7,6 +7,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { expireLeases } from './journal-leases';
+import { DECLARED_JOURNAL_TAG, DeclaredTable, servePolicies } from './journal-policies';
+import { createTableInput, indexes, JournalState, KeyElement, readJournalState, SavedTable, WireItem } from './journal-state';
+
+export type { JournalState, SavedTable, WireItem } from './journal-state';
+export { readJournalState } from './journal-state';
 import { appendPrivateFile, writePrivateFile } from './private-files';
 
 /** File name of the journal state beside the runner's state file. */
@@ -48,40 +53,12 @@ export interface JournalServer {
   checkpoint(maxLogBytes?: number): Promise<void>;
   /** Flushes, then closes the server. Idempotent. */
   stop(): Promise<void>;
-}
-
-/** DynamoDB's wire form of an item (`{ attr: { S: '...' } }`, binary values base64). */
-export type WireItem = Record<string, unknown>;
-
-/** A key schema element. */
-export interface KeyElement {
-  readonly AttributeName: string;
-  readonly KeyType: string;
-}
-
-/** A saved secondary index. */
-export interface SavedIndex {
-  readonly IndexName: string;
-  readonly KeySchema: KeyElement[];
-  readonly Projection: Record<string, unknown>;
-}
-
-/** A saved table: what is needed to create it again, and its items. */
-export interface SavedTable {
-  readonly TableName: string;
-  readonly KeySchema: KeyElement[];
-  readonly AttributeDefinitions: Array<{ AttributeName: string; AttributeType: string }>;
-  readonly BillingMode: 'PAY_PER_REQUEST' | 'PROVISIONED';
-  readonly ProvisionedThroughput?: { ReadCapacityUnits: number; WriteCapacityUnits: number };
-  readonly GlobalSecondaryIndexes?: SavedIndex[];
-  readonly LocalSecondaryIndexes?: SavedIndex[];
-  readonly Items: WireItem[];
-}
-
-/** The journal state file. */
-export interface JournalState {
-  readonly version: 1;
-  readonly tables: SavedTable[];
+  /**
+   * Makes a declared journal's table (`LifecycleJournal`) as CloudFormation would, when it does not exist: key schema
+   * `pk`/`sk`, its tags and its resource policy (which `GetResourcePolicy` then answers); an existing table is left as
+   * it is (RETAIN). Resolves to whether it was made.
+   */
+  declareTable(table: DeclaredTable): Promise<boolean>;
 }
 
 interface DynaliteOptions {
@@ -131,61 +108,10 @@ function caller(endpoint: string): (op: string, body: Record<string, unknown>) =
   };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Reads and checks a journal state file; errors name the file. */
-export function readJournalState(file: string): JournalState {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new Error(`the journal state file ${file} cannot be read (${(e as Error).message}); fix it or delete it (the journal records in it are then lost)`);
-  }
-  const bad = (why: string): Error => new Error(`the journal state file ${file} is not valid: ${why}; fix it or delete it (the journal records in it are then lost)`);
-  if (!isObject(parsed)) throw bad('not a JSON object');
-  if (parsed.version !== 1) throw bad(`unsupported version ${JSON.stringify(parsed.version)}`);
-  if (!Array.isArray(parsed.tables)) throw bad('"tables" is not an array');
-  for (const [i, t] of parsed.tables.entries()) {
-    if (!isObject(t) || typeof t.TableName !== 'string' || !Array.isArray(t.KeySchema) || !Array.isArray(t.AttributeDefinitions) || !Array.isArray(t.Items)) {
-      throw bad(`tables[${i}] lacks TableName, KeySchema, AttributeDefinitions or Items`);
-    }
-    if (t.Items.some((item) => !isObject(item))) throw bad(`tables[${i}] (${t.TableName}) has an item that is not an object`);
-  }
-  return parsed as unknown as JournalState;
-}
-
-function indexes(raw: unknown): SavedIndex[] | undefined {
-  if (!Array.isArray(raw) || raw.length === 0) return undefined;
-  return raw.filter(isObject).map((i) => ({
-    IndexName: String(i.IndexName),
-    KeySchema: i.KeySchema as KeyElement[],
-    Projection: (i.Projection as Record<string, unknown> | undefined) ?? { ProjectionType: 'ALL' },
-  }));
-}
-
-function createTableInput(t: SavedTable): Record<string, unknown> {
-  const provisioned = t.BillingMode === 'PROVISIONED';
-  const throughput = t.ProvisionedThroughput ?? { ReadCapacityUnits: 1, WriteCapacityUnits: 1 };
-  const input: Record<string, unknown> = {
-    TableName: t.TableName,
-    KeySchema: t.KeySchema,
-    AttributeDefinitions: t.AttributeDefinitions,
-    BillingMode: t.BillingMode,
-  };
-  if (provisioned) input.ProvisionedThroughput = throughput;
-  if (t.GlobalSecondaryIndexes) {
-    input.GlobalSecondaryIndexes = t.GlobalSecondaryIndexes.map((g) => ({ ...g, ...(provisioned ? { ProvisionedThroughput: throughput } : {}) }));
-  }
-  if (t.LocalSecondaryIndexes) input.LocalSecondaryIndexes = t.LocalSecondaryIndexes;
-  return input;
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Operations that change tables or items (logged ahead for a killed runner). */
-const WRITE_OPS = new Set(['CreateTable', 'DeleteTable', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+const WRITE_OPS = new Set(['CreateTable', 'DeleteTable', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems', 'TagResource']);
 
 /**
  * Starts dynalite on 127.0.0.1 (free port, memory backend) and restores the tables and items of
@@ -195,6 +121,16 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
   const stateFile = options.stateFile;
   const saved = stateFile && existsSync(stateFile) ? readJournalState(stateFile) : undefined;
   const server = dynalite()({ createTableMs: options.createTableMs ?? 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Resource policies (dynalite has none): table name to policy JSON, saved with the table.
+  const policies = new Map<string, string>();
+  servePolicies(server, policies, async (name) => {
+    try {
+      await call('DescribeTable', { TableName: name });
+      return true;
+    } catch {
+      return false;
+    }
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -245,11 +181,19 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     throw new Error(`the journal table ${name} did not become ACTIVE`);
   };
 
+  const tableArn = async (name: string): Promise<string> => String(((await call('DescribeTable', { TableName: name })).Table as Record<string, unknown>).TableArn);
+  const savedTags = async (arn: string): Promise<{ Tags?: Array<{ Key: string; Value: string }> }> => {
+    const tags = ((await call('ListTagsOfResource', { ResourceArn: arn })).Tags as Array<{ Key: string; Value: string }> | undefined) ?? [];
+    return tags.length > 0 ? { Tags: tags } : {};
+  };
+
   if (saved) {
     try {
       for (const t of saved.tables) {
         await call('CreateTable', createTableInput(t));
         await waitActive(t.TableName);
+        if (t.Tags && t.Tags.length > 0) await call('TagResource', { ResourceArn: await tableArn(t.TableName), Tags: t.Tags });
+        if (t.ResourcePolicy !== undefined) policies.set(t.TableName, t.ResourcePolicy);
         for (let i = 0; i < t.Items.length; i += 25) {
           let requests: unknown[] = t.Items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
           for (let attempt = 0; requests.length > 0; attempt++) {
@@ -330,6 +274,8 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
           : {}),
         ...(indexes(d.GlobalSecondaryIndexes) ? { GlobalSecondaryIndexes: indexes(d.GlobalSecondaryIndexes) } : {}),
         ...(indexes(d.LocalSecondaryIndexes) ? { LocalSecondaryIndexes: indexes(d.LocalSecondaryIndexes) } : {}),
+        ...(await savedTags(String(d.TableArn))),
+        ...(policies.has(name) ? { ResourcePolicy: policies.get(name) } : {}),
         Items: items,
       };
       tables.push(table);
@@ -391,7 +337,35 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
     }
     return size > maxLogBytes ? flush() : Promise.resolve();
   };
-  return { endpoint, flush, checkpoint, stop };
+  const declareTable = async (t: DeclaredTable): Promise<boolean> => {
+    if (readOnly) throw new Error(`the local journal is open read-only here: ${t.tableName} cannot be made`);
+    let made = false;
+    try {
+      const d = (await call('DescribeTable', { TableName: t.tableName })).Table as Record<string, unknown>;
+      // Made by an earlier deploy of the journal's stack (tagged), kept; any other table of that name fails the create, as in CloudFormation.
+      const tags = (await savedTags(String(d.TableArn))).Tags ?? [];
+      if (!tags.some((g) => g.Key === DECLARED_JOURNAL_TAG)) {
+        throw new Error(`Resource of type 'AWS::DynamoDB::Table' with identifier '${t.tableName}' already exists (made outside the journal's stack)`);
+      }
+    } catch (e) {
+      if (!(e instanceof DynamoError) || e.type !== 'ResourceNotFoundException') throw e;
+      const keys = [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }];
+      await call('CreateTable', createTableInput({
+        TableName: t.tableName,
+        KeySchema: keys,
+        BillingMode: 'PAY_PER_REQUEST',
+        Items: [],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+      }));
+      await waitActive(t.tableName);
+      if (t.tags.length > 0) await call('TagResource', { ResourceArn: await tableArn(t.tableName), Tags: t.tags });
+      if (t.policy !== undefined) policies.set(t.tableName, t.policy);
+      made = true;
+      await flush();
+    }
+    return made;
+  };
+  return { endpoint, flush, checkpoint, stop, declareTable };
 }
 
 /** Answers every write with a DynamoDB error once `started()` (the restore and the replay write before that). */

@@ -59,6 +59,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
     // One operation per top-level stack: the stack and its nested stacks (the order of the app's stacks holds).
     for (const root of stacks.filter((s) => !s.nested)) {
       const tree = stacks.filter((s) => rootOf(s).stackName === root.stackName);
+      await this.makeDeclaredJournals(tree);
       if (!(await this.deployTree(tree, plans))) {
         this.failed = true;
         throw new RunFailure('deployment failed');
@@ -68,6 +69,23 @@ export abstract class RunnerDeploy extends RunnerRollback {
     if (removedNested.length > 0) await this.connect();
     for (const name of removedNested) await this.deleteStack(name);
     if (this.failed) throw new RunFailure('deployment failed');
+  }
+
+  /**
+   * The declared lifecycle journals (`LifecycleJournal`) of a tree's templates, made in the local journal server as
+   * CloudFormation makes the table, before the tree's resources deploy; an existing one is kept as it is (RETAIN).
+   */
+  private async makeDeclaredJournals(tree: AssemblyStack[]): Promise<void> {
+    for (const stack of tree) {
+      const tables = this.declaredJournals(stack);
+      if (tables.length === 0) continue;
+      await this.connect();
+      for (const t of tables) {
+        if (await this.journal!.declareTable(t)) {
+          this.progress(`${stack.stackName} | lifecycle journal ${t.tableName} made in the local journal server (tags, resource policy; kept by --destroy)`);
+        }
+      }
+    }
   }
 
   /**

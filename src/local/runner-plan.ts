@@ -5,6 +5,7 @@ import type { CfnEvent } from '../handler';
 import { AssemblyStack } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import { evaluateCondition, NestedStackView, partitionOf, ResolveError, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
+import { DeclaredTable, declaredTables } from './journal-policies';
 import { providerEnvironment } from './provider-env';
 import { FRAMEWORK_IS_COMPLETE_ENV, WAITER_TYPES, deepEqual, PlannedResource } from './runner-helpers';
 import { RunnerInvoke } from './runner-invoke';
@@ -105,6 +106,15 @@ export abstract class RunnerPlan extends RunnerInvoke {
       const path = isPlainObject(r.Metadata) && typeof r.Metadata['aws:cdk:path'] === 'string' ? r.Metadata['aws:cdk:path'] : undefined;
       return { logicalId: id, resource: r, dependsOn: deps.get(id) ?? [], waiter: this.hasWaiter(stack, r), path };
     });
+  }
+
+  /** The declared lifecycle journals (`LifecycleJournal`'s tables) of a stack's template, resolved. */
+  protected declaredJournals(stack: AssemblyStack): DeclaredTable[] {
+    const resources = stack.template.Resources ?? {};
+    if (!Object.values(resources).some((r) => r.Type === 'AWS::DynamoDB::Table')) return [];
+    const ctx = this.resolveContext(stack, this.stackState(stack.stackName)?.stackId
+      ?? `arn:aws:cloudformation:${stack.region}:${stack.account}:stack/${stack.stackName}/validation`, true);
+    return declaredTables(resources, (value, id) => resolveValue(value, id, ctx));
   }
 
   /** The resource's provider has an isComplete waiter (its ServiceToken is a provider framework with a user isComplete function). */
