@@ -303,8 +303,10 @@ export class DpiProvider extends Construct {
   public grantDeclaredJournal(journal: ILifecycleJournal): void {
     if (this.declaredJournals.includes(journal.tableName)) return;
     this.declaredJournals.push(journal.tableName);
-    this.grantProvidedJournal(journal.table);
-    journal.table.grant(this.handlerRole, 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy');
+    // By name in this stack when the journal is elsewhere: no cross-stack reference (ServiceConnection orders the stacks).
+    const table = Stack.of(journal) === Stack.of(this) ? journal.table : dynamodb.Table.fromTableName(this, 'DeclaredJournal', journal.tableName);
+    this.grantProvidedJournal(table);
+    table.grant(this.handlerRole, 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy');
     const role = this.handlerRole;
     if (this.declaredJournals.length > 1) {
       throw new Error(`${this.node.path}: the provider of stack ${Stack.of(this).stackName} would write two declared journals (${this.declaredJournals.join(', ')}); `

@@ -275,11 +275,15 @@ export class ServiceConnection extends Construct {
         'give journal alone: it names the table');
     }
     this.journal = props.journal;
+    if (props.journal) checkJournalPlace(this, props.journal);
     if (props.journalTable && props.journalTableName !== undefined) {
       throw invalid(this, 'journalTableName', props.journalTableName, `cannot be combined with journalTable (${props.journalTable.node.path})`,
         'give journalTable for a table you manage, or journalTableName for one the handler creates');
     }
-    this.journalTable = props.journal?.table ?? props.journalTable;
+    // A journal of another stack by name, never by a cross-stack reference (an export would pin the journal's stack).
+    this.journalTable = props.journal
+      ? (Stack.of(props.journal) === Stack.of(this) ? props.journal.table : dynamodb.Table.fromTableName(this, 'JournalTable', props.journal.tableName))
+      : props.journalTable;
     if (this.journalTable?.node.defaultChild && Stack.of(this.journalTable) === Stack.of(this)) {
       Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-table-in-stack',
         `${props.journal ? 'journal' : 'journalTable'} (${this.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
@@ -374,6 +378,24 @@ export class ServiceConnection extends Construct {
       ...(this.metadataKeys?.meta !== undefined ? { PipelineMetaKey: this.metadataKeys.meta } : {}),
     };
   }
+}
+
+/**
+ * A declared journal must be in the connection's account and region (the handler reaches it by name there); a journal
+ * of another top-level stack of the app is deployed first (a stack dependency, not a cross-stack reference).
+ */
+function checkJournalPlace(connection: ServiceConnection, journal: ILifecycleJournal): void {
+  const here = Stack.of(connection);
+  const there = Stack.of(journal);
+  if (here === there) return;
+  for (const part of ['account', 'region'] as const) {
+    const [a, b] = [here[part], there[part]];
+    if (!Token.isUnresolved(a) && !Token.isUnresolved(b) && a !== b) {
+      throw invalid(connection, 'journal', journal.node.path, `is in ${part} ${b}, not in this stack's ${part} ${a}`,
+        'declare one LifecycleJournal per account and region and give each connection the one of its own');
+    }
+  }
+  if (!here.nested && !there.nested) here.node.addDependency(there);
 }
 
 function validateUrl(scope: IConstruct, prop: string, value: string | undefined): void {

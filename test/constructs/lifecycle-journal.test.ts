@@ -85,6 +85,27 @@ describe('LifecycleJournal', () => {
     expect(actions).not.toContain('dynamodb:CreateTable');
   });
 
+  test('a journal of another stack is reached by name: no export pins the journal\'s stack, which deploys first', () => {
+    const { app: a, stack } = app((x) => new LifecycleJournal(x.node.findChild('DpiJournal'), 'Journal'));
+    const assembly = a.synth();
+    expect(JSON.stringify(assembly.getStackByName('MyStack').template)).not.toContain('Fn::ImportValue');
+    expect(assembly.getStackByName('DpiJournal').template.Outputs).toBeUndefined();
+    expect(assembly.getStackByName('MyStack').dependencies.map((d) => d.id)).toContain('DpiJournal');
+    const arns = JSON.stringify(stack.resolve(Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))));
+    expect(arns).toContain(':table/dpi-lifecycle-journal');
+  });
+
+  test('a journal of another account or region: a synth error naming both', () => {
+    const a = new App();
+    const journal = new LifecycleJournal(new Stack(a, 'DpiJournal', { env: { ...ENV, region: 'eu-west-1' }, terminationProtection: true }), 'Journal');
+    const s = new Stack(a, 'MyStack', { env: ENV });
+    expect(() => new ServiceConnection(s, 'Dpi', {
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
+      journal,
+    })).toThrow(/MyStack\/Dpi: journal 'DpiJournal\/Journal' is in region eu-west-1, not in this stack's region us-east-1/);
+  });
+
   test('fromTableName in another app: the same grants and checks by name', () => {
     const { stack } = app((_a, s) => LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'));
     const t = Template.fromStack(stack);
