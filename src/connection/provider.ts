@@ -303,10 +303,19 @@ export class DpiProvider extends Construct {
   public grantDeclaredJournal(journal: ILifecycleJournal): void {
     if (this.declaredJournals.includes(journal.tableName)) return;
     this.declaredJournals.push(journal.tableName);
-    // By name in this stack when the journal is elsewhere: no cross-stack reference (ServiceConnection orders the stacks).
-    const table = Stack.of(journal) === Stack.of(this) ? journal.table : dynamodb.Table.fromTableName(this, 'DeclaredJournal', journal.tableName);
-    this.grantProvidedJournal(table);
-    table.grant(this.handlerRole, 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy');
+    if (!this.providedJournals.includes(journal.tableName)) this.providedJournals.push(journal.tableName);
+    if (this.providedJournals.length === 1) {
+      for (const fn of this.handlerFunctions) this.addProvidedJournalsEnvironment(fn);
+    }
+    // Exactly what the handler calls, on that table; by name when the journal is in another stack (no cross-stack
+    // reference: ServiceConnection orders the stacks).
+    this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({
+      sid: 'DeclaredLifecycleJournal',
+      actions: ['dynamodb:DescribeTable', 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy', 'dynamodb:GetItem', 'dynamodb:BatchGetItem',
+        'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      resources: [Stack.of(journal) === Stack.of(this) ? journal.tableArn
+        : Stack.of(this).formatArn({ service: 'dynamodb', resource: 'table', resourceName: journal.tableName })],
+    }));
     const role = this.handlerRole;
     if (this.declaredJournals.length > 1) {
       throw new Error(`${this.node.path}: the provider of stack ${Stack.of(this).stackName} would write two declared journals (${this.declaredJournals.join(', ')}); `

@@ -274,23 +274,24 @@ export class ServiceConnection extends Construct {
       throw invalid(this, other, props.journalTable?.node.path ?? props.journalTableName, `cannot be combined with journal (${props.journal.node.path})`,
         'give journal alone: it names the table');
     }
-    this.journal = props.journal;
-    if (props.journal) checkJournalPlace(this, props.journal);
+    const journal = props.journal;
+    this.journal = journal;
+    if (journal) checkJournalPlace(this, journal);
     if (props.journalTable && props.journalTableName !== undefined) {
       throw invalid(this, 'journalTableName', props.journalTableName, `cannot be combined with journalTable (${props.journalTable.node.path})`,
         'give journalTable for a table you manage, or journalTableName for one the handler creates');
     }
     // A journal of another stack by name, never by a cross-stack reference (an export would pin the journal's stack).
-    this.journalTable = props.journal
-      ? (Stack.of(props.journal) === Stack.of(this) ? props.journal.table : dynamodb.Table.fromTableName(this, 'JournalTable', props.journal.tableName))
+    this.journalTable = journal
+      ? (Stack.of(journal) === Stack.of(this) ? journal.table : dynamodb.Table.fromTableName(this, 'JournalTable', journal.tableName))
       : props.journalTable;
     if (this.journalTable?.node.defaultChild && Stack.of(this.journalTable) === Stack.of(this)) {
       Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-table-in-stack',
-        `${props.journal ? 'journal' : 'journalTable'} (${this.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
+        `${journal ? 'journal' : 'journalTable'} (${this.journalTable.node.path}) is defined in the stack it serves: that stack's rollback or \`cdk destroy\` can delete `
         + 'the records its handler needs, and stacks with different journals cannot see each other\'s records; define the table once per '
         + 'account and region in a stack of its own and import it (docs/constructs.md, "A journal table you manage")');
     }
-    this.journalTableName = props.journal?.tableName ?? props.journalTable?.tableName ?? props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
+    this.journalTableName = journal?.tableName ?? props.journalTable?.tableName ?? props.journalTableName ?? DEFAULT_JOURNAL_TABLE;
     validateProviderOptions(this, props.provider);
     this.providerOptions = props.provider;
     if (!Token.isUnresolved(this.journalTableName) && !/^[A-Za-z0-9_.-]{3,255}$/.test(this.journalTableName)) {

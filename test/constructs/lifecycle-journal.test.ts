@@ -83,6 +83,8 @@ describe('LifecycleJournal', () => {
       .flatMap((s: { Action: string | string[] }) => [s.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy']));
     expect(actions).not.toContain('dynamodb:CreateTable');
+    // Exactly what the handler calls: no stream reads, no condition checks, no table changes.
+    for (const a of ['dynamodb:GetShardIterator', 'dynamodb:ConditionCheckItem', 'dynamodb:UpdateTable', 'dynamodb:PutResourcePolicy']) expect(actions).not.toContain(a);
   });
 
   test('a journal of another stack is reached by name: no export pins the journal\'s stack, which deploys first', () => {

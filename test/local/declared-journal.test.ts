@@ -9,6 +9,7 @@ import { CreateTableCommand, DynamoDBClient, GetResourcePolicyCommand, ListTagsO
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { tempDir } from './helpers';
+import { dpi } from '../cli/helpers';
 import { LifecycleJournal, ServiceConnection, Subscription } from '../../src';
 import { JOURNAL_MARKER_TAG } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
@@ -84,6 +85,12 @@ test('the journal stack makes the table; the records go there; a destroy keeps i
     const keys = ((await c.send(new ScanCommand({ TableName: TABLE }))).Items ?? []).map((i) => i.pk.S);
     expect(keys).toContainEqual(expect.stringMatching(/^Orders\/Orders[0-9A-F]{8}$/));
   });
+  // dpi drift checks the application stack; the journal's own stack has nothing to check and is not listed.
+  const drift = await dpi(['drift', '--local', '--state', join(tmp.dir, 'state', 'local-state.json')],
+    { env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+  expect(drift.code).toBe(0);
+  expect(drift.stdout).toContain('Stack Orders: 1 resource, 0 drifted');
+  expect(drift.stdout).not.toContain('DpiJournal');
   expect((await run(true)).success).toBe(true);
   expect(activeSubscriptions()).toEqual(before);
   await withJournal(async (c) => {

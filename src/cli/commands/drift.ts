@@ -15,7 +15,7 @@ import { DpiClient } from '../../client';
 import { READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { checkDrift, DriftResource, DriftRow, isDpiType, isDrifted } from '../../handler/drift';
-import { readAssembly } from '../../local/assembly';
+import { NESTED_STACK_TYPE, readAssembly } from '../../local/assembly';
 import { readState } from '../../local/state';
 import { isLoopbackHost } from '../../local/transport';
 import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
@@ -131,12 +131,14 @@ async function fromCloudFormation(flags: DriftFlags): Promise<Checked> {
   let wanted = flags.stack ?? [];
   if (wanted.length === 0) {
     try {
+      // Stacks without a Custom::Dpi* resource or a nested stack (the lifecycle journal's own stack) have nothing to check.
       const read = readAssembly(flags.app);
-      wanted = read.map((s) => s.stackName);
+      wanted = read.filter((s) => Object.values(s.template.Resources ?? {}).some((r) => isDpiType(r.Type) || r.Type === NESTED_STACK_TYPE))
+        .map((s) => s.stackName);
     } catch (e) {
       throw new CliError(`${(e as Error).message}; or name the deployed stacks with --stack NAME`);
     }
-    if (wanted.length === 0) throw new CliError(`the cloud assembly ${flags.app} has no stack; name the deployed stacks with --stack NAME`);
+    if (wanted.length === 0) throw new CliError(`the cloud assembly ${flags.app} has no stack with a Custom::Dpi* resource; name the deployed stacks with --stack NAME`);
   }
   const cfn = (factory ?? cloudFormationClient)({ region: flags.region, profile: flags.profile });
   let deployed: Map<string, DeployedStack | undefined>;
@@ -216,7 +218,10 @@ function fromLocalState(flags: DriftFlags): Checked {
     throw new CliError((e as Error).message);
   }
   if (state.stacks.length === 0) throw new CliError(`no local-deploy state in ${flags.state}: run dpi local-deploy first (or pass --state FILE)`);
-  const wanted = flags.stack && flags.stack.length > 0 ? flags.stack : state.stacks.map((s) => s.stackName);
+  // Without --stack: the stacks with a Custom::Dpi* resource or a nested stack (not the lifecycle journal's own stack).
+  const served = (name: string): boolean => Object.values(state.resources).some((r) => r.stack === name && isDpiType(r.type))
+    || state.stacks.some((c) => c.parentStack === name);
+  const wanted = flags.stack && flags.stack.length > 0 ? flags.stack : state.stacks.map((s) => s.stackName).filter(served);
   const unknown = wanted.filter((w) => !state.stacks.some((s) => s.stackName === w));
   if (unknown.length > 0) {
     throw new CliError(`--stack ${unknown.join(', ')}: not in the local-deploy state ${flags.state} (stacks: ${state.stacks.map((s) => s.stackName).join(', ')})`);
