@@ -9,7 +9,6 @@ import { CreateTableCommand, DynamoDBClient, GetResourcePolicyCommand, ListTagsO
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { tempDir } from './helpers';
-import { dpi } from '../cli/helpers';
 import { LifecycleJournal, ServiceConnection, Subscription } from '../../src';
 import { JOURNAL_MARKER_TAG } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
@@ -17,6 +16,7 @@ import { runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
 import { DECLARED_JOURNAL_TAG } from '../../src/local/journal-policies';
 import { startJournalServer } from '../../src/local/journal-server';
+import { dpi } from '../cli/helpers';
 
 const ENV = { account: '123456789012', region: 'us-east-1' };
 const TABLE = 'team-journal';
