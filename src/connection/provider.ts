@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Annotations, Duration, Lazy, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
+import { Annotations, Aws, Duration, Lazy, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -13,7 +13,7 @@ import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, JOURNAL_WRITER_TAG } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, JOURNAL_WRITER_TAG } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -358,7 +358,20 @@ export class DpiProvider extends Construct {
 
   /** Resources of `stack` use this provider: its own stack is always served; another (a fleet's nested stack) adds `<stack>-*`. */
   public serveStack(stack: Stack): void {
-    if (stack !== Stack.of(this)) this.servesNestedStacks = true;
+    if (stack === Stack.of(this) || this.servesNestedStacks) return;
+    this.servesNestedStacks = true;
+    // The handler proves that a stack named `<this stack>-...` is one of this stack's nested stacks (its parent or root).
+    const name = Stack.of(this).stackName;
+    this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({
+      sid: 'ProveNestedStacks',
+      actions: ['cloudformation:DescribeStacks'],
+      resources: [Stack.of(this).formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${name}-*/*` })],
+    }));
+    acknowledgeWildcards(this, [{
+      pattern: new RegExp(`:cloudformation:[^:]*:[^:]*:stack/${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-\\*/\\*$`),
+      reason: 'Read-only DescribeStacks on the stacks named like this stack\'s nested stacks (CloudFormation names them <stack>-<id>-<suffix>, '
+        + 'unknown at synth): the handler reads a stack\'s ParentId to prove it one of this stack\'s own before it serves its events.',
+    }]);
   }
 
   /** Let the handler functions read `secret` (once per secret). */
@@ -419,6 +432,8 @@ export class DpiProvider extends Construct {
     fn.addEnvironment(BOUND_STACKS_ENV, Lazy.string({
       produce: () => stack.toJsonString(this.servesNestedStacks ? [stack.stackName, `${stack.stackName}-*`] : [stack.stackName]),
     }));
+    // The provider's stack: an event of a stack named like its nested stacks must come from one (DescribeStacks proves it).
+    fn.addEnvironment(BOUND_STACK_ID_ENV, Aws.STACK_ID);
   }
 
   private addProvidedJournalsEnvironment(fn: lambda.Function): void {

@@ -208,3 +208,48 @@ export function refuseUnserved(what: string, event: CfnEvent, env: Environment, 
     throw e;
   }
 }
+
+/** What CloudFormation says of a stack (DescribeStacks): its parent's and its root's stack IDs; none for a top-level stack. */
+export interface StackLineage {
+  readonly ParentId?: string;
+  readonly RootId?: string;
+}
+
+/**
+ * An event of a stack that the provider serves only as a nested stack of its own (`<name>-*`: a fleet's) must come
+ * from a stack that CloudFormation says is one: its parent or root is the provider's stack (`DPI_BOUND_STACK_ID`). A
+ * top-level stack merely named `<name>-...` is refused, before the secret is read or any call to the service or the
+ * journal. Events of the provider's own stacks need no proof.
+ */
+export async function proveNestedStack(event: CfnEvent, env: Environment,
+  lineage: (stackId: string) => Promise<StackLineage | undefined>): Promise<void> {
+  const b = bindingOf(env);
+  const name = stackNameOf(event.StackId);
+  if (name === undefined || b.stacks.includes(name)) return;
+  const bound = env[BOUND_STACK_ID_ENV];
+  if (bound === undefined || bound === '') {
+    throw new HandlerError(`the provider function's environment has no ${BOUND_STACK_ID_ENV}, so it cannot prove that stack ${name} is one of its `
+      + `nested stacks; ${REDEPLOY}`);
+  }
+  let l: StackLineage | undefined;
+  try {
+    l = await lineage(String(event.StackId));
+  } catch (e) {
+    throw new HandlerError(`stack ${name} could not be proven a nested stack of this provider's stack (DescribeStacks: ${reasonOf(e)}); nothing was done`);
+  }
+  if (l?.ParentId === bound || l?.RootId === bound) return;
+  throw new HandlerError(`stack ${name} is named like a nested stack of this provider's stack, but CloudFormation gives it `
+    + `${l?.ParentId ? `the parent ${l.ParentId}` : 'no parent'}; only the provider's own nested stacks may use it; nothing was done`);
+}
+
+/** `proveNestedStack`, logging a refusal as `refuseUnserved` does. */
+export async function refuseUnprovenNested(what: string, event: CfnEvent, env: Environment,
+  lineage: (stackId: string) => Promise<StackLineage | undefined>): Promise<void> {
+  try {
+    await proveNestedStack(event, env, lineage);
+  } catch (e) {
+    const fields = { level: 'WARNING', msg: `${what} refused`, RequestType: event?.RequestType, LogicalResourceId: event?.LogicalResourceId };
+    log({ ...fields, StackId: event?.StackId, reason: reasonOf(e) });
+    throw e;
+  }
+}

@@ -3,10 +3,10 @@
  * Lambda handlers: `index.onEvent`, `index.isComplete`, `index.monitor` (SubscriptionMonitor) and `index.drift` (DriftMonitor).
  * See docs/handler.md.
  */
-import { refuseUnserved } from './binding';
+import { refuseUnprovenNested, refuseUnserved } from './binding';
 import { isComplete as dispatchIsComplete, onEvent as dispatchOnEvent } from './dispatch';
 import { failureReason } from './errors';
-import { environmentFor, loopbackHttpAllowed } from './runtime';
+import { environmentFor, loopbackHttpAllowed, stackLineage } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
 /** What failed, for the reason CloudFormation shows: `Create of Orders` (the request type and the logical ID). */
@@ -24,6 +24,7 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
   try {
     // Before anything is read or called: the event must be one the provider serves (src/handler/binding.ts).
     refuseUnserved('onEvent', event, environmentFor(event), loopbackHttpAllowed());
+    await refuseUnprovenNested('onEvent', event, environmentFor(event), stackLineage);
     return await dispatchOnEvent(event, context);
   } catch (e) {
     throw failureReason(whatOf(event, false), e);
@@ -34,6 +35,7 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
 export async function isComplete(event: CfnEvent, context?: LambdaContextLike): Promise<IsCompleteResult> {
   try {
     refuseUnserved('isComplete', event, environmentFor(event), loopbackHttpAllowed());
+    await refuseUnprovenNested('isComplete', event, environmentFor(event), stackLineage);
     return await dispatchIsComplete(event, context);
   } catch (e) {
     throw failureReason(whatOf(event, true), e);

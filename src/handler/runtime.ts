@@ -1,6 +1,6 @@
 import { DpiClient, ProductRecord, ServiceEndpoints } from '../client';
 import { ConnectionProperties, DEFAULT_PIPELINE_METADATA_KEYS } from '../contract';
-import { Environment, transportProblem } from './binding';
+import { Environment, StackLineage, transportProblem } from './binding';
 import { HandlerError, isStatus, registerSecret } from './errors';
 import { dynamoJournal, Journal, resetJournalCache } from './journal';
 import { dynamoLeases, LeaseScope, ResourceLeases } from './journal-lease';
@@ -30,6 +30,12 @@ export interface LocalRuntime {
    * several providers. Default: the process environment (as in Lambda).
    */
   environment?: Environment | ((event: CfnEvent) => Environment);
+  /**
+   * What CloudFormation says of a stack (its parent and root stack IDs), to prove a nested stack the provider's own
+   * (src/handler/binding.ts, `proveNestedStack`). Default: CloudFormation DescribeStacks. The local runner answers
+   * from its state.
+   */
+  describeStack?: (stackId: string) => Promise<StackLineage | undefined>;
   /**
    * The clock (epoch ms) of the invocation's deadline and of the resource lease (default: Date.now). Tests move it
    * instead of waiting for a lease to expire.
@@ -71,6 +77,17 @@ export function environmentFor(event: CfnEvent): Environment {
   const env = local.environment;
   if (env === undefined) return process.env;
   return typeof env === 'function' ? env(event) : env;
+}
+
+/** A stack's parent and root (LocalRuntime.describeStack, else CloudFormation DescribeStacks). */
+export async function stackLineage(stackId: string): Promise<StackLineage | undefined> {
+  if (local.describeStack) return local.describeStack(stackId);
+  // The Lambda runtime provides the SDK (external in the bundle).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
+  const m = require('@aws-sdk/client-cloudformation') as typeof import('@aws-sdk/client-cloudformation');
+  const out = await new m.CloudFormationClient({}).send(new m.DescribeStacksCommand({ StackName: stackId }));
+  const s = out.Stacks?.[0];
+  return s ? { ParentId: s.ParentId, RootId: s.RootId } : undefined;
 }
 
 /**

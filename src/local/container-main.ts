@@ -138,9 +138,12 @@ function sleepOnClock(ms) {
 // What the run gives changes with the run (a warm container serves later runs too): the handler's caches are
 // cleared when the account, the journal, the token or the clock change, as the in-process runner does.
 let environment = {};
+// The runner answers for CloudFormation (DescribeStacks of the event's stack), per invocation.
+let lineage;
 let configured;
 function configure(runtime, onClock) {
   environment = runtime.environment;
+  lineage = runtime.lineage;
   clock = onClock;
   const key = JSON.stringify([runtime.account, runtime.journalEndpoint || '', runtime.token, !!onClock]);
   if (configured === key) return;
@@ -151,6 +154,7 @@ function configure(runtime, onClock) {
     journalEndpoint: runtime.journalEndpoint,
     roleCreatedAt: async () => undefined,
     environment: () => environment,
+    describeStack: async (id) => (lineage && lineage.stackId === id ? { ParentId: lineage.parentId, RootId: lineage.rootId } : undefined),
     ...(onClock ? { sleep: sleepOnClock, now: () => Date.now() + Number(Atomics.load(clock, 0)) } : {}),
   });
 }

@@ -20,6 +20,8 @@ export interface ContainerRuntime {
   readonly account: string;
   /** The provider function's environment (what it serves). */
   readonly environment: Record<string, string>;
+  /** What CloudFormation says of the event's stack (its parent and root stack IDs), for the nested-stack proof. */
+  readonly lineage?: { readonly stackId: string; readonly parentId?: string; readonly rootId?: string };
   /** The local journal's endpoint. */
   readonly journalEndpoint?: string;
 }

@@ -4,7 +4,7 @@
  * the handler that environment, resolved like the resource's properties (tokens included), with the
  * service addresses sent to the emulator as the events' are (`withEmulatorUrl`).
  */
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
 import { AssemblyStack } from './assembly';
 import { resolveValue, ResolveContext } from './intrinsics';
 import { isPlainObject, TemplateResource } from './template';
@@ -139,9 +139,14 @@ export function providerEnvironment(stack: AssemblyStack, logicalId: string, ctx
  * (the state file is the runner's own record of what it deployed from earlier templates); `dpi orphans --fix` binds
  * the connection and the stacks of its own Deletes.
  */
-export function recordedEnvironment(connection: unknown, stackNames: readonly string[], parents: readonly string[] = []): Record<string, string> {
+export function recordedEnvironment(connection: unknown, stackNames: readonly string[], parents: readonly string[] = [],
+  providerStackId?: string): Record<string, string> {
   const c = isPlainObject(connection) ? connection : {};
   const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' && (c[f] === undefined || c[f] === '') ? DEFAULT_JOURNAL_TABLE : String(c[f] ?? '')));
   const stacks = [...stackNames, ...parents.flatMap((p) => [p, `${p}-*`])];
-  return { [BOUND_CONNECTIONS_ENV]: JSON.stringify([values]), [BOUND_STACKS_ENV]: JSON.stringify(stacks) };
+  return {
+    [BOUND_CONNECTIONS_ENV]: JSON.stringify([values]),
+    [BOUND_STACKS_ENV]: JSON.stringify(stacks),
+    ...(providerStackId !== undefined ? { [BOUND_STACK_ID_ENV]: providerStackId } : {}),
+  };
 }

@@ -52,8 +52,22 @@ export abstract class RunnerInvoke extends RunnerBase {
       roleCreatedAt: async () => undefined,
       // The provider function's environment: what it serves (src/handler/binding.ts).
       environment: (event) => this.environmentFor(event),
+      // The runner answers for CloudFormation: a stack's parent and root from its state.
+      describeStack: async (id) => {
+        const l = this.lineageOf(id);
+        return { ParentId: l.parentId, RootId: l.rootId };
+      },
       ...(this.options.waits === 'emulator-clock' ? { sleep: (ms: number) => this.waitOnEmulatorClock(ms), now: () => Date.now() + this.waitedMs } : {}),
     });
+  }
+
+  /** A stack's parent and root stack IDs as CloudFormation gives them (none for a top-level stack), from the state. */
+  protected lineageOf(stackId: string): { parentId?: string; rootId?: string } {
+    let s = this.state.stacks.find((x) => x.stackId === stackId);
+    const parent = s?.parentStack !== undefined ? this.stackState(s.parentStack) : undefined;
+    if (!parent) return {};
+    for (let i = 0; s?.parentStack !== undefined && i < 20; i++) s = this.stackState(s.parentStack);
+    return { parentId: parent.stackId, rootId: s?.stackId };
   }
 
   /**
@@ -64,7 +78,8 @@ export abstract class RunnerInvoke extends RunnerBase {
     const name = this.state.stacks.find((s) => s.stackId === event.StackId)?.stackName ?? /:stack\/([^/]+)\//.exec(event.StackId)?.[1] ?? '';
     const parents: string[] = [];
     for (let p = this.stackState(name)?.parentStack; p !== undefined && !parents.includes(p); p = this.stackState(p)?.parentStack) parents.push(p);
-    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents);
+    const provider = parents.length > 0 ? this.stackState(parents[parents.length - 1])?.stackId : event.StackId;
+    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents, provider);
   }
 
   protected async invoke(
@@ -188,7 +203,8 @@ export abstract class RunnerInvoke extends RunnerBase {
   private call<T>(fn: InvokedFunction, method: 'onEvent' | 'isComplete', event: CustomResourceEvent, stack: StackState): Promise<T> {
     const containers = this.containers;
     if (containers) {
-      const runtime = { account: stack.account, environment: this.environmentFor(event), journalEndpoint: this.journal?.endpoint };
+      const lineage = { stackId: event.StackId, ...this.lineageOf(event.StackId) };
+      const runtime = { account: stack.account, environment: this.environmentFor(event), journalEndpoint: this.journal?.endpoint, lineage };
       return this.invokeHandler(async () => await containers.invoke({
         functionKey: fn.key, functionName: fn.name, functionArn: fn.arn, memoryMb: fn.memoryMb, timeoutMs: fn.timeoutMs, method, event, runtime,
       }) as T);

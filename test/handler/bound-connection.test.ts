@@ -187,8 +187,9 @@ describe('the stacks it serves and the journal key', () => {
   });
 
   test('a fleet\'s nested stack (served by its parent\'s provider) keeps its JournalKey of the parent; other keys are refused', async () => {
-    h.bound.stacks = ['TeamA', 'TeamA-*'];
+    h.bound = { stacks: ['TeamA', 'TeamA-*'], connections: [], stackId: stackId('TeamA') };
     const nested = stackId('TeamA-FleetPipelines0NestedStackResourceA1B2C3D4-1XYZ');
+    h.lineage = { [nested]: { ParentId: stackId('TeamA'), RootId: stackId('TeamA') } };
     const key = 'TeamA/Fleet/Pipelines0/Identity362';
     const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, JournalKey: key }, { StackId: nested, LogicalResourceId: 'Identity362A1B2' }));
     expect((await h.journalRecords(key)).map((r) => r.physicalId)).toContain(made.PhysicalResourceId);
@@ -203,6 +204,25 @@ describe('the stacks it serves and the journal key', () => {
     }
     await h.onEvent(h.event(SUB, 'Delete', { ...ORDERS, JournalKey: key }, { StackId: nested, LogicalResourceId: 'Identity362A1B2', PhysicalResourceId: made.PhysicalResourceId }));
     expect(h.state().subscriptions.find((s: any) => String(s.id) === made.PhysicalResourceId).status).toBe('invalid');
+  });
+
+  test('a top-level stack named like a nested one (TeamA-Evil) is refused with a fleet key: CloudFormation gives it no parent', async () => {
+    h.bound = { stacks: ['TeamA', 'TeamA-*'], connections: [], stackId: stackId('TeamA') };
+    const key = 'TeamA/Fleet/Pipelines0/Identity362';
+    const nested = stackId('TeamA-FleetPipelines0NestedStackResourceA1B2C3D4-1XYZ');
+    h.lineage = { [nested]: { ParentId: stackId('TeamA'), RootId: stackId('TeamA') }, [stackId('Other')]: {} };
+    const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, JournalKey: key }, { StackId: nested, LogicalResourceId: 'Identity362A1B2' }));
+    const before = await h.journalRecords(key);
+    for (const [evil, lineage] of [['TeamA-Evil', {}], ['TeamA-Evil2', { ParentId: stackId('Other'), RootId: stackId('Other') }]] as const) {
+      h.lineage[stackId(evil)] = lineage;
+      const del = h.event(SUB, 'Delete', { ...ORDERS, JournalKey: key }, { StackId: stackId(evil), LogicalResourceId: 'Identity362A1B2', PhysicalResourceId: made.PhysicalResourceId });
+      expect(await refusedUntouched(del)).toContain(`stack ${evil} is named like a nested stack of this provider's stack, but CloudFormation gives it`);
+    }
+    // Not provable (DescribeStacks fails, or the provider has no bound stack ID): refused too.
+    const unknown = h.event(SUB, 'Create', { ...ORDERS, JournalKey: key }, { StackId: stackId('TeamA-Unknown'), LogicalResourceId: 'X' });
+    expect(await refusedUntouched(unknown)).toContain('CloudFormation gives it no parent');
+    expect(await h.journalRecords(key)).toEqual(before);
+    expect(h.state().subscriptions.find((s: any) => String(s.id) === made.PhysicalResourceId).status).toBe('active');
   });
 
   test('isComplete is checked too', async () => {

@@ -3,6 +3,7 @@ import { AttributeValue, CreateTableCommand, DescribeTableCommand, DynamoDBClien
 import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
+import type { StackLineage } from '../../src/handler/binding';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 
 export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
@@ -86,7 +87,9 @@ export class HandlerHarness {
    * connections besides the harness's own (which is bound with every journal table the harness has had). Tests change
    * them to bind other stacks or connections.
    */
-  bound: { stacks: string[]; connections: Array<Record<string, string>> } = { stacks: ['HandlerTest'], connections: [] };
+  bound: { stacks: string[]; connections: Array<Record<string, string>>; stackId?: string } = { stacks: ['HandlerTest'], connections: [] };
+  /** What CloudFormation says of each stack (DescribeStacks: parent and root): the nested-stack proof reads it. */
+  lineage: Record<string, StackLineage> = {};
   logSpy: jest.SpyInstance | undefined;
   private journalClient: DynamoDBClient | undefined;
 
@@ -107,6 +110,7 @@ export class HandlerHarness {
       callerAccountId: async () => this.callerAccount,
       journalEndpoint: this.journal.endpoint,
       environment: () => this.environment(),
+      describeStack: async (id) => this.lineage[id],
       sleep: async (ms) => {
         this.slept.push(ms);
         if (this.clock !== undefined) this.clock += ms;
@@ -126,8 +130,8 @@ export class HandlerHarness {
     return {
       [BOUND_CONNECTIONS_ENV]: JSON.stringify(conns.map((c) => BOUND_CONNECTION_FIELDS.map((f) => c[f] ?? 'dpi-lifecycle-journal'))),
       [BOUND_STACKS_ENV]: JSON.stringify(this.bound.stacks),
-      // A DriftMonitor's function checks this stack only.
-      [BOUND_STACK_ID_ENV]: STACK_ID,
+      // The provider's stack (a DriftMonitor's function: the stack it checks).
+      [BOUND_STACK_ID_ENV]: this.bound.stackId ?? STACK_ID,
     };
   }
 
