@@ -78,10 +78,17 @@ export const BOUND_CONNECTIONS_ENV = 'DPI_BOUND_CONNECTIONS';
 export const BOUND_STACKS_ENV = 'DPI_BOUND_STACKS';
 
 /**
- * Environment variable of a `DriftMonitor`'s function: the ID of the stack it checks. A scheduled run naming another
- * stack is refused before the secret is read (src/handler/binding.ts, `checkScheduledRun`).
+ * Environment variable of the provider's handler functions: the ID of the provider's stack (`AWS::StackId`). An event
+ * of a stack named like its nested stacks is served only when CloudFormation gives this stack as its parent or root
+ * (src/handler/binding.ts, `proveNestedStack`).
  */
 export const BOUND_STACK_ID_ENV = 'DPI_BOUND_STACK_ID';
+
+/**
+ * Environment variable of a `SubscriptionMonitor`'s or `DriftMonitor`'s function: the run its rule sends (as JSON, all
+ * but the monitor's subscription list). A run that differs in any field is refused (src/handler/scheduled-binding.ts).
+ */
+export const BOUND_RUN_ENV = 'DPI_BOUND_RUN';
 
 /** The values of `BOUND_CONNECTION_FIELDS` of a connection, in that order (the journal table's default filled in). */
 export function boundConnectionValues(connection: ConnectionProperties): string[] {

@@ -6,7 +6,7 @@ import { ILifecycleJournal } from './lifecycle-journal';
 import { ConnectionBinding, DpiProvider } from './provider';
 import { ProviderOptions, validateProviderOptions } from './provider-options';
 import { invalid, numStr, requirePositiveInteger } from './validation';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
+import { ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
 
 export type { ProviderOptions } from './provider-options';
 
@@ -339,16 +339,6 @@ export class ServiceConnection extends Construct {
       serviceToken: options.wait ? provider.waiterServiceToken() : provider.serviceToken,
       connection: this._connectionProperties(),
     };
-  }
-
-  /**
-   * The environment that binds a scheduled function of `scope`'s stack (a monitor's, a drift check's) to this
-   * connection: a run naming another address, secret or journal table is refused (src/handler/binding.ts).
-   *
-   * @internal
-   */
-  public _bindingEnvironment(scope: IConstruct): Record<string, string> {
-    return { [BOUND_CONNECTIONS_ENV]: Stack.of(scope).toJsonString([boundConnectionValues(this._connectionProperties())]) };
   }
 
   /** The journal grants of a provider: the supplied table (items only), else the named table (created on first use). */

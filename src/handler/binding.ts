@@ -28,7 +28,7 @@ export interface Binding {
   readonly nestedOf: readonly string[];
 }
 
-const REDEPLOY = 'deploy the stack with this version of the library (it binds what its functions serve at synth time); nothing was done';
+export const REDEPLOY = 'deploy the stack with this version of the library (it binds what its functions serve at synth time); nothing was done';
 
 function parsed(env: Environment, name: string): unknown {
   const raw = env[name];
@@ -92,6 +92,7 @@ function shown(value: string): string {
  * loopback address and only when `loopbackHttp` (local runs: `dpi local-deploy`, tests; never the Lambda).
  */
 export function transportProblem(field: string, value: string, loopbackHttp: boolean): string | undefined {
+  if (typeof value !== 'string' || value === '') return `Connection.${field} is missing`;
   let u: URL;
   try {
     u = new URL(value);
@@ -139,7 +140,7 @@ function checkConnectionValues(connection: unknown, bound: ReadonlyArray<readonl
 }
 
 /** Every service address of a connection, refused unless it may carry the refresh token (`transportProblem`). */
-function checkTransport(connection: Record<string, string>, loopbackHttp: boolean): void {
+export function checkTransport(connection: Record<string, string>, loopbackHttp: boolean): void {
   for (const f of BOUND_CONNECTION_FIELDS) {
     if (!f.endsWith('Url')) continue;
     const problem = transportProblem(f, connection[f], loopbackHttp);
@@ -172,30 +173,6 @@ export function checkEvent(event: CfnEvent, env: Environment, loopbackHttp: bool
   checkConnection(event, b);
   checkTransport(event.ResourceProperties.Connection as Record<string, string>, loopbackHttp);
   checkJournalKey(event, b, stack);
-}
-
-/**
- * Checks a scheduled run (a `SubscriptionMonitor`'s or a `DriftMonitor`'s) against what its function was bound to at
- * synth time: its connection (`DPI_BOUND_CONNECTIONS`) and, for a drift check, its stack (`DPI_BOUND_STACK_ID`). Anyone
- * who may invoke the function could otherwise send another address and receive the refresh token, or read another
- * stack's records. Throws a HandlerError refusal before the secret is read or any call is made.
- */
-export function checkScheduledRun(run: { readonly Connection?: unknown; readonly StackId?: unknown }, env: Environment, loopbackHttp: boolean,
-  checksStack: boolean): void {
-  const conns = parsed(env, BOUND_CONNECTIONS_ENV);
-  if (!Array.isArray(conns) || conns.length === 0 || !conns.every((c) => isStrings(c) && c.length === BOUND_CONNECTION_FIELDS.length)) {
-    throw new HandlerError(`the function's environment variable ${BOUND_CONNECTIONS_ENV} is not a list of connections; ${REDEPLOY}`);
-  }
-  checkConnectionValues(run.Connection, conns as string[][], 'the function');
-  checkTransport(run.Connection as Record<string, string>, loopbackHttp);
-  if (!checksStack) return;
-  const bound = env[BOUND_STACK_ID_ENV];
-  if (bound === undefined || bound === '') {
-    throw new HandlerError(`the function's environment has no ${BOUND_STACK_ID_ENV}, so it cannot tell which stack it checks; ${REDEPLOY}`);
-  }
-  if (run.StackId !== bound) {
-    throw new HandlerError(`StackId '${String(run.StackId)}' is not the stack this function checks (${bound}); nothing was done`);
-  }
 }
 
 /** `checkEvent`, logging a refusal (one line: what was refused and why) before it is thrown. */

@@ -8,13 +8,13 @@
  * line (declared -> live; never a secret). Makes no changing call.
  */
 import { ConnectionProperties } from '../contract';
-import { checkScheduledRun } from './binding';
 import { checkDrift, describeRow, DriftResource, isDpiType, isDrifted } from './drift';
 import { messageOf } from './errors';
 import { journalKeysOfTemplate } from './journal-keys';
 import { log } from './log';
 import { emitMetricLine, MONITOR_NAMESPACE } from './monitor';
 import { loopbackHttpAllowed, runtimeFor, scheduledEnvironment } from './runtime';
+import { refuseUnboundRun } from './scheduled-binding';
 import { LambdaContextLike } from './types';
 
 /** The event the schedule sends (the rule's input). */
@@ -148,13 +148,13 @@ export interface DriftRunResult {
 
 /** Handles one scheduled run. */
 export async function drift(event: DriftEvent, context?: LambdaContextLike): Promise<DriftRunResult> {
+  // Before anything is read or published: the run must be the one its rule sends (src/handler/scheduled-binding.ts).
+  refuseUnboundRun('drift check', event, scheduledEnvironment(), loopbackHttpAllowed());
   const namespace = event.Namespace || MONITOR_NAMESPACE;
   const stackId = String(event.StackId ?? '');
   const stackName = stackNameOf(stackId);
   const now = Date.now();
   try {
-    // Before the secret is read: the run's connection and stack must be the ones bound to this function at synth time.
-    checkScheduledRun(event, scheduledEnvironment(), loopbackHttpAllowed(), true);
     const rt = runtimeFor(event.Connection, context);
     const resources = await stackDpiResources(stackId);
     const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal, pipelineSubscriptionsKey: rt.metadataKeys.subscriptions });

@@ -10,12 +10,12 @@
  */
 import { TxRecord } from '../client';
 import { ConnectionProperties } from '../contract';
-import { checkScheduledRun } from './binding';
 import { messageOf } from './errors';
 import { log } from './log';
 import { healthFromChecks, readAccountHealthchecks } from './monitor-healthchecks';
 import { PayloadHealth, SubscriptionHealth } from './monitor-types';
 import { loopbackHttpAllowed, runtimeFor, scheduledEnvironment } from './runtime';
+import { refuseUnboundRun } from './scheduled-binding';
 import { LambdaContextLike } from './types';
 import { summarise, StatusSummary, TxClass } from '../client/classify';
 
@@ -156,12 +156,12 @@ async function read(rt: ReturnType<typeof runtimeFor>, id: string, nowMs: number
 
 /** Handles one scheduled run. */
 export async function monitor(event: MonitorEvent, context?: LambdaContextLike): Promise<{ subscriptions: number; failed: number; calls: number }> {
+  // Before anything is read or published: the run must be the one its rule sends (src/handler/scheduled-binding.ts).
+  refuseUnboundRun('monitor', event, scheduledEnvironment(), loopbackHttpAllowed());
   const namespace = event.Namespace || MONITOR_NAMESPACE;
   const subs = Array.isArray(event.Subscriptions) ? event.Subscriptions : [];
   let rt: ReturnType<typeof runtimeFor> | undefined;
   try {
-    // Before the secret is read: the run's connection must be the one bound to this function at synth time.
-    checkScheduledRun(event, scheduledEnvironment(), loopbackHttpAllowed(), false);
     rt = runtimeFor(event.Connection, context);
   } catch (e) {
     log({ level: 'ERROR', msg: 'the monitor has no usable connection', error: messageOf(e) });

@@ -14,7 +14,7 @@ import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
-import { BOUND_STACK_ID_ENV } from '../contract';
+import { BOUND_RUN_ENV } from '../contract';
 
 /**
  * Properties of a `DriftMonitor`.
@@ -118,6 +118,7 @@ export class DriftMonitor extends Construct {
       resources: [journalTable?.tableArn ?? stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.connection.journalTableName })],
     }));
     journalTable?.encryptionKey?.grantDecrypt(role);
+    const run = { Connection: props.connection._connectionProperties(), StackId: Aws.STACK_ID, Namespace: SUBSCRIPTION_MONITOR_NAMESPACE };
     this.function = new lambda.Function(this, 'Function', {
       code: lambda.Code.fromAsset(path.join(__dirname, '..', '..', 'assets', 'handler', 'index')),
       handler: 'index.drift',
@@ -128,16 +129,12 @@ export class DriftMonitor extends Construct {
       role,
       logGroup,
       description: 'Data pipeline integration drift check (embedded metric format)',
-      // The connection and the stack its runs may use: a run naming others is refused before the secret is read.
-      environment: { ...props.connection._bindingEnvironment(this), [BOUND_STACK_ID_ENV]: Aws.STACK_ID },
+      // The run its rule sends: any other run is refused before the secret is read.
+      environment: { [BOUND_RUN_ENV]: stack.toJsonString(run) },
     });
     this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
     this.rule.addTarget(new targets.LambdaFunction(this.function, {
-      event: events.RuleTargetInput.fromObject({
-        Connection: props.connection._connectionProperties(),
-        StackId: Aws.STACK_ID,
-        Namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
-      }),
+      event: events.RuleTargetInput.fromObject(run),
       retryAttempts: 0,
     }));
 

@@ -10,6 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
 import { notifyOrAcknowledge } from '../alarm-actions';
+import { BOUND_RUN_ENV } from '../contract';
 import { MonitorSource } from './monitor-source';
 import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
@@ -186,6 +187,12 @@ export class SubscriptionMonitor extends Construct {
     }
     this.healthchecks = source === MonitorSource.HEALTHCHECKS;
 
+    // Only when asked: the default input (transactions) stays what it was before the choice existed.
+    const run = {
+      Connection: props.connection._connectionProperties(),
+      Namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
+      ...(this.healthchecks ? { Source: MonitorSource.HEALTHCHECKS } : {}),
+    };
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -203,18 +210,17 @@ export class SubscriptionMonitor extends Construct {
       role,
       logGroup,
       description: 'Data pipeline integration subscription monitor (embedded metric format)',
-      // The connection its runs may use: a run naming another is refused before the secret is read.
-      environment: props.connection._bindingEnvironment(this),
+      // The run its rule sends (all but the subscription list): any other run is refused before the secret is read.
+      environment: { [BOUND_RUN_ENV]: stack.toJsonString(run) },
     });
     this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
     this.rule.addTarget(new targets.LambdaFunction(this.function, {
       event: events.RuleTargetInput.fromObject({
-        Connection: props.connection._connectionProperties(),
+        Connection: run.Connection,
         // Resolved at synthesis, after every addSubscription().
         Subscriptions: Lazy.any({ produce: () => this.entries.map((e) => ({ id: e.subscription.subscriptionId, label: e.label })) }),
-        Namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
-        // Only when asked: the default input (transactions) stays what it was before the choice existed.
-        ...(this.healthchecks ? { Source: MonitorSource.HEALTHCHECKS } : {}),
+        Namespace: run.Namespace,
+        ...(run.Source ? { Source: run.Source } : {}),
       }),
       retryAttempts: 0,
     }));

@@ -1,13 +1,13 @@
 /**
- * The scheduled functions are bound at synth time to what their runs may use (issue 31): the SubscriptionMonitor's and
- * the DriftMonitor's function environment holds the connection of their rule's input (and the drift check's stack), in
- * the form the handler checks (src/handler/binding.ts, `checkScheduledRun`).
+ * The scheduled functions are bound at synth time to the run their rule sends (issue 31): the SubscriptionMonitor's
+ * and the DriftMonitor's function environment holds their rule's input (all but the subscription list), in the form
+ * the handler checks (src/handler/scheduled-binding.ts, `checkScheduledRun`).
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { fixture, SECRET_ARN } from './helpers';
 import { DriftMonitor, Subscription, SubscriptionMonitor } from '../../src';
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV } from '../../src/contract';
-import { checkScheduledRun } from '../../src/handler/binding';
+import { BOUND_RUN_ENV } from '../../src/contract';
+import { checkScheduledRun } from '../../src/handler/scheduled-binding';
 
 function deployedFunction(handler: string): { env: Record<string, string>; input: Record<string, unknown> } {
   const f = fixture();
@@ -17,30 +17,46 @@ function deployedFunction(handler: string): { env: Record<string, string>; input
   const t = Template.fromStack(f.stack);
   const [fnId, fn] = Object.entries(t.findResources('AWS::Lambda::Function', { Properties: { Handler: handler } }))[0];
   const rule = Object.values(t.findResources('AWS::Events::Rule')).find((r) => JSON.stringify(r.Properties.Targets[0].Arn).includes(fnId))!;
-  // The stack's only tokens here are AWS::StackId (left as a marker); the rest is literal.
-  const marker = (v: unknown): string => JSON.stringify(v).replace(/\{"Ref":"AWS::StackId"\}/g, '"STACK"');
-  const env = JSON.parse(marker(f.stack.resolve(fn.Properties.Environment.Variables)).replace(/"STACK"/g, '"stack-id"'));
-  const inputText = f.stack.resolve(rule.Properties.Targets[0].Input) as unknown;
-  const input = JSON.parse(typeof inputText === 'string' ? inputText
-    : (inputText as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : 'stack-id')).join(''));
+  // Resolved as CloudFormation would: the stack's ID and partition are the only tokens here.
+  const value = (v: unknown): string => {
+    if (typeof v === 'string') return v;
+    const ref = (v as { Ref?: string }).Ref;
+    if (ref === 'AWS::StackId') return 'stack-id';
+    if (ref === 'AWS::Partition') return 'aws';
+    // The monitored subscription's ID (a Ref or GetAtt of its custom resource).
+    if (ref !== undefined || (v as Record<string, unknown>)['Fn::GetAtt'] !== undefined) return '9001';
+    const join = (v as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    if (join) return join[1].map(value).join(join[0]);
+    throw new Error(`unexpected token ${JSON.stringify(v)}`);
+  };
+  const vars = f.stack.resolve(fn.Properties.Environment.Variables) as Record<string, unknown>;
+  const env = Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, value(v)]));
+  const input = JSON.parse(value(f.stack.resolve(rule.Properties.Targets[0].Input))) as Record<string, unknown>;
   return { env, input };
 }
 
-test('the monitor\'s function binds the connection its rule sends: the rule\'s run passes, another AuthUrl does not', () => {
+test('the monitor\'s function binds the run its rule sends: that run passes; another AuthUrl, namespace or metadata key does not', () => {
   const { env, input } = deployedFunction('index.monitor');
-  const bound = JSON.parse(env[BOUND_CONNECTIONS_ENV]) as string[][];
-  expect(bound).toHaveLength(1);
-  expect(bound[0]).toHaveLength(BOUND_CONNECTION_FIELDS.length);
-  expect(bound[0]).toContain(SECRET_ARN);
-  expect(() => checkScheduledRun(input, env, false, false)).not.toThrow();
-  const other = { ...input, Connection: { ...(input.Connection as object), AuthUrl: 'https://collector.example.net' } };
-  expect(() => checkScheduledRun(other, env, false, false)).toThrow(/Connection.AuthUrl 'https:\/\/collector.example.net'/);
+  const bound = JSON.parse(env[BOUND_RUN_ENV]) as Record<string, unknown>;
+  expect(Object.keys(bound).sort()).toEqual(['Connection', 'Namespace']);
+  expect(JSON.stringify(bound)).toContain(SECRET_ARN);
+  expect(input.Subscriptions).toHaveLength(1);
+  expect(() => checkScheduledRun(input, env, false)).not.toThrow();
+  const connection = input.Connection as object;
+  expect(() => checkScheduledRun({ ...input, Connection: { ...connection, AuthUrl: 'https://collector.example.net' } }, env, false))
+    .toThrow(/differs from the one bound to this function at synth time in Connection.AuthUrl;/);
+  expect(() => checkScheduledRun({ ...input, Namespace: 'Other' }, env, false)).toThrow(/ in Namespace;/);
+  expect(() => checkScheduledRun({ ...input, Connection: { ...connection, PipelineSubscriptionsKey: 'meta' } }, env, false))
+    .toThrow(/ in Connection.PipelineSubscriptionsKey;/);
+  expect(() => checkScheduledRun({ ...input, Source: 'HEALTHCHECKS' }, env, false)).toThrow(/ in Source;/);
+  // The subscription list is not bound (the service answers for what each ID may read).
+  expect(() => checkScheduledRun({ ...input, Subscriptions: [{ id: '1' }] }, env, false)).not.toThrow();
 });
 
-test('the drift check\'s function binds the connection and its own stack ID', () => {
+test('the drift check\'s function binds the connection, its own stack ID and the namespace', () => {
   const { env, input } = deployedFunction('index.drift');
-  expect(env[BOUND_STACK_ID_ENV]).toBe('stack-id');
+  expect(Object.keys(JSON.parse(env[BOUND_RUN_ENV])).sort()).toEqual(['Connection', 'Namespace', 'StackId']);
   expect(input.StackId).toBe('stack-id');
-  expect(() => checkScheduledRun(input, env, false, true)).not.toThrow();
-  expect(() => checkScheduledRun({ ...input, StackId: 'another-stack-id' }, env, false, true)).toThrow(/is not the stack this function checks/);
+  expect(() => checkScheduledRun(input, env, false)).not.toThrow();
+  expect(() => checkScheduledRun({ ...input, StackId: 'another-stack-id' }, env, false)).toThrow(/ in StackId;/);
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AttributeValue, CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV } from '../../src/contract';
+import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_RUN_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import type { StackLineage } from '../../src/handler/binding';
@@ -88,12 +88,21 @@ export class HandlerHarness {
    * them to bind other stacks or connections.
    */
   bound: { stacks: string[]; connections: Array<Record<string, string>>; stackId?: string } = { stacks: ['HandlerTest'], connections: [] };
+  /** The run bound to the scheduled functions (`DPI_BOUND_RUN`); default: the harness's connection alone. */
+  boundRun?: Record<string, unknown>;
   /** What CloudFormation says of each stack (DescribeStacks: parent and root): the nested-stack proof reads it. */
   lineage: Record<string, StackLineage> = {};
   logSpy: jest.SpyInstance | undefined;
   private journalClient: DynamoDBClient | undefined;
 
   private constructor(public readonly emu: RunningEmulator, public readonly journal: JournalServer) {}
+
+  /** Binds the scheduled functions to `run` (as their construct would: all but the subscription list) and returns it. */
+  bindRun<T extends object>(run: T): T {
+    const { Subscriptions: _unbound, ...bound } = run as Record<string, unknown>;
+    this.boundRun = bound;
+    return run;
+  }
 
   /** The handler's clock: `clock`, else the real one. */
   now(): number {
@@ -130,8 +139,9 @@ export class HandlerHarness {
     return {
       [BOUND_CONNECTIONS_ENV]: JSON.stringify(conns.map((c) => BOUND_CONNECTION_FIELDS.map((f) => c[f] ?? 'dpi-lifecycle-journal'))),
       [BOUND_STACKS_ENV]: JSON.stringify(this.bound.stacks),
-      // The provider's stack (a DriftMonitor's function: the stack it checks).
       [BOUND_STACK_ID_ENV]: this.bound.stackId ?? STACK_ID,
+      // A scheduled function's bound run (SubscriptionMonitor, DriftMonitor).
+      [BOUND_RUN_ENV]: JSON.stringify(this.boundRun ?? { Connection: this.connection }),
     };
   }
 

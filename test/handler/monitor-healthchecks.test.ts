@@ -6,9 +6,12 @@
  */
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
-import { monitor, setMetricSink } from '../../src/handler/monitor';
+import { monitor as runMonitor, setMetricSink } from '../../src/handler/monitor';
 
 let h: HandlerHarness;
+
+/** A run as its rule sends it: the function is bound to it (as the construct binds it). */
+const monitor = (event: Parameters<typeof runMonitor>[0]): ReturnType<typeof runMonitor> => runMonitor(h.bindRun(event));
 useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });

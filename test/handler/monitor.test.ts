@@ -8,9 +8,12 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { runDpi } from '../../src/cli/program';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
-import { monitor, setMetricSink } from '../../src/handler/monitor';
+import { monitor as runMonitor, setMetricSink } from '../../src/handler/monitor';
 
 let h: HandlerHarness;
+
+/** A run as its rule sends it: the function is bound to it (as the construct binds it). */
+const monitor = (event: Parameters<typeof runMonitor>[0]): ReturnType<typeof runMonitor> => runMonitor(h.bindRun(event));
 useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });
@@ -167,8 +170,8 @@ test('a subscription that cannot be read is a MonitorFailed metric and a log lin
   expect(h.logs.some((l) => l.includes('the monitor could not read the subscription') && l.includes('999999'))).toBe(true);
 });
 
-test('a broken connection fails no run: every subscription is reported as failed', async () => {
-  const r = await monitor({ Connection: {} as never, Subscriptions: [{ id: '1' }, { id: '2' }] });
-  expect(r).toEqual({ subscriptions: 2, failed: 2, calls: 0 });
-  expect(lines.map((l) => (JSON.parse(l) as Emf).MonitorFailed)).toEqual([1, 1]);
+test('a connection without usable addresses is refused: the run fails and publishes nothing', async () => {
+  await expect(monitor({ Connection: {} as never, Subscriptions: [{ id: '1' }, { id: '2' }] })).rejects.toThrow('nothing was read or published');
+  expect(lines).toEqual([]);
+  expect(h.logs.join('\n')).toMatch(/monitor run refused.*Connection.BaseUrl is missing/);
 });

@@ -1,16 +1,18 @@
 /**
- * The scheduled functions (`index.monitor` of a SubscriptionMonitor, `index.drift` of a DriftMonitor) serve only what
- * they were bound to at synth time (issue 31): anyone who may invoke them could otherwise send another address and
- * receive the refresh token, or have another stack's records read. A run that differs is refused before the secret is
- * read, and nothing is sent anywhere.
+ * The scheduled functions (`index.monitor` of a SubscriptionMonitor, `index.drift` of a DriftMonitor) serve only the
+ * run their rule sends, bound at synth time (issue 31): anyone who may invoke them could otherwise send another
+ * address and receive the refresh token, or another stack, namespace or metadata key and raise false alarms. A run that
+ * differs is refused before the secret is read: nothing is sent anywhere, nothing is published, and the invoker learns
+ * nothing of what is bound (the reason is in the function's log).
  */
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { HandlerHarness, STACK_ID, useHandlerHarness } from './helpers';
-import { BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV } from '../../src/contract';
+import { BOUND_RUN_ENV } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime, drift, setMetricSink, setStackResourceLister } from '../../src/handler';
 import { monitor } from '../../src/handler/monitor';
+import { REFUSED_RUN } from '../../src/handler/scheduled-binding';
 
 let h: HandlerHarness;
 useHandlerHarness((started) => {
@@ -51,69 +53,71 @@ afterEach(() => {
   setStackResourceLister(undefined);
 });
 
-const refusal = (): string => h.logs.filter((l) => l.includes('no usable connection') || l.includes('could not run')).join('\n');
+const logged = (): string => h.logs.filter((l) => l.includes('run refused')).join('\n');
+
+/** The run is refused as an invoker sees it (no bound value in the error), nothing read, sent or published. */
+async function refused(run: Promise<unknown>, reads: number): Promise<void> {
+  await expect(run).rejects.toThrow(REFUSED_RUN);
+  expect(h.secretReads).toBe(reads);
+  expect(trapped).toEqual([]);
+  expect(lines).toEqual([]);
+}
 
 describe('SubscriptionMonitor runs', () => {
-  test('a run naming another AuthUrl: every subscription failed, the secret is not read, the other server receives nothing', async () => {
+  test('another AuthUrl, gateway or subscriptions address: refused; the secret is not read, the other server receives nothing', async () => {
     const sub = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+    h.boundRun = { Connection: h.connection, Namespace: 'DataPipelineIntegration' };
     const reads = h.secretReads;
     for (const field of ['AuthUrl', 'BaseUrl', 'SubscriptionsUrl'] as const) {
-      const r = await monitor({ Connection: { ...h.connection, [field]: trapUrl } as never, Subscriptions: [{ id: sub }] });
-      expect(r).toEqual({ subscriptions: 1, failed: 1, calls: 0 });
+      await refused(monitor({ Connection: { ...h.connection, [field]: trapUrl } as never, Namespace: 'DataPipelineIntegration', Subscriptions: [{ id: sub }] }), reads);
+      expect(logged()).toContain(`in Connection.${field}; nothing was done`);
     }
-    expect(h.secretReads).toBe(reads);
-    expect(trapped).toEqual([]);
-    expect(refusal()).toContain(`Connection.AuthUrl '${trapUrl}' (the function serves '${h.emu.url}')`);
-    expect(refusal()).not.toContain(DEFAULT_REFRESH_TOKEN);
+    expect(logged()).not.toContain(trapUrl);
+    expect(logged()).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 
-  test('another secret or journal table is refused too; the bound connection is read (the control)', async () => {
+  test('another secret, journal table, metadata key, namespace or source: refused; the bound run is read (the control)', async () => {
     const sub = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' });
+    const bound = { Connection: h.connection, Namespace: 'DataPipelineIntegration' };
+    h.boundRun = bound;
     const reads = h.secretReads;
-    for (const [field, value] of [['RefreshTokenSecretArn', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:other-AbCdEf'],
-      ['JournalTableName', 'someone-elses-journal']] as const) {
-      expect((await monitor({ Connection: { ...h.connection, [field]: value } as never, Subscriptions: [{ id: sub }] })).failed).toBe(1);
-      expect(refusal()).toContain(`Connection.${field} '${value}'`);
+    const variants: Array<[string, Record<string, unknown>]> = [
+      ['Connection.RefreshTokenSecretArn', { Connection: { ...h.connection, RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:other-AbCdEf' } }],
+      ['Connection.JournalTableName', { Connection: { ...h.connection, JournalTableName: 'someone-elses-journal' } }],
+      ['Connection.PipelineSubscriptionsKey', { Connection: { ...h.connection, PipelineSubscriptionsKey: 'meta' } }],
+      ['Namespace', { Namespace: 'Victim' }],
+      ['Source', { Source: 'HEALTHCHECKS' }],
+    ];
+    for (const [field, change] of variants) {
+      await refused(monitor({ ...bound, ...change, Subscriptions: [{ id: sub }] } as never), reads);
+      expect(logged()).toContain(`in ${field}; nothing was done`);
     }
-    expect(h.secretReads).toBe(reads);
-    const ok = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: sub }] });
-    expect(ok).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
+    expect(await monitor({ ...bound, Subscriptions: [{ id: sub }] } as never)).toEqual({ subscriptions: 1, failed: 0, calls: 1 });
   });
 
   test('a function without its binding (an older deployment) refuses every run', async () => {
     configureLocalRuntime({ readSecret: async () => { throw new Error('must not be read'); }, environment: {}, journalEndpoint: h.journal.endpoint });
-    const r = await monitor({ Connection: h.connection as never, Subscriptions: [{ id: '1' }] });
-    expect(r.failed).toBe(1);
-    expect(refusal()).toContain(`has no ${BOUND_CONNECTIONS_ENV}`);
+    await refused(monitor({ Connection: h.connection as never, Subscriptions: [{ id: '1' }] }), h.secretReads);
+    expect(logged()).toContain(`has no ${BOUND_RUN_ENV}`);
   });
 });
 
 describe('DriftMonitor runs', () => {
-  test('a run naming another stack is refused before the secret is read or the stack is listed', async () => {
+  test('another stack or address: refused before the secret is read or the stack is listed, and no DriftCheckFailed is published', async () => {
     let listed = 0;
     setStackResourceLister(async () => {
       listed++;
       return [];
     });
+    const bound = { Connection: h.connection, StackId: STACK_ID, Namespace: 'DataPipelineIntegration' };
+    h.boundRun = bound;
     const reads = h.secretReads;
-    const other = STACK_ID.replace('/HandlerTest/', '/TeamA/');
-    const r = await drift({ Connection: h.connection as never, StackId: other });
-    expect(r).toMatchObject({ failed: true, error: expect.stringContaining(`StackId '${other}' is not the stack this function checks`) });
-    const foreign = await drift({ Connection: { ...h.connection, AuthUrl: trapUrl } as never, StackId: STACK_ID });
-    expect(foreign.error).toContain(`Connection.AuthUrl '${trapUrl}'`);
+    await refused(drift({ ...bound, StackId: STACK_ID.replace('/HandlerTest/', '/TeamA/') } as never), reads);
+    expect(logged()).toContain('in StackId; nothing was done');
+    await refused(drift({ ...bound, Connection: { ...h.connection, AuthUrl: trapUrl } } as never), reads);
     expect(listed).toBe(0);
-    expect(h.secretReads).toBe(reads);
-    expect(trapped).toEqual([]);
-    // The control: the bound stack and connection run.
-    expect(await drift({ Connection: h.connection as never, StackId: STACK_ID })).toMatchObject({ failed: false, checked: 0 });
+    // The control: the bound run runs.
+    expect(await drift(bound as never)).toMatchObject({ failed: false, checked: 0 });
     expect(listed).toBe(1);
-  });
-
-  test('a function without its bound stack refuses every run', async () => {
-    const env = h.environment();
-    delete env[BOUND_STACK_ID_ENV];
-    configureLocalRuntime({ readSecret: async () => { throw new Error('must not be read'); }, environment: env, journalEndpoint: h.journal.endpoint });
-    const r = await drift({ Connection: h.connection as never, StackId: STACK_ID });
-    expect(r.error).toContain(`has no ${BOUND_STACK_ID_ENV}`);
   });
 });
