@@ -99,10 +99,28 @@ export function boundConnectionValues(connection: ConnectionProperties): string[
 export const JOURNAL_MARKER_TAG = 'dpi:lifecycle-journal';
 /** Value of `JOURNAL_MARKER_TAG`. */
 export const JOURNAL_MARKER_VALUE = 'v1';
-/** Tag of the provider roles that may write a declared journal's items (value: the table's name). */
-export const JOURNAL_WRITER_TAG = 'dpi:journal-writer';
 /** Sid of a declared journal's resource policy statement that denies item writes to all but its writers. */
 export const JOURNAL_WRITERS_SID = 'DpiJournalWritersOnly';
+/** Sid of a declared journal's resource policy statement that denies changes of the table and its policy to all but its maintainers. */
+export const JOURNAL_GUARD_SID = 'DpiJournalTableGuard';
+/** The item writes only a declared journal's writers (and maintainers) may make. */
+export const JOURNAL_ITEM_WRITES = [
+  'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
+  'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete',
+];
+/** The changes of a declared journal's table, tags and policy only its maintainers (and the deploying role) may make. */
+export const JOURNAL_TABLE_CHANGES = [
+  'dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy', 'dynamodb:UpdateTable', 'dynamodb:DeleteTable',
+  'dynamodb:UpdateContinuousBackups', 'dynamodb:TagResource', 'dynamodb:UntagResource', 'dynamodb:CreateTableReplica',
+  'dynamodb:UpdateTimeToLive',
+];
+/**
+ * The IAM path of the roles that may write a declared journal's items (the providers' roles): only whoever may create
+ * roles can place one there, and session tags cannot change a principal's ARN.
+ */
+export function journalWriterPath(tableName: string): string {
+  return `/dpi-journal/${tableName}/`;
+}
 /**
  * Environment variable of the provider's handler functions: the comma-separated names of the declared journals
  * (`ServiceConnectionProps.journal`) among the supplied ones, checked for the tag, deletion protection and the write fence.

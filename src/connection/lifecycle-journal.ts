@@ -1,10 +1,13 @@
-import { Annotations, RemovalPolicy, Resource, Stack, Tags, Token } from 'aws-cdk-lib';
+import { Annotations, DefaultStackSynthesizer, Fn, RemovalPolicy, Resource, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct, IConstruct } from 'constructs';
 import { acknowledgeCompliance } from './nag';
 import { invalid } from './validation';
-import { DEFAULT_JOURNAL_TABLE, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_WRITER_TAG, JOURNAL_WRITERS_SID } from '../contract';
+import {
+  DEFAULT_JOURNAL_TABLE, JOURNAL_GUARD_SID, JOURNAL_ITEM_WRITES, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_TABLE_CHANGES,
+  JOURNAL_WRITERS_SID, journalWriterPath,
+} from '../contract';
 
 /**
  * A lifecycle journal: the DynamoDB table in which the provider records what each resource made, the only proof that
@@ -30,25 +33,25 @@ export interface LifecycleJournalProps {
   readonly tableName?: string;
 
   /**
-   * ARNs (wildcards allowed, e.g. `arn:aws:iam::123456789012:role/Operators`) of the principals besides the providers
-   * that may write the journal's items: the operators who run `dpi journal resolve` or `dpi orphans --fix`. For a
-   * role's sessions, give the role's ARN.
+   * ARNs of the IAM roles or users besides the providers that may write the journal's items and change its table and
+   * policy: the operators who run `dpi journal resolve` or `dpi orphans --fix`, and the role that deploys the journal's
+   * stack when it is not the CDK bootstrap's CloudFormation execution role. For a role's sessions, give the role's ARN.
+   * No wildcards.
    *
-   * @default - only the providers' roles (tagged `dpi:journal-writer`) may write
+   * @default - only the providers' roles may write items; only the CDK bootstrap's execution role may change the table
    */
   readonly maintainerArns?: string[];
 }
 
-/** The item writes the journal's resource policy allows only to its writers. */
-const ITEM_WRITES = [
-  'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
-  'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete',
-];
+/** An IAM role or user ARN without wildcards (a maintainer). */
+const PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
 /**
  * The lifecycle journal, declared: a DynamoDB table (`pk`, `sk`; on demand) with point-in-time recovery, deletion
  * protection and a `RETAIN` removal policy, tagged as a journal, whose resource policy denies every item write except
- * to the providers' roles (tagged `dpi:journal-writer=<table name>` by the library) and the `maintainerArns`.
+ * to the providers' roles (placed under the IAM path `/dpi-journal/<table name>/` by the library) and the
+ * `maintainerArns`, and every change of the table, its tags and its policy except to the `maintainerArns` and the role
+ * that deploys the journal's stack (the CDK bootstrap's CloudFormation execution role).
  *
  * Declare it once per account and region, in a stack of its own (termination protection on), and give it to every
  * `ServiceConnection` (`journal`); in other apps, `LifecycleJournal.fromTableName`. The handler checks the table
@@ -90,21 +93,37 @@ export class LifecycleJournal extends Construct implements ILifecycleJournal {
     super(scope, id);
     const tableName = props.tableName ?? DEFAULT_JOURNAL_TABLE;
     checkTableName(this, tableName);
-    for (const arn of props.maintainerArns ?? []) {
-      if (!Token.isUnresolved(arn) && !/^arn:[a-z-]+:(iam|sts)::(\d{12}|\*):[^\s]+$/.test(arn)) {
-        throw invalid(this, 'maintainerArns', arn, 'is not an IAM principal ARN', 'give role or user ARNs, e.g. arn:aws:iam::123456789012:role/Operators');
+    const maintainers = props.maintainerArns ?? [];
+    for (const arn of maintainers) {
+      if (!Token.isUnresolved(arn) && !PRINCIPAL_ARN.test(arn)) {
+        throw invalid(this, 'maintainerArns', arn, 'is not an IAM role or user ARN without wildcards',
+          'give role or user ARNs, e.g. arn:aws:iam::123456789012:role/Operators');
       }
     }
-    const notWriter: Record<string, unknown> = { StringNotEquals: { [`aws:PrincipalTag/${JOURNAL_WRITER_TAG}`]: tableName } };
-    if ((props.maintainerArns ?? []).length > 0) notWriter.ArnNotLike = { 'aws:PrincipalArn': props.maintainerArns };
-    const fence = new iam.PolicyStatement({
-      sid: JOURNAL_WRITERS_SID,
+    const stack = Stack.of(this);
+    // The providers' roles, by their IAM path: session tags cannot make another principal one.
+    const writers = stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${journalWriterPath(tableName).slice(1)}*` });
+    // CloudFormation's role for this stack (the CDK bootstrap's), which must still update the table and its policy.
+    const deployer = stack.synthesizer instanceof DefaultStackSynthesizer ? Fn.sub(stack.synthesizer.cloudFormationExecutionRoleArn) : undefined;
+    const guardians = [...maintainers, ...(deployer ? [deployer] : [])];
+    if (guardians.length === 0) {
+      throw invalid(this, 'maintainerArns', '[]', 'is empty and the stack\'s synthesizer names no CloudFormation execution role',
+        'give the ARN of the role that deploys this stack (and of the operators), or the table could not be changed again');
+    }
+    const deny = (sid: string, actions: string[], except: string[]): iam.PolicyStatement => new iam.PolicyStatement({
+      sid,
       effect: iam.Effect.DENY,
       principals: [new iam.AnyPrincipal()],
-      actions: ITEM_WRITES,
+      actions,
       // A resource policy names its own table as `*` (the table's ARN would be a circular reference).
       resources: ['*'],
-      conditions: notWriter,
+      conditions: { ArnNotLike: { 'aws:PrincipalArn': except } },
+    });
+    const policy = new iam.PolicyDocument({
+      statements: [
+        deny(JOURNAL_WRITERS_SID, JOURNAL_ITEM_WRITES, [writers, ...maintainers]),
+        deny(JOURNAL_GUARD_SID, JOURNAL_TABLE_CHANGES, guardians),
+      ],
     });
     const table = new dynamodb.Table(this, 'Table', {
       tableName,
@@ -114,7 +133,7 @@ export class LifecycleJournal extends Construct implements ILifecycleJournal {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
-      resourcePolicy: new iam.PolicyDocument({ statements: [fence] }),
+      resourcePolicy: policy,
     });
     Tags.of(table).add(JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE);
     acknowledgeCompliance(table, 'DynamoDBInBackupPlan', 'Point-in-time recovery (35 days) and deletion protection are on; an AWS Backup plan '

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Annotations, Aws, Duration, Lazy, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
+import { Annotations, Aws, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -13,7 +13,7 @@ import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, JOURNAL_WRITER_TAG } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -297,8 +297,8 @@ export class DpiProvider extends Construct {
 
   /**
    * Let the handler functions use a declared journal (`LifecycleJournal`, once per table): as a supplied table, plus
-   * reading its tags and resource policy (the handler checks them), and tag the handler role as the journal's writer
-   * (`dpi:journal-writer`), the only principal besides its maintainers that its resource policy lets write items.
+   * reading its tags and resource policy (the handler checks them), and place the handler role under the journal's
+   * writers' IAM path (`/dpi-journal/<table>/`), which its resource policy lets write items besides its maintainers.
    */
   public grantDeclaredJournal(journal: ILifecycleJournal): void {
     if (this.declaredJournals.includes(journal.tableName)) return;
@@ -319,14 +319,20 @@ export class DpiProvider extends Construct {
     const role = this.handlerRole;
     if (this.declaredJournals.length > 1) {
       throw new Error(`${this.node.path}: the provider of stack ${Stack.of(this).stackName} would write two declared journals (${this.declaredJournals.join(', ')}); `
-        + 'its role carries one dpi:journal-writer tag: give every ServiceConnection of a stack the same journal');
+        + 'its role is under one journal\'s IAM path: give every ServiceConnection of a stack the same journal');
     }
-    if (role instanceof iam.Role) {
-      Tags.of(role).add(JOURNAL_WRITER_TAG, journal.tableName);
+    // The journal's resource policy lets only roles under its writers' path write items.
+    const writerPath = journalWriterPath(journal.tableName);
+    const cfn = role instanceof iam.Role ? role.node.defaultChild as iam.CfnRole | undefined : undefined;
+    if (cfn && (cfn.path === undefined || cfn.path === '/' || cfn.path === writerPath)) {
+      cfn.path = writerPath;
+    } else if (cfn) {
+      throw new Error(`${role.node.path}: the provider's role has the IAM path ${cfn.path}, but only roles under ${writerPath} may write the lifecycle journal `
+        + `${journal.tableName}: leave its path unset`);
     } else {
-      Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-writer-tag',
-        `the provider's role ${role.node.path} is not made by this app, so the library cannot tag it: give it the tag ${JOURNAL_WRITER_TAG}=`
-        + `${journal.tableName}, or the journal's resource policy refuses its writes`);
+      Annotations.of(this).addWarningV2('data-pipeline-integration-cdk:journal-writer-path',
+        `the provider's role ${role.node.path} is not made by this app, so the library cannot place it: it must be under the IAM path ${writerPath}, `
+        + 'or the journal\'s resource policy refuses its writes');
     }
   }
 

@@ -4,7 +4,10 @@
  * the key schema the journal needs. See docs/handler.md ("The lifecycle journal").
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
-import { DECLARED_JOURNAL_TABLES_ENV, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_WRITER_TAG, JOURNAL_WRITERS_SID } from '../contract';
+import {
+  DECLARED_JOURNAL_TABLES_ENV, JOURNAL_GUARD_SID, JOURNAL_ITEM_WRITES, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_TABLE_CHANGES,
+  JOURNAL_WRITERS_SID, journalWriterPath,
+} from '../contract';
 import { HandlerError } from './errors';
 import { log } from './log';
 
@@ -86,7 +89,6 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
   if (declared) await checkDeclaredTable(client, t);
 }
 
-const ITEM_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
 /**
  * A declared journal (`LifecycleJournal`) is used only when it is one: it carries the journal tag, its deletion
@@ -118,7 +120,41 @@ async function checkDeclaredTable(client: ddb.DynamoDBClient, t: ddb.TableDescri
   if (problem) throw refuse(problem);
 }
 
-/** What is wrong with a declared journal's resource policy (undefined when its write fence is there). */
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+const escape = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** An IAM role or user ARN without wildcards (a maintainer; kept in step with src/connection/lifecycle-journal.ts). */
+const PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
+
+/** What is wrong with one statement of the fence (undefined when it is as LifecycleJournal makes it). */
+function statementProblem(st: Record<string, unknown>, actions: readonly string[], writers: RegExp | undefined): string | undefined {
+  if (st.Effect !== 'Deny') return 'is not a Deny';
+  if (st.NotAction !== undefined || st.NotPrincipal !== undefined || st.NotResource !== undefined) return 'uses NotAction, NotPrincipal or NotResource';
+  const principal = st.Principal;
+  if (!(principal === '*' || (list((principal as { AWS?: unknown } | undefined)?.AWS).length === 1 && list((principal as { AWS?: unknown }).AWS)[0] === '*'))) {
+    return 'does not apply to every principal';
+  }
+  if (!list(st.Resource).every((r) => r === '*') || list(st.Resource).length === 0) return 'does not apply to the whole table';
+  const given = list(st.Action).map(String);
+  const missing = actions.filter((a) => !given.includes(a) && !given.includes('dynamodb:*') && !given.includes('*'));
+  if (missing.length > 0) return `does not deny ${missing.join(', ')}`;
+  const cond = (st.Condition ?? {}) as Record<string, Record<string, unknown>>;
+  const ops = Object.keys(cond);
+  if (ops.length !== 1 || ops[0] !== 'ArnNotLike' || Object.keys(cond.ArnNotLike ?? {}).join() !== 'aws:PrincipalArn') {
+    return 'has conditions other than ArnNotLike aws:PrincipalArn';
+  }
+  const except = list(cond.ArnNotLike['aws:PrincipalArn']).map(String);
+  const others = writers ? except.filter((a) => !writers.test(a)) : except;
+  if (writers && others.length === except.length) return 'does not name the providers\' roles by their IAM path';
+  if (except.length === 0 || others.some((a) => !PRINCIPAL_ARN.test(a))) return 'exempts a principal by a pattern (a wildcard) or not by its ARN';
+  return undefined;
+}
+
+/**
+ * What is wrong with a declared journal's resource policy (undefined when it is as LifecycleJournal makes it): exactly
+ * its two Deny statements, to every principal, on the whole table, of at least their actions, with no exception but
+ * principals by ARN (the providers' roles by their IAM path; maintainers and the deploying role without wildcards),
+ * and nothing else (an Allow, another statement, a narrower resource, another condition) that could open it.
+ */
 export function fenceProblem(policy: string | undefined, table: string): string | undefined {
   let doc: { Statement?: unknown };
   try {
@@ -126,19 +162,16 @@ export function fenceProblem(policy: string | undefined, table: string): string 
   } catch {
     return 'has a resource policy that is not JSON';
   }
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
-  const fence = list(doc.Statement).find((x) => (x as { Sid?: unknown }).Sid === JOURNAL_WRITERS_SID) as Record<string, unknown> | undefined;
-  const missing = `has no ${JOURNAL_WRITERS_SID} statement denying item writes to all but principals tagged ${JOURNAL_WRITER_TAG}=${table}`;
-  if (!fence || fence.Effect !== 'Deny' || fence.NotAction !== undefined || fence.NotPrincipal !== undefined) return `${missing} (in its resource policy)`;
-  const principal = fence.Principal as unknown;
-  const anyone = principal === '*' || list((principal as { AWS?: unknown } | undefined)?.AWS).includes('*');
-  const actions = list(fence.Action).map(String);
-  const covers = ITEM_WRITES.every((a) => actions.includes(a) || actions.includes('dynamodb:*') || actions.includes('*'));
-  const cond = (fence.Condition ?? {}) as Record<string, Record<string, unknown>>;
-  const tagged = cond.StringNotEquals?.[`aws:PrincipalTag/${JOURNAL_WRITER_TAG}`];
-  // Only the two exceptions the construct writes: the writer tag, and the maintainers by ARN (any other condition key could open the fence).
-  const keys = Object.entries(cond).flatMap(([op, v]) => Object.keys(v ?? {}).map((k) => `${op}:${k}`));
-  const known = keys.every((k) => k === `StringNotEquals:aws:PrincipalTag/${JOURNAL_WRITER_TAG}` || k === 'ArnNotLike:aws:PrincipalArn');
-  if (!anyone || !covers || tagged !== table || !known) return `${missing} (its ${JOURNAL_WRITERS_SID} statement differs)`;
+  const statements = list(doc.Statement) as Array<Record<string, unknown>>;
+  const sids = statements.map((x) => x?.Sid);
+  if (statements.length !== 2 || !sids.includes(JOURNAL_WRITERS_SID) || !sids.includes(JOURNAL_GUARD_SID)) {
+    return `has a resource policy that is not LifecycleJournal's (exactly the statements ${JOURNAL_WRITERS_SID} and ${JOURNAL_GUARD_SID})`;
+  }
+  const writers = new RegExp(`^arn:aws[a-z-]*:iam::\\d{12}:role${escape(journalWriterPath(table))}\\*$`);
+  for (const st of statements) {
+    const writing = st.Sid === JOURNAL_WRITERS_SID;
+    const problem = statementProblem(st, writing ? JOURNAL_ITEM_WRITES : JOURNAL_TABLE_CHANGES, writing ? writers : undefined);
+    if (problem) return `has a resource policy whose statement ${String(st.Sid)} ${problem}`;
+  }
   return undefined;
 }

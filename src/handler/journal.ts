@@ -146,6 +146,8 @@ function newRecordId(): string {
 }
 
 const ensured = new Map<string, Promise<void>>();
+/** How long a warm container trusts a passed check of a declared journal (its tag, deletion protection and fence). */
+export const DECLARED_RECHECK_MS = 5 * 60_000;
 
 /** Forgets which tables were ensured (tests and the local runner, with a new server). */
 export function resetJournalCache(): void {
@@ -251,9 +253,11 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
   const declared = declaredJournalTables().includes(table);
   const provided = declared || (opts.provided ?? providedJournalTables().includes(table));
   const ready = (): Promise<void> => {
-    const k = `${ck}|${table}|${declared ? 'declared' : provided ? 'provided' : 'own'}`;
+    // A declared journal's fence is checked again every few minutes by a warm container, not only at its cold start.
+    const k = `${ck}|${table}|${declared ? `declared|${Math.floor((opts.now ?? Date.now)() / DECLARED_RECHECK_MS)}` : provided ? 'provided' : 'own'}`;
     let p = ensured.get(k);
     if (!p) {
+      if (declared) for (const old of ensured.keys()) if (old.startsWith(`${ck}|${table}|declared|`)) ensured.delete(old);
       p = provided ? checkProvidedTable(c, table, opts.sleep, declared) : ensureTable(c, table, opts.sleep);
       p.catch(() => ensured.delete(k));
       ensured.set(k, p);

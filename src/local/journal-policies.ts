@@ -86,7 +86,10 @@ export function declaredTables(resources: Record<string, { Type?: string; Proper
     if (r.Type !== 'AWS::DynamoDB::Table') continue;
     const props = (resolve(r.Properties ?? {}, id) ?? {}) as Record<string, unknown>;
     const tags = (Array.isArray(props.Tags) ? props.Tags : []) as Array<{ Key: string; Value: string }>;
-    if (!tags.some((t) => t.Key === DECLARED_JOURNAL_TAG) || typeof props.TableName !== 'string') continue;
+    // A journal's table as LifecycleJournal makes it: tagged v1, named, keys pk and sk.
+    const keys = (Array.isArray(props.KeySchema) ? props.KeySchema : []) as Array<{ AttributeName?: string; KeyType?: string }>;
+    const journalKeys = keys.length === 2 && keys.some((k) => k.AttributeName === 'pk' && k.KeyType === 'HASH') && keys.some((k) => k.AttributeName === 'sk' && k.KeyType === 'RANGE');
+    if (!tags.some((t) => t.Key === DECLARED_JOURNAL_TAG && t.Value === 'v1') || typeof props.TableName !== 'string' || !journalKeys) continue;
     const policy = (props.ResourcePolicy as { PolicyDocument?: unknown } | undefined)?.PolicyDocument;
     out.push({
       tableName: props.TableName,

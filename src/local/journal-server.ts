@@ -347,6 +347,11 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       if (!tags.some((g) => g.Key === DECLARED_JOURNAL_TAG)) {
         throw new Error(`Resource of type 'AWS::DynamoDB::Table' with identifier '${t.tableName}' already exists (made outside the journal's stack)`);
       }
+      // The journal's stack deployed again: its table's policy is what the template says now (CloudFormation updates it).
+      if (t.policy !== undefined && policies.get(t.tableName) !== t.policy) {
+        policies.set(t.tableName, t.policy);
+        await flush();
+      }
     } catch (e) {
       if (!(e instanceof DynamoError) || e.type !== 'ResourceNotFoundException') throw e;
       const keys = [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }];

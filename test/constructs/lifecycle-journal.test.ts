@@ -3,7 +3,7 @@
  * that lets only the providers' roles (and named maintainers) write items, the provider role tagged as its writer, and
  * a handler that never creates it.
  */
-import { App, Stack } from 'aws-cdk-lib';
+import { App, LegacyStackSynthesizer, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -44,37 +44,44 @@ describe('LifecycleJournal', () => {
       DeletionProtectionEnabled: true,
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       Tags: [{ Key: 'dpi:lifecycle-journal', Value: 'v1' }],
-      ResourcePolicy: {
-        PolicyDocument: {
-          Statement: [{
-            Sid: 'DpiJournalWritersOnly',
-            Effect: 'Deny',
-            Principal: { AWS: '*' },
-            Action: Match.arrayWith(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:PartiQLUpdate']),
-            Resource: '*',
-            Condition: {
-              StringNotEquals: { 'aws:PrincipalTag/dpi:journal-writer': 'dpi-lifecycle-journal' },
-              ArnNotLike: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Operators'] },
-            },
-          }],
-        },
-      },
     });
+    const [table] = Object.values(t.findResources('AWS::DynamoDB::Table'));
+    const statements = s.resolve(table.Properties.ResourcePolicy.PolicyDocument.Statement) as Array<Record<string, any>>;
+    expect(statements.map((x) => [x.Sid, x.Effect, x.Principal, x.Resource])).toEqual([
+      ['DpiJournalWritersOnly', 'Deny', { AWS: '*' }, '*'], ['DpiJournalTableGuard', 'Deny', { AWS: '*' }, '*'],
+    ]);
+    expect(statements[0].Action).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem',
+      'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete']));
+    expect(statements[1].Action).toEqual(expect.arrayContaining(['dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy', 'dynamodb:UpdateTable',
+      'dynamodb:DeleteTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:TagResource', 'dynamodb:UntagResource', 'dynamodb:CreateTableReplica']));
+    // Writers: the providers' roles by their IAM path, and the maintainers; the table: the maintainers and CloudFormation's role.
+    const except = statements.map((x) => JSON.stringify(x.Condition));
+    expect(statements.map((x) => Object.keys(x.Condition))).toEqual([['ArnNotLike'], ['ArnNotLike']]);
+    expect(except[0]).toContain(':iam::123456789012:role/dpi-journal/dpi-lifecycle-journal/*');
+    expect(except[0]).toContain('arn:aws:iam::123456789012:role/Operators');
+    expect(except[1]).toContain('arn:aws:iam::123456789012:role/Operators');
+    expect(except[1]).toContain('cdk-hnb659fds-cfn-exec-role-');
+    expect(except[1]).not.toContain('dpi-journal/');
     expect(Annotations.fromStack(s).findWarning('*', Match.anyValue())).toEqual([]);
   });
 
   test('bad names are synth errors naming the path and the value; a stack without termination protection is warned', () => {
     const s = new Stack(new App(), 'DpiJournal');
     expect(() => new LifecycleJournal(s, 'Bad', { tableName: 'a b' })).toThrow(/DpiJournal\/Bad: tableName 'a b' is not a DynamoDB table name/);
-    expect(() => new LifecycleJournal(s, 'Ops', { maintainerArns: ['Operators'] })).toThrow(/DpiJournal\/Ops: maintainerArns 'Operators' is not an IAM principal ARN/);
+    expect(() => new LifecycleJournal(s, 'Ops', { maintainerArns: ['Operators'] })).toThrow(/DpiJournal\/Ops: maintainerArns 'Operators' is not an IAM role or user ARN without wildcards/);
+    expect(() => new LifecycleJournal(s, 'Wild', { maintainerArns: ['arn:aws:iam::*:*'] })).toThrow(/maintainerArns 'arn:aws:iam::\*:\*' is not/);
+    // Without the bootstrap's CloudFormation role and without maintainers, nobody could change the table again.
+    const legacy = new Stack(new App(), 'Legacy', { synthesizer: new LegacyStackSynthesizer() });
+    expect(() => new LifecycleJournal(legacy, 'Journal')).toThrow(/Legacy\/Journal: maintainerArns '\[\]' is empty and the stack's synthesizer names no CloudFormation execution role/);
+    expect(() => new LifecycleJournal(legacy, 'Named', { maintainerArns: ['arn:aws:iam::123456789012:role/Deployer'] })).not.toThrow();
     new LifecycleJournal(s, 'Journal');
     expect(Annotations.fromStack(s).findWarning('/DpiJournal/Journal', Match.stringLikeRegexp('termination protection is off'))).toHaveLength(1);
   });
 
-  test('given to a connection: the provider role is tagged as its writer, may read its tags and policy, never creates a table', () => {
+  test('given to a connection: the provider role is under the journal\'s writers\' path, may read its tags and policy, never creates a table', () => {
     const { stack } = app((a) => new LifecycleJournal(a.node.findChild('DpiJournal'), 'Journal'));
     const t = Template.fromStack(stack);
-    t.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith([{ Key: 'dpi:journal-writer', Value: 'dpi-lifecycle-journal' }]) });
+    t.hasResourceProperties('AWS::IAM::Role', { Path: '/dpi-journal/dpi-lifecycle-journal/' });
     t.hasResourceProperties('AWS::Lambda::Function', {
       Handler: 'index.onEvent',
       Environment: { Variables: Match.objectLike({ [DECLARED_JOURNAL_TABLES_ENV]: 'dpi-lifecycle-journal' }) },
@@ -111,15 +118,15 @@ describe('LifecycleJournal', () => {
   test('fromTableName in another app: the same grants and checks by name', () => {
     const { stack } = app((_a, s) => LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'));
     const t = Template.fromStack(stack);
-    t.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith([{ Key: 'dpi:journal-writer', Value: 'team-journal' }]) });
+    t.hasResourceProperties('AWS::IAM::Role', { Path: '/dpi-journal/team-journal/' });
     t.hasResourceProperties('Custom::DpiSubscription', { Connection: Match.objectLike({ JournalTableName: 'team-journal' }) });
     expect(() => LifecycleJournal.fromTableName(stack, 'Bad', 'x')).toThrow(/MyStack\/Bad: tableName 'x' is not a DynamoDB table name/);
   });
 
-  test('a provider role the app does not make cannot be tagged: a warning names the tag it needs', () => {
+  test('a provider role the app does not make cannot be placed: a warning names the IAM path it needs', () => {
     const { stack } = app((_a, s) => LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'),
       (s) => ({ role: iam.Role.fromRoleArn(s, 'ProviderRole', 'arn:aws:iam::123456789012:role/provider', { mutable: false }) }));
-    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('give it the tag dpi:journal-writer=team-journal'))).toHaveLength(1);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('it must be under the IAM path /dpi-journal/team-journal/'))).toHaveLength(1);
   });
 
   test('journal with journalTable or journalTableName: a synth error naming both', () => {

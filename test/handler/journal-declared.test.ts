@@ -23,34 +23,66 @@ const SUBSCRIPTION = {
   OnDelete: 'invalid',
 };
 
-/** The resource policy LifecycleJournal synthesizes for `table` (the Table's ResourcePolicy, as DynamoDB returns it). */
+/** A template value as CloudFormation resolves it in account 123456789012 of us-east-1. */
+function cfn(v: unknown): unknown {
+  const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': '123456789012', 'AWS::Region': 'us-east-1' };
+  if (Array.isArray(v)) return v.map(cfn);
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  if (typeof o.Ref === 'string' && pseudo[o.Ref]) return pseudo[o.Ref];
+  if (o['Fn::Join']) {
+    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
+    return parts.map((p) => String(cfn(p))).join(sep);
+  }
+  if (typeof o['Fn::Sub'] === 'string') return (o['Fn::Sub'] as string).replace(/\$\{([^}]+)\}/g, (_, k: string) => pseudo[k]);
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, cfn(x)]));
+}
+
+/** The resource policy LifecycleJournal synthesizes for `table`, as DynamoDB returns it. */
 function constructPolicy(table: string, maintainerArns?: string[]): string {
-  const stack = new Stack(new App(), 'Journal', { terminationProtection: true });
+  const stack = new Stack(new App(), 'Journal', { env: { account: '123456789012', region: 'us-east-1' }, terminationProtection: true });
   new LifecycleJournal(stack, 'Journal', { tableName: table, maintainerArns });
   const [t] = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::Table'));
-  return JSON.stringify(stack.resolve(t.Properties.ResourcePolicy.PolicyDocument));
+  return JSON.stringify(cfn(stack.resolve(t.Properties.ResourcePolicy.PolicyDocument)));
 }
 
 describe('the write fence as DynamoDB returns the policy', () => {
   test('the construct\'s policy passes, with or without maintainers', () => {
     expect(fenceProblem(constructPolicy('team-journal'), 'team-journal')).toBeUndefined();
     expect(fenceProblem(constructPolicy('team-journal', ['arn:aws:iam::123456789012:role/Operators']), 'team-journal')).toBeUndefined();
+    expect(constructPolicy('team-journal')).toContain('arn:aws:iam::123456789012:role/dpi-journal/team-journal/*');
   });
 
-  test('a policy that looks like it but opens the fence is refused', () => {
-    const good = JSON.parse(constructPolicy('team-journal')) as { Statement: Array<Record<string, any>> };
-    const variant = (change: (s: Record<string, any>) => void): string => {
+  test('a policy that looks like it but opens the fence is refused (found by an attacker\'s review)', () => {
+    const good = JSON.parse(constructPolicy('team-journal', ['arn:aws:iam::123456789012:role/Operators'])) as { Statement: Array<Record<string, any>> };
+    const variant = (change: (s: Array<Record<string, any>>) => void): string => {
       const doc = JSON.parse(JSON.stringify(good)) as typeof good;
-      change(doc.Statement[0]);
+      change(doc.Statement);
       return JSON.stringify(doc);
     };
-    expect(fenceProblem(variant((s) => { s.Effect = 'Allow'; }), 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
-    expect(fenceProblem(variant((s) => { s.Sid = 'Other'; }), 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
-    expect(fenceProblem(variant((s) => { s.Action = ['dynamodb:PutItem']; }), 'team-journal')).toMatch(/statement differs/);
-    expect(fenceProblem(variant((s) => { s.Principal = { AWS: 'arn:aws:iam::123456789012:root' }; }), 'team-journal')).toMatch(/statement differs/);
-    expect(fenceProblem(variant((s) => { s.Condition.StringNotEquals['aws:PrincipalTag/dpi:journal-writer'] = 'other'; }), 'team-journal')).toMatch(/statement differs/);
-    expect(fenceProblem(variant((s) => { s.Condition.StringNotLike = { 'aws:userid': '*' }; }), 'team-journal')).toMatch(/statement differs/);
-    expect(fenceProblem('{"Statement":[]}', 'team-journal')).toMatch(/has no DpiJournalWritersOnly statement/);
+    const writers = (s: Array<Record<string, any>>): Record<string, any> => s.find((x) => x.Sid === 'DpiJournalWritersOnly')!;
+    const guard = (s: Array<Record<string, any>>): Record<string, any> => s.find((x) => x.Sid === 'DpiJournalTableGuard')!;
+    const cases: Array<[string, (s: Array<Record<string, any>>) => void, RegExp]> = [
+      ['an Allow', (s) => { writers(s).Effect = 'Allow'; }, /is not a Deny/],
+      ['another Sid', (s) => { writers(s).Sid = 'Other'; }, /exactly the statements/],
+      ['an extra Allow for another account', (s) => { s.push({ Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::999999999999:root' }, Action: 'dynamodb:*', Resource: '*' }); }, /exactly the statements/],
+      ['a duplicate Sid', (s) => { s.push({ ...writers(s), Effect: 'Allow' }); }, /exactly the statements/],
+      ['no guard', (s) => { s.splice(s.indexOf(guard(s)), 1); }, /exactly the statements/],
+      ['fewer actions (no PartiQL)', (s) => { writers(s).Action = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']; }, /does not deny dynamodb:PartiQLInsert/],
+      ['a guard without DeleteResourcePolicy', (s) => { guard(s).Action = guard(s).Action.filter((a: string) => a !== 'dynamodb:DeleteResourcePolicy'); }, /does not deny dynamodb:DeleteResourcePolicy/],
+      ['another principal', (s) => { writers(s).Principal = { AWS: 'arn:aws:iam::123456789012:root' }; }, /every principal/],
+      ['an index as the resource', (s) => { writers(s).Resource = 'arn:aws:dynamodb:us-east-1:123456789012:table/team-journal/index/none'; }, /whole table/],
+      ['NotResource', (s) => { writers(s).NotResource = 'arn:aws:dynamodb:us-east-1:123456789012:table/team-journal'; }, /NotResource/],
+      ['another writers\' path', (s) => { writers(s).Condition.ArnNotLike['aws:PrincipalArn'][0] = 'arn:aws:iam::123456789012:role/dpi-journal/other/*'; }, /by their IAM path/],
+      ['a wildcard maintainer', (s) => { writers(s).Condition.ArnNotLike['aws:PrincipalArn'].push('arn:aws:iam::*:*'); }, /a pattern \(a wildcard\)/],
+      ['a wildcard guardian', (s) => { guard(s).Condition.ArnNotLike['aws:PrincipalArn'] = ['*']; }, /a pattern \(a wildcard\)/],
+      ['another condition', (s) => { writers(s).Condition.StringNotLike = { 'aws:userid': '*' }; }, /conditions other than/],
+      ['a tag condition (session tags can be set by the caller)', (s) => {
+        writers(s).Condition = { StringNotEquals: { 'aws:PrincipalTag/dpi:journal-writer': 'team-journal' } };
+      }, /conditions other than/],
+    ];
+    for (const [what, change, reason] of cases) expect([what, fenceProblem(variant(change), 'team-journal')]).toEqual([what, expect.stringMatching(reason)]);
+    expect(fenceProblem('{"Statement":[]}', 'team-journal')).toMatch(/exactly the statements/);
     expect(fenceProblem('not json', 'team-journal')).toMatch(/not JSON/);
   });
 });
@@ -164,7 +196,7 @@ describe('a declared journal in a run', () => {
     const widened = JSON.parse(constructPolicy(h.journalTable)) as { Statement: Array<{ Condition: Record<string, unknown> }> };
     widened.Statement[0].Condition.StringNotLike = { 'aws:PrincipalArn': 'arn:aws:iam::*:role/*' };
     await client.send(new PutResourcePolicyCommand({ ResourceArn: `arn:aws:dynamodb:us-east-1:000000000000:table/${h.journalTable}`, Policy: JSON.stringify(widened) }));
-    expect((await create()).reason).toContain('its DpiJournalWritersOnly statement differs');
+    expect((await create()).reason).toContain('has conditions other than ArnNotLike aws:PrincipalArn');
     expect((await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? []).toEqual([]);
   });
 
