@@ -3,9 +3,8 @@
  * stacks, its connections (addresses, secret, journal table), https addresses, and journal keys of the event's own
  * stack. Each refusal happens before the secret is read and before any call.
  */
-import { createServer, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { HandlerHarness, useHandlerHarness } from './helpers';
+import { useTrapServer } from './trap-server';
 import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime } from '../../src/handler';
@@ -21,28 +20,8 @@ useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });
 
-/** A second server on 127.0.0.1 that records every request it receives (method, path, body). */
-let trap: Server;
-let trapUrl: string;
-const trapped: string[] = [];
-beforeAll(async () => {
-  trap = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (c) => { body += String(c); });
-    req.on('end', () => {
-      trapped.push(`${req.method} ${req.url} ${body}`);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ data: { type: 'APIAuth', attributes: { token: 'stolen' } } }));
-    });
-  });
-  await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
-  trapUrl = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await new Promise<void>((resolve) => trap.close(() => resolve()));
-});
+const trap = useTrapServer();
 beforeEach(() => {
-  trapped.length = 0;
   h.bound = { stacks: ['HandlerTest'], connections: [] };
   h.configure();
 });
@@ -54,7 +33,7 @@ async function refusedUntouched(event: Parameters<HandlerHarness['onEvent']>[0])
   const reason = await h.fails(event);
   expect(h.secretReads).toBe(reads);
   expect(await h.requests()).toEqual([]);
-  expect(trapped).toEqual([]);
+  expect(trap.requests).toEqual([]);
   expect(reason).toContain('nothing was done');
   return reason;
 }
@@ -63,16 +42,16 @@ describe('the connection is the one bound at synth time', () => {
   test('an AuthUrl that is not bound (another server on 127.0.0.1): refused, the second server receives nothing, the secret is not read', async () => {
     for (const type of ['Create', 'Delete'] as const) {
       const event = h.event(SUB, type, ORDERS, { ...(type === 'Delete' ? { PhysicalResourceId: '8601' } : {}) });
-      event.ResourceProperties.Connection = { ...h.connection, AuthUrl: trapUrl };
+      event.ResourceProperties.Connection = { ...h.connection, AuthUrl: trap.url };
       const reason = await refusedUntouched(event);
-      expect(reason).toContain(`Connection.AuthUrl '${trapUrl}' (the provider serves '${h.emu.url}')`);
+      expect(reason).toContain(`Connection.AuthUrl '${trap.url}' (the provider serves '${h.emu.url}')`);
       expect(reason).not.toContain(DEFAULT_REFRESH_TOKEN);
     }
     expect(h.state().subscriptions.find((s: any) => String(s.id) === '8601').status).toBe('active');
   });
 
   test('every bound field counts: another gateway, another secret, another journal table are refused', async () => {
-    for (const [field, value] of [['BaseUrl', trapUrl], ['RefreshTokenSecretArn', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:other-AbCdEf'],
+    for (const [field, value] of [['BaseUrl', trap.url], ['RefreshTokenSecretArn', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:other-AbCdEf'],
       ['JournalTableName', 'someone-elses-journal']] as const) {
       const event = h.event(SUB, 'Create', ORDERS);
       event.ResourceProperties.Connection = { ...h.connection, [field]: value };

@@ -5,9 +5,8 @@
  * differs is refused before the secret is read: nothing is sent anywhere, nothing is published, and the invoker learns
  * nothing of what is bound (the reason is in the function's log).
  */
-import { createServer, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { HandlerHarness, STACK_ID, useHandlerHarness } from './helpers';
+import { useTrapServer } from './trap-server';
 import { BOUND_RUN_ENV } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { configureLocalRuntime, drift, setMetricSink, setStackResourceLister } from '../../src/handler';
@@ -19,31 +18,11 @@ useHandlerHarness((started) => {
   h = started;
 }, { resetEach: true });
 
-/** A second server on 127.0.0.1 (plain http to loopback passes the transport rule in local runs) that counts requests. */
-let trap: Server;
-let trapUrl: string;
-const trapped: string[] = [];
-beforeAll(async () => {
-  trap = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (c) => { body += String(c); });
-    req.on('end', () => {
-      trapped.push(`${req.method} ${req.url} ${body}`);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ data: { type: 'APIAuth', attributes: { token: 'stolen' } } }));
-    });
-  });
-  await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
-  trapUrl = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await new Promise<void>((resolve) => trap.close(() => resolve()));
-});
+const trap = useTrapServer();
 
 let lines: string[];
 let restore: (line: string) => void;
 beforeEach(() => {
-  trapped.length = 0;
   lines = [];
   restore = setMetricSink((l) => lines.push(l));
   h.configure();
@@ -59,7 +38,7 @@ const logged = (): string => h.logs.filter((l) => l.includes('run refused')).joi
 async function refused(run: Promise<unknown>, reads: number): Promise<void> {
   await expect(run).rejects.toThrow(REFUSED_RUN);
   expect(h.secretReads).toBe(reads);
-  expect(trapped).toEqual([]);
+  expect(trap.requests).toEqual([]);
   expect(lines).toEqual([]);
 }
 
@@ -69,10 +48,10 @@ describe('SubscriptionMonitor runs', () => {
     h.boundRun = { Connection: h.connection, Namespace: 'DataPipelineIntegration' };
     const reads = h.secretReads;
     for (const field of ['AuthUrl', 'BaseUrl', 'SubscriptionsUrl'] as const) {
-      await refused(monitor({ Connection: { ...h.connection, [field]: trapUrl } as never, Namespace: 'DataPipelineIntegration', Subscriptions: [{ id: sub }] }), reads);
+      await refused(monitor({ Connection: { ...h.connection, [field]: trap.url } as never, Namespace: 'DataPipelineIntegration', Subscriptions: [{ id: sub }] }), reads);
       expect(logged()).toContain(`in Connection.${field}; nothing was done`);
     }
-    expect(logged()).not.toContain(trapUrl);
+    expect(logged()).not.toContain(trap.url);
     expect(logged()).not.toContain(DEFAULT_REFRESH_TOKEN);
   });
 
@@ -114,7 +93,7 @@ describe('DriftMonitor runs', () => {
     const reads = h.secretReads;
     await refused(drift({ ...bound, StackId: STACK_ID.replace('/HandlerTest/', '/TeamA/') } as never), reads);
     expect(logged()).toContain('in StackId; nothing was done');
-    await refused(drift({ ...bound, Connection: { ...h.connection, AuthUrl: trapUrl } } as never), reads);
+    await refused(drift({ ...bound, Connection: { ...h.connection, AuthUrl: trap.url } } as never), reads);
     expect(listed).toBe(0);
     // The control: the bound run runs.
     expect(await drift(bound as never)).toMatchObject({ failed: false, checked: 0 });
