@@ -104,7 +104,9 @@ export class LifecycleJournal extends Construct implements ILifecycleJournal {
     // The providers' roles, by their IAM path: session tags cannot make another principal one.
     const writers = stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${journalWriterPath(tableName).slice(1)}*` });
     // CloudFormation's role for this stack (the CDK bootstrap's), which must still update the table and its policy.
-    const deployer = stack.synthesizer instanceof DefaultStackSynthesizer ? Fn.sub(stack.synthesizer.cloudFormationExecutionRoleArn) : undefined;
+    let top = stack;
+    while (top.nestedStackParent) top = top.nestedStackParent;
+    const deployer = top.synthesizer instanceof DefaultStackSynthesizer ? Fn.sub(top.synthesizer.cloudFormationExecutionRoleArn) : undefined;
     const guardians = [...maintainers, ...(deployer ? [deployer] : [])];
     if (guardians.length === 0) {
       throw invalid(this, 'maintainerArns', '[]', 'is empty and the stack\'s synthesizer names no CloudFormation execution role',

@@ -16,7 +16,8 @@ export interface ProviderOptions {
   /**
    * The VPC of the handler functions and of the framework functions (as aws-cdk-lib's `Provider` does). The
    * functions call the service's public HTTPS interface and AWS APIs (Secrets Manager, DynamoDB, IAM, STS, Lambda,
-   * Step Functions, the CloudFormation response URL in S3): the subnets need a route to them (a NAT gateway, or
+   * Step Functions, CloudFormation when a fleet's nested stacks use the provider, the CloudFormation response URL in
+   * S3): the subnets need a route to them (a NAT gateway, or
    * VPC endpoints plus a proxy for the service). The library grants its roles the network-interface permissions a
    * function in a VPC needs.
    *

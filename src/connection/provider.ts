@@ -312,7 +312,7 @@ export class DpiProvider extends Construct {
     this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'DeclaredLifecycleJournal',
       actions: ['dynamodb:DescribeTable', 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy', 'dynamodb:GetItem', 'dynamodb:BatchGetItem',
-        'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
       resources: [Stack.of(journal) === Stack.of(this) ? journal.tableArn
         : Stack.of(this).formatArn({ service: 'dynamodb', resource: 'table', resourceName: journal.tableName })],
     }));

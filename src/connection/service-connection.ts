@@ -147,7 +147,7 @@ export interface ServiceConnectionProps {
    * The lifecycle journal, declared (`LifecycleJournal`, or `LifecycleJournal.fromTableName` in other apps): the handler
    * never creates a table; before its first use it checks the table's key schema, its journal tag, its deletion
    * protection and the resource policy that lets only the providers' roles (and the journal's maintainers) write items.
-   * The provider's role is tagged as the journal's writer. Not with `journalTable` or `journalTableName`.
+   * The provider's role is placed under the journal's writers' IAM path. Not with `journalTable` or `journalTableName`.
    *
    * @default - the handler creates and uses the table named `journalTableName` (or uses `journalTable`)
    */
@@ -386,7 +386,12 @@ function checkJournalPlace(connection: ServiceConnection, journal: ILifecycleJou
         'declare one LifecycleJournal per account and region and give each connection the one of its own');
     }
   }
-  if (!here.nested && !there.nested) here.node.addDependency(there);
+  // Nested: CloudFormation could run the resources before the table exists (no order between a nested stack and another tree).
+  if (here.nested || there.nested) {
+    throw invalid(connection, 'journal', journal.node.path, `is in stack ${there.node.path}, and ${here.nested ? 'this connection\'s' : 'the journal\'s'} stack is nested`,
+      'declare the LifecycleJournal in a top-level stack of its own (or in the connection\'s own stack)');
+  }
+  here.node.addDependency(there);
 }
 
 function validateUrl(scope: IConstruct, prop: string, value: string | undefined): void {

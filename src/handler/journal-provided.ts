@@ -86,7 +86,7 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) ${problem}; the journal needs ${JOURNAL_KEY_SCHEMA}: `
       + 'supply a table with that key schema');
   }
-  if (declared) await checkDeclaredTable(client, t);
+  if (declared) await checkDeclaredTable(client, t, sleep);
 }
 
 
@@ -97,27 +97,41 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
  * (The local journal server answers the resource-policy calls; it reports no deletion protection, so that check is
  * made only where DynamoDB reports it.)
  */
-async function checkDeclaredTable(client: ddb.DynamoDBClient, t: ddb.TableDescription): Promise<void> {
+async function checkDeclaredTable(client: ddb.DynamoDBClient, t: ddb.TableDescription, sleep: (ms: number) => Promise<void>): Promise<void> {
   const m = sdk();
   const table = t.TableName ?? '?';
   const refuse = (why: string): HandlerError => new HandlerError(`the lifecycle journal table ${table} (the connection's journal) ${why}; `
     + 'the handler uses a declared journal only as LifecycleJournal makes it: deploy the journal\'s stack, or check that the table is the one it made');
   if (t.DeletionProtectionEnabled === false) throw refuse('has deletion protection off');
   const arn = t.TableArn ?? '';
-  const tags = (await client.send(new m.ListTagsOfResourceCommand({ ResourceArn: arn }))).Tags ?? [];
-  if (!tags.some((g) => g.Key === JOURNAL_MARKER_TAG && g.Value === JOURNAL_MARKER_VALUE)) {
-    throw refuse(`does not carry the tag ${JOURNAL_MARKER_TAG}=${JOURNAL_MARKER_VALUE}`);
+  // Tags and resource policies are eventually consistent: right after the journal's stack made or changed them, a
+  // read may not show them yet. A missing tag or policy is asked again for about 20 seconds before it is refused.
+  for (let attempt = 0; ; attempt++) {
+    const again = attempt < 10;
+    const tags = (await client.send(new m.ListTagsOfResourceCommand({ ResourceArn: arn }))).Tags ?? [];
+    if (!tags.some((g) => g.Key === JOURNAL_MARKER_TAG && g.Value === JOURNAL_MARKER_VALUE)) {
+      if (again) {
+        await sleep(2000);
+        continue;
+      }
+      throw refuse(`does not carry the tag ${JOURNAL_MARKER_TAG}=${JOURNAL_MARKER_VALUE}`);
+    }
+    let policy: string | undefined;
+    try {
+      policy = (await client.send(new m.GetResourcePolicyCommand({ ResourceArn: arn }))).Policy;
+    } catch (e) {
+      const name = (e as { name?: string }).name ?? '';
+      if (name !== 'PolicyNotFoundException') throw e;
+      if (again) {
+        await sleep(2000);
+        continue;
+      }
+      throw refuse('has no resource policy');
+    }
+    const problem = fenceProblem(policy, table);
+    if (problem) throw refuse(problem);
+    return;
   }
-  let policy: string | undefined;
-  try {
-    policy = (await client.send(new m.GetResourcePolicyCommand({ ResourceArn: arn }))).Policy;
-  } catch (e) {
-    const name = (e as { name?: string }).name ?? '';
-    if (name === 'PolicyNotFoundException') throw refuse('has no resource policy');
-    throw e;
-  }
-  const problem = fenceProblem(policy, table);
-  if (problem) throw refuse(problem);
 }
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);

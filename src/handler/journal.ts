@@ -148,10 +148,57 @@ function newRecordId(): string {
 const ensured = new Map<string, Promise<void>>();
 /** How long a warm container trusts a passed check of a declared journal (its tag, deletion protection and fence). */
 export const DECLARED_RECHECK_MS = 5 * 60_000;
+/** Each container's own offset, so warm containers do not all ask DynamoDB's control plane at the same moment. */
+const RECHECK_JITTER_MS = Math.floor(Math.random() * 60_000);
+
+interface DeclaredCheck {
+  p: Promise<void>;
+  at: number;
+  revalidating: boolean;
+}
+const declaredChecks = new Map<string, DeclaredCheck>();
+
+/**
+ * The check of a declared journal for an invocation that opens it now. The first check is awaited; a passed check is
+ * checked again in the background once it is older than DECLARED_RECHECK_MS (plus the container's jitter), and its
+ * outcome serves the invocations that open the journal afterwards: a definite refusal (HandlerError: the tag,
+ * deletion protection or fence is wrong) refuses them; a transient failure (throttling) keeps the last result.
+ */
+function declaredCheck(key: string, check: () => Promise<void>, now: () => number): Promise<void> {
+  const e = declaredChecks.get(key);
+  if (!e) {
+    const p = check();
+    const entry: DeclaredCheck = { p, at: now(), revalidating: false };
+    declaredChecks.set(key, entry);
+    p.catch(() => {
+      if (declaredChecks.get(key) === entry) declaredChecks.delete(key);
+    });
+    return p;
+  }
+  if (!e.revalidating && now() - e.at > DECLARED_RECHECK_MS + RECHECK_JITTER_MS) {
+    e.revalidating = true;
+    check().then(() => {
+      declaredChecks.set(key, { p: Promise.resolve(), at: now(), revalidating: false });
+    }, (err: unknown) => {
+      if (err instanceof HandlerError) {
+        const refused = Promise.reject(err);
+        refused.catch(() => undefined);
+        declaredChecks.set(key, { p: refused, at: now(), revalidating: false });
+        log({ level: 'ERROR', msg: 'the declared lifecycle journal failed its check again; later invocations are refused', error: err.message });
+      } else {
+        log({ level: 'WARNING', msg: 'the declared lifecycle journal could not be checked again; its last check stands', error: (err as Error).message });
+        e.at = now();
+        e.revalidating = false;
+      }
+    });
+  }
+  return e.p;
+}
 
 /** Forgets which tables were ensured (tests and the local runner, with a new server). */
 export function resetJournalCache(): void {
   ensured.clear();
+  declaredChecks.clear();
 }
 
 async function ensureTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>): Promise<void> {
@@ -252,13 +299,14 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
   const c = client;
   const declared = declaredJournalTables().includes(table);
   const provided = declared || (opts.provided ?? providedJournalTables().includes(table));
+  // A declared journal: its check is decided once, when the invocation opens the journal (never halfway through).
+  const declaredReady = declared ? declaredCheck(`${ck}|${table}`, () => checkProvidedTable(c, table, opts.sleep, true), opts.now ?? Date.now) : undefined;
   const ready = (): Promise<void> => {
-    // A declared journal's fence is checked again every few minutes by a warm container, not only at its cold start.
-    const k = `${ck}|${table}|${declared ? `declared|${Math.floor((opts.now ?? Date.now)() / DECLARED_RECHECK_MS)}` : provided ? 'provided' : 'own'}`;
+    if (declaredReady) return declaredReady;
+    const k = `${ck}|${table}|${provided ? 'provided' : 'own'}`;
     let p = ensured.get(k);
     if (!p) {
-      if (declared) for (const old of ensured.keys()) if (old.startsWith(`${ck}|${table}|declared|`)) ensured.delete(old);
-      p = provided ? checkProvidedTable(c, table, opts.sleep, declared) : ensureTable(c, table, opts.sleep);
+      p = provided ? checkProvidedTable(c, table, opts.sleep) : ensureTable(c, table, opts.sleep);
       p.catch(() => ensured.delete(k));
       ensured.set(k, p);
     }

@@ -68,6 +68,7 @@ export function configureLocalRuntime(runtime: LocalRuntime = {}): void {
   clients.clear();
   ids.clear();
   products.clear();
+  lineages.clear();
   resetJournalCache();
   callerAccount = undefined;
 }
@@ -79,13 +80,53 @@ export function environmentFor(event: CfnEvent): Environment {
   return typeof env === 'function' ? env(event) : env;
 }
 
-/** A stack's parent and root (LocalRuntime.describeStack, else CloudFormation DescribeStacks). */
-export async function stackLineage(stackId: string): Promise<StackLineage | undefined> {
+/** A stack's parent never changes: each container asks CloudFormation once per stack (one call in flight per stack). */
+const lineages = new Map<string, Promise<StackLineage | undefined>>();
+let cloudFormation: import('@aws-sdk/client-cloudformation').CloudFormationClient | undefined;
+
+/** Whether a failed DescribeStacks may succeed when asked again (throttling, a 5xx, the network), as opposed to an answer. */
+function transientCfnError(e: unknown): boolean {
+  const err = e as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
+  const status = err.$metadata?.httpStatusCode;
+  return /Throttl|TooManyRequests|RequestLimitExceeded|Timeout|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up/i.test(`${err.name} ${(e as Error).message}`)
+    || err.$retryable !== undefined || status === undefined || status >= 500;
+}
+
+/**
+ * A stack's parent and root (LocalRuntime.describeStack, else CloudFormation DescribeStacks), cached per container.
+ * DescribeStacks is throttled account-wide and a fleet's deploy sends thousands of events, so a transient failure is
+ * asked again with jittered backoff (up to about a minute) before the event is refused: a refused Delete would leave
+ * a stack stuck or a record behind.
+ */
+export function stackLineage(stackId: string): Promise<StackLineage | undefined> {
+  let p = lineages.get(stackId);
+  if (!p) {
+    p = describeWithRetries(stackId);
+    lineages.set(stackId, p);
+    p.catch(() => lineages.delete(stackId));
+  }
+  return p;
+}
+
+async function describeWithRetries(stackId: string): Promise<StackLineage | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await describeOnce(stackId);
+    } catch (e) {
+      if (!transientCfnError(e) || attempt >= 8) throw e;
+      log({ level: 'WARNING', msg: 'DescribeStacks failed; asking again', stackId, attempt: attempt + 1, error: (e as Error).message });
+      await sleep(Math.min(10_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2));
+    }
+  }
+}
+
+async function describeOnce(stackId: string): Promise<StackLineage | undefined> {
   if (local.describeStack) return local.describeStack(stackId);
   // The Lambda runtime provides the SDK (external in the bundle).
   // eslint-disable-next-line @typescript-eslint/no-require-imports, import/no-extraneous-dependencies
   const m = require('@aws-sdk/client-cloudformation') as typeof import('@aws-sdk/client-cloudformation');
-  const out = await new m.CloudFormationClient({}).send(new m.DescribeStacksCommand({ StackName: stackId }));
+  cloudFormation ??= new m.CloudFormationClient({ retryMode: 'adaptive', maxAttempts: 3 });
+  const out = await cloudFormation.send(new m.DescribeStacksCommand({ StackName: stackId }));
   const s = out.Stacks?.[0];
   return s ? { ParentId: s.ParentId, RootId: s.RootId } : undefined;
 }

@@ -3,7 +3,7 @@
  * that lets only the providers' roles (and named maintainers) write items, the provider role tagged as its writer, and
  * a handler that never creates it.
  */
-import { App, LegacyStackSynthesizer, Stack } from 'aws-cdk-lib';
+import { App, LegacyStackSynthesizer, NestedStack, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -113,6 +113,18 @@ describe('LifecycleJournal', () => {
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
       journal,
     })).toThrow(/MyStack\/Dpi: journal 'DpiJournal\/Journal' is in region eu-west-1, not in this stack's region us-east-1/);
+  });
+
+  test('a journal in a nested stack (or a connection in one, with the journal elsewhere): a synth error, as nothing would order them', () => {
+    const a = new App();
+    const top = new Stack(a, 'DpiJournal', { env: ENV, terminationProtection: true });
+    const journal = new LifecycleJournal(new NestedStack(top, 'Nested'), 'Journal');
+    const s = new Stack(a, 'MyStack', { env: ENV });
+    expect(() => new ServiceConnection(s, 'Dpi', {
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
+      journal,
+    })).toThrow(/MyStack\/Dpi: journal 'DpiJournal\/Nested\/Journal' is in stack DpiJournal\/Nested, and the journal's stack is nested/);
   });
 
   test('fromTableName in another app: the same grants and checks by name', () => {

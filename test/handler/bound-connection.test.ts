@@ -204,6 +204,35 @@ describe('the stacks it serves and the journal key', () => {
     expect(h.state().subscriptions.find((s: any) => String(s.id) === made.PhysicalResourceId).status).toBe('active');
   });
 
+  test('DescribeStacks throttled (as a fleet deploy makes it): asked again with backoff, then the nested stack is served; asked once per container', async () => {
+    h.bound = { stacks: ['TeamA', 'TeamA-*'], connections: [], stackId: stackId('TeamA') };
+    const nested = stackId('TeamA-FleetPipelines1NestedStackResourceB1B2C3D4-1XYZ');
+    let asked = 0;
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+    configureLocalRuntime({
+      ...h.runtime(),
+      describeStack: async (id) => {
+        asked++;
+        if (asked <= 2) throw throttled;
+        return id === nested ? { ParentId: stackId('TeamA'), RootId: stackId('TeamA') } : {};
+      },
+    });
+    const key = 'TeamA/Fleet/Pipelines1/Identity362';
+    const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, JournalKey: key }, { StackId: nested, LogicalResourceId: 'Identity362A1B2' }));
+    expect(made.PhysicalResourceId).toMatch(/^\d+$/);
+    expect(asked).toBe(3);
+    expect(h.slept.filter((ms) => ms >= 250 && ms <= 1000)).toHaveLength(2);
+    await h.onEvent(h.event(SUB, 'Delete', { ...ORDERS, JournalKey: key }, { StackId: nested, LogicalResourceId: 'Identity362A1B2', PhysicalResourceId: made.PhysicalResourceId }));
+    expect(asked).toBe(3);
+    // An answer (access denied, a stack that does not exist) is not asked again: refused at once.
+    const denied = Object.assign(new Error('not authorized to perform: cloudformation:DescribeStacks'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+    configureLocalRuntime({ ...h.runtime(), describeStack: async () => { asked++; throw denied; } });
+    asked = 0;
+    const other = h.event(SUB, 'Create', { ...ORDERS, JournalKey: key }, { StackId: stackId('TeamA-Other'), LogicalResourceId: 'X' });
+    expect(await refusedUntouched(other)).toContain('could not be proven a nested stack of this provider\'s stack (DescribeStacks: not authorized');
+    expect(asked).toBe(1);
+  });
+
   test('isComplete is checked too', async () => {
     const event = h.event('Custom::DpiHistoryRequest', 'Create', {}, { StackId: stackId('Mallory'), PhysicalResourceId: 'x' });
     await expect(h.isComplete(event)).rejects.toThrow('stack Mallory is not served by this provider');

@@ -110,7 +110,12 @@ export class HandlerHarness {
   }
 
   configure(): void {
-    configureLocalRuntime({
+    configureLocalRuntime(this.runtime());
+  }
+
+  /** The harness's local runtime (tests replace a part of it). */
+  runtime(): Parameters<typeof configureLocalRuntime>[0] {
+    return {
       readSecret: async (arn) => {
         if (arn !== SECRET_ARN) throw new Error(`unexpected secret ${arn}`);
         this.secretReads++;
@@ -126,7 +131,7 @@ export class HandlerHarness {
         if (this.onSleep) await this.onSleep(ms);
       },
       now: () => this.now(),
-    });
+    };
   }
 
   /**

@@ -3,13 +3,15 @@
  * construct makes (the journal tag, deletion protection on, the resource policy's write fence). A table someone made
  * first under the journal's name is refused before any record is read or written and before any service call.
  */
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, PutResourcePolicyCommand, ScanCommand, TagResourceCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand, DeleteResourcePolicyCommand, DynamoDBClient, ListTablesCommand, PutResourcePolicyCommand, ScanCommand, TagResourceCommand,
+} from '@aws-sdk/client-dynamodb';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { HandlerHarness } from './helpers';
 import { LifecycleJournal } from '../../src';
 import { DECLARED_JOURNAL_TABLES_ENV, JOURNAL_MARKER_TAG } from '../../src/contract';
-import { resetJournalCache } from '../../src/handler/journal';
+import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
 import { checkProvidedTable, declaredJournalTables, fenceProblem, PROVIDED_JOURNAL_TABLES_ENV } from '../../src/handler/journal-provided';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -198,6 +200,24 @@ describe('a declared journal in a run', () => {
     await client.send(new PutResourcePolicyCommand({ ResourceArn: `arn:aws:dynamodb:us-east-1:000000000000:table/${h.journalTable}`, Policy: JSON.stringify(widened) }));
     expect((await create()).reason).toContain('has conditions other than ArnNotLike aws:PrincipalArn');
     expect((await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? []).toEqual([]);
+  });
+
+  test('a warm container checks the fence again after five minutes, in the background: the invocation that finds it removed still runs; the next is refused', async () => {
+    await createTable(true, constructPolicy(h.journalTable));
+    let clock = Date.now();
+    const open = (): ReturnType<typeof dynamoJournal> => dynamoJournal({
+      table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined, now: () => clock,
+    });
+    await open().records('k');
+    await client.send(new DeleteResourcePolicyCommand({ ResourceArn: `arn:aws:dynamodb:us-east-1:000000000000:table/${h.journalTable}` }));
+    // Within five minutes: the passed check stands.
+    clock += 4 * 60_000;
+    await expect(open().records('k')).resolves.toEqual([]);
+    // Later: this invocation is not failed halfway (the check it opened with stands) and starts the recheck.
+    clock += 3 * 60_000;
+    await expect(open().records('k')).resolves.toEqual([]);
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(open().records('k')).rejects.toThrow('has no resource policy');
   });
 
   test('a missing declared journal is never created', async () => {
