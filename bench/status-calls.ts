@@ -8,6 +8,7 @@
  * (one per process or warm container). Exits 1 when a count is not the expected one.
  */
 import { runDpi } from '../src/cli/program';
+import { BOUND_RUN_ENV } from '../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../src/emulator';
 import { monitor, setMetricSink } from '../src/handler/monitor';
 import { configureLocalRuntime } from '../src/handler/runtime';
@@ -103,9 +104,15 @@ async function main(): Promise<void> {
       for (const Source of [undefined, 'HEALTHCHECKS']) {
         await admin(emu, 'DELETE', '/requests');
         console.log = () => undefined; // the handler's JSON log lines
+        // The run the monitor's rule sends, bound in its function's environment as the construct binds it.
+        const bound = { Connection, ...(Source ? { Source } : {}) };
+        configureLocalRuntime({
+          readSecret: async () => JSON.stringify({ refreshToken: DEFAULT_REFRESH_TOKEN }),
+          environment: { [BOUND_RUN_ENV]: JSON.stringify(bound) },
+        });
         let r;
         try {
-          r = await monitor({ Connection: Connection as never, Subscriptions: ids.map((id) => ({ id })), Source });
+          r = await monitor({ ...bound, Connection: Connection as never, Subscriptions: ids.map((id) => ({ id })) });
         } finally {
           console.log = realLog;
         }

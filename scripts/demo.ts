@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { buildExampleApp } from '../examples/app';
 import { runDpi } from '../src/cli/program';
 import { DpiClient, endpointsFromBase } from '../src/client';
+import { BOUND_RUN_ENV } from '../src/contract';
 import { DEFAULT_REFRESH_TOKEN, EmulatorStateSnapshot, RunningEmulator, startEmulator } from '../src/emulator';
 import { monitor, setMetricSink } from '../src/handler/monitor';
 import { configureLocalRuntime } from '../src/handler/runtime';
@@ -138,15 +139,8 @@ async function main(): Promise<void> {
 
     line();
     line('What the stack\'s SubscriptionMonitor publishes for it (CloudWatch embedded metric format, one run):');
-    configureLocalRuntime({ readSecret: async () => DEFAULT_REFRESH_TOKEN, callerAccountId: async () => '123456789012' });
-    const emf: string[] = [];
-    const previous = setMetricSink((l) => emf.push(l));
-    // The function's own JSON log lines (one per service call) are not part of this picture.
-    // eslint-disable-next-line no-console
-    const consoleLog = console.log;
-    // eslint-disable-next-line no-console
-    console.log = () => undefined;
-    const run = await monitor({
+    // The run the monitor's rule sends, and the same run bound in its function's environment (as the construct binds it).
+    const bound = {
       Connection: {
         BaseUrl: url,
         SubscriptionsUrl: url,
@@ -156,8 +150,21 @@ async function main(): Promise<void> {
         AuthUrl: url,
         RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi/refresh-token',
       },
-      Subscriptions: [{ id: sub, label: 'orders-us' }],
+      Namespace: 'DataPipelineIntegration',
+    };
+    configureLocalRuntime({
+      readSecret: async () => DEFAULT_REFRESH_TOKEN,
+      callerAccountId: async () => '123456789012',
+      environment: { [BOUND_RUN_ENV]: JSON.stringify(bound) },
     });
+    const emf: string[] = [];
+    const previous = setMetricSink((l) => emf.push(l));
+    // The function's own JSON log lines (one per service call) are not part of this picture.
+    // eslint-disable-next-line no-console
+    const consoleLog = console.log;
+    // eslint-disable-next-line no-console
+    console.log = () => undefined;
+    const run = await monitor({ ...bound, Subscriptions: [{ id: sub, label: 'orders-us' }] });
     setMetricSink(previous);
     // eslint-disable-next-line no-console
     console.log = consoleLog;
