@@ -203,7 +203,8 @@ test('a cancelled Create whose rollback Delete failed gets that Delete again bef
 });
 
 test('a nested stack whose rollback fails keeps its parent ROLLBACK_FAILED; a destroy then deletes nothing the nested stack may use', async () => {
-  const r = await run(app({ Top: res('top') }, { Keep: { X: res('x', { FailOn: 'Delete' }) }, Bad: { Y: res('y', { FailOn: 'Create' }) } }, true));
+  // Y fails only after X was made (else, on a loaded machine, the cancellation could come before X's Create).
+  const r = await run(app({ Top: res('top') }, { Keep: { X: res('x', { FailOn: 'Delete' }) }, Bad: { Y: res('y', { FailOn: 'Create', FailAfterMs: 1500 }) } }, true));
   expect(r.success).toBe(false);
   expect(stackEvents(r).filter((e) => /^S /.test(e)).pop()).toBe('S ROLLBACK_FAILED');
   // Top is deleted by the rollback only if its child's rollback finished: it did not, so Top stays.
