@@ -126,6 +126,17 @@ export function journalWriterPath(tableName: string): string {
  * (`ServiceConnectionProps.journal`) among the supplied ones, checked for the tag, deletion protection and the write fence.
  */
 export const DECLARED_JOURNAL_TABLES_ENV = 'DPI_DECLARED_JOURNAL_TABLES';
+/**
+ * Environment variable of the provider's handler functions: the comma-separated names of the journal tables that
+ * connections supplied (`journalTable`, and the declared journals): checked, never created.
+ */
+export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
+/**
+ * Environment variable of the provider's handler functions: the comma-separated names of the journal tables the app
+ * asked the handler to create (`ServiceConnectionProps.journalTableName`). The handler creates no other table: one it
+ * was not told to create is checked (key schema) and used only if it exists.
+ */
+export const CREATED_JOURNAL_TABLES_ENV = 'DPI_CREATED_JOURNAL_TABLES';
 
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;

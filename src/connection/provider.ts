@@ -13,7 +13,7 @@ import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -260,13 +260,17 @@ export class DpiProvider extends Construct {
 
   /**
    * Let the handler functions use the lifecycle journal table `tableName` of the stack's account and region (once
-   * per table): create it on first use, read and write its items. Nothing else in DynamoDB.
+   * per table): create it on first use (the app asked for it: `journalTableName`), read and write its items. Nothing
+   * else in DynamoDB. The handler learns that it may create the table from its environment (`DPI_CREATED_JOURNAL_TABLES`).
    */
   public grantJournal(tableName: string): void {
     if (this.grantedJournals.has(tableName)) {
       return;
     }
     this.grantedJournals.add(tableName);
+    if (this.grantedJournals.size === 1) {
+      for (const fn of this.handlerFunctions) this.addCreatedJournalsEnvironment(fn);
+    }
     this.handlerRole.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: `LifecycleJournal${this.grantedJournals.size}`,
       actions: [
@@ -425,6 +429,7 @@ export class DpiProvider extends Construct {
     });
     this.handlerFunctions.push(fn);
     if (this.providedJournals.length > 0) this.addProvidedJournalsEnvironment(fn);
+    if (this.grantedJournals.size > 0) this.addCreatedJournalsEnvironment(fn);
     this.addBindingEnvironment(fn);
     acknowledgeDeployTimeFunction(fn, 'invoked synchronously by the provider framework, which reports its failures to CloudFormation; '
       + 'a dead-letter queue would never receive an event', this.options.vpc !== undefined);
@@ -440,6 +445,10 @@ export class DpiProvider extends Construct {
     }));
     // The provider's stack: an event of a stack named like its nested stacks must come from one (DescribeStacks proves it).
     fn.addEnvironment(BOUND_STACK_ID_ENV, Aws.STACK_ID);
+  }
+
+  private addCreatedJournalsEnvironment(fn: lambda.Function): void {
+    fn.addEnvironment(CREATED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => [...this.grantedJournals].join(',') }));
   }
 
   private addProvidedJournalsEnvironment(fn: lambda.Function): void {

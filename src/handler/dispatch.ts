@@ -5,7 +5,7 @@ import { checkJournalMove } from './journal-move';
 import { eventHooks } from './kind-events';
 import { withResourceLease } from './lease';
 import { log, logEvent } from './log';
-import { runtimeFor } from './runtime';
+import { environmentFor, runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
 /** The event hooks of the registry's kinds (src/kinds/registry/lambda.ts, src/handler/kind-events.ts); undefined for any other type. */
@@ -38,7 +38,7 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
     if (event.RequestType !== 'Create' && event.RequestType !== 'Update' && event.RequestType !== 'Delete') {
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
-    const rt = runtimeFor(connectionOf(event), context);
+    const rt = runtimeFor(connectionOf(event), context, environmentFor(event));
     // Read-only, and before the lease: a refused move creates no table.
     const unproven = await checkJournalMove(event, rt);
     // One invocation at a time per resource: a duplicate delivery waits, a cancellation Delete runs after the Create.
@@ -53,6 +53,6 @@ export async function isComplete(event: CfnEvent, context?: LambdaContextLike): 
   return guarded('isComplete', event, async () => {
     const fn = hooksFor(event.ResourceType)?.isComplete;
     if (!fn) return { IsComplete: true };
-    return fn(event, runtimeFor(connectionOf(event), context));
+    return fn(event, runtimeFor(connectionOf(event), context, environmentFor(event)));
   });
 }

@@ -155,7 +155,7 @@ export async function drift(event: DriftEvent, context?: LambdaContextLike): Pro
   const stackName = stackNameOf(stackId);
   const now = Date.now();
   try {
-    const rt = runtimeFor(event.Connection, context);
+    const rt = runtimeFor(event.Connection, context, scheduledEnvironment());
     const resources = await stackDpiResources(stackId);
     const rows = await checkDrift(resources, { client: rt.client, journal: rt.journal, pipelineSubscriptionsKey: rt.metadataKeys.subscriptions });
     const drifted = rows.filter(isDrifted);

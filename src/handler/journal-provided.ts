@@ -5,29 +5,51 @@
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import {
-  DECLARED_JOURNAL_TABLES_ENV, JOURNAL_GUARD_SID, JOURNAL_ITEM_WRITES, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE, JOURNAL_TABLE_CHANGES,
-  JOURNAL_WRITERS_SID, journalWriterPath,
+  CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, JOURNAL_GUARD_SID, JOURNAL_ITEM_WRITES, JOURNAL_MARKER_TAG, JOURNAL_MARKER_VALUE,
+  JOURNAL_TABLE_CHANGES, JOURNAL_WRITERS_SID, journalWriterPath, PROVIDED_JOURNAL_TABLES_ENV,
 } from '../contract';
 import { HandlerError } from './errors';
 import { log } from './log';
 
-/**
- * Environment variable of the provider's handler functions: the comma-separated names of the journal tables that
- * connections supplied (`journalTable`). Kept in step with src/connection/provider-options.ts (a test checks both).
- */
-export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
+export { PROVIDED_JOURNAL_TABLES_ENV } from '../contract';
+
+/** The words of the error for a journal table that does not exist (the CLI recognizes it: src/cli/commands/journal-access.ts). */
+export const MISSING_JOURNAL_TABLE = 'does not exist; the handler creates no table the app did not ask it to create';
 
 /** The key schema the journal needs: partition key `pk` and sort key `sk`, both strings. */
 export const JOURNAL_KEY_SCHEMA = 'partition key pk (String) and sort key sk (String)';
 
+/** A provider function's environment (the process environment in Lambda). */
+export type JournalEnvironment = Readonly<Record<string, string | undefined>>;
+
+function listOf(env: JournalEnvironment, name: string): string[] {
+  return (env[name] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+}
+
 /** The journal tables supplied by the connections of this function's stack (from its environment). */
-export function providedJournalTables(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env[PROVIDED_JOURNAL_TABLES_ENV] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+export function providedJournalTables(env: JournalEnvironment = process.env): string[] {
+  return listOf(env, PROVIDED_JOURNAL_TABLES_ENV);
 }
 
 /** The declared journals (`LifecycleJournal`) among the supplied tables (from the function's environment). */
-export function declaredJournalTables(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env[DECLARED_JOURNAL_TABLES_ENV] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+export function declaredJournalTables(env: JournalEnvironment = process.env): string[] {
+  return listOf(env, DECLARED_JOURNAL_TABLES_ENV);
+}
+
+/** The journal tables the app asked the handler to create (`journalTableName`; from the function's environment). */
+export function createdJournalTables(env: JournalEnvironment = process.env): string[] {
+  return listOf(env, CREATED_JOURNAL_TABLES_ENV);
+}
+
+/**
+ * How the handler treats journal table `table` in a function with environment `env`: a declared journal is checked in
+ * full (tag, deletion protection, write fence); a table the app asked the handler to create is created when missing;
+ * any other table (supplied, or named by no list) is checked for its key schema and never created.
+ */
+export function journalMode(table: string, env: JournalEnvironment): 'declared' | 'create' | 'provided' {
+  if (declaredJournalTables(env).includes(table)) return 'declared';
+  if (providedJournalTables(env).includes(table)) return 'provided';
+  return createdJournalTables(env).includes(table) ? 'create' : 'provided';
 }
 
 type DdbModule = typeof import('@aws-sdk/client-dynamodb');
@@ -74,8 +96,8 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     t = await describe();
   }
   if (t === undefined) {
-    throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) does not exist; the handler never creates a supplied `
-      + `table: deploy it (${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
+    throw new HandlerError(`the lifecycle journal table ${table} ${MISSING_JOURNAL_TABLE} `
+      + `(journalTableName): deploy the journal (LifecycleJournal, or a table with ${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
   }
   if (!usable(t)) {
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) is ${t.TableStatus ?? 'in an unknown state'}, not ACTIVE; `

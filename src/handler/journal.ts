@@ -23,7 +23,7 @@ import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, messageOf } from './errors';
-import { checkProvidedTable, declaredJournalTables, providedJournalTables } from './journal-provided';
+import { checkProvidedTable, JournalEnvironment, journalMode } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
 
@@ -268,8 +268,18 @@ export interface JournalOptions {
   /** A DynamoDB-compatible endpoint (local runner, tests): static local credentials, region us-east-1. */
   readonly endpoint?: string;
   readonly sleep: (ms: number) => Promise<void>;
-  /** A table the user supplied (never created, key schema checked); default: listed in `DPI_PROVIDED_JOURNAL_TABLES`. */
+  /**
+   * A table never created here (key schema checked): the CLI's tables and another table of an Update (journalAt).
+   * Default: as the provider function's `environment` says (`journalMode`).
+   */
   readonly provided?: boolean;
+  /**
+   * The provider function's environment, which says whether the table is declared, supplied or to be created
+   * (`journalMode`). @default process.env
+   */
+  readonly environment?: JournalEnvironment;
+  /** Create the table when it is missing whatever the environment says (tests and tools that seed a journal). */
+  readonly create?: boolean;
   /** The clock (epoch ms) of the resource leases' times. @default Date.now */
   readonly now?: () => number;
 }
@@ -297,8 +307,10 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
     clients.set(ck, client);
   }
   const c = client;
-  const declared = declaredJournalTables().includes(table);
-  const provided = declared || (opts.provided ?? providedJournalTables().includes(table));
+  const mode = journalMode(table, opts.environment ?? process.env);
+  const declared = mode === 'declared';
+  // Created only when the app asked for it (journalTableName): every other table is checked, never made.
+  const provided = declared || opts.provided === true || (mode !== 'create' && opts.create !== true);
   // A declared journal: its check is decided once, when the invocation opens the journal (never halfway through).
   const declaredReady = declared ? declaredCheck(`${ck}|${table}`, () => checkProvidedTable(c, table, opts.sleep, true), opts.now ?? Date.now) : undefined;
   const ready = (): Promise<void> => {

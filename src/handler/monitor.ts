@@ -162,7 +162,7 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
   const subs = Array.isArray(event.Subscriptions) ? event.Subscriptions : [];
   let rt: ReturnType<typeof runtimeFor> | undefined;
   try {
-    rt = runtimeFor(event.Connection, context);
+    rt = runtimeFor(event.Connection, context, scheduledEnvironment());
   } catch (e) {
     log({ level: 'ERROR', msg: 'the monitor has no usable connection', error: messageOf(e) });
   }

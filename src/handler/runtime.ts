@@ -318,7 +318,8 @@ export interface Runtime {
 }
 
 /** Builds the runtime of one invocation: one cached client per connection, deadline from the Lambda context. */
-export function runtimeFor(connection: ConnectionProperties, context: LambdaContextLike | undefined): Runtime & { readonly leases: ResourceLeases } {
+export function runtimeFor(connection: ConnectionProperties, context: LambdaContextLike | undefined,
+  environment: Environment = process.env): Runtime & { readonly leases: ResourceLeases } {
   if (!connection || typeof connection !== 'object') throw new HandlerError('the Connection property is missing');
   const endpoints = endpointsOf(connection);
   const arn = connection.RefreshTokenSecretArn;
@@ -369,12 +370,12 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     }
     return p;
   };
-  const journal = dynamoJournal({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep });
+  const journal = dynamoJournal({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, environment });
   const metadataKeys = {
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
-  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now });
+  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now, environment });
   const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true });
   return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
 }

@@ -4,7 +4,10 @@
  * the handler that environment, resolved like the resource's properties (tokens included), with the
  * service addresses sent to the emulator as the events' are (`withEmulatorUrl`).
  */
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, DEFAULT_JOURNAL_TABLE } from '../contract';
+import {
+  BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV,
+  DEFAULT_JOURNAL_TABLE, PROVIDED_JOURNAL_TABLES_ENV,
+} from '../contract';
 import { AssemblyStack } from './assembly';
 import { resolveValue, ResolveContext } from './intrinsics';
 import { isPlainObject, TemplateResource } from './template';
@@ -130,7 +133,25 @@ export function providerEnvironment(stack: AssemblyStack, logicalId: string, ctx
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(isPlainObject(resolved) ? resolved : {})) env[k] = typeof v === 'string' ? v : JSON.stringify(v);
   if (env[BOUND_CONNECTIONS_ENV] !== undefined) env[BOUND_CONNECTIONS_ENV] = withEmulatorUrls(env[BOUND_CONNECTIONS_ENV], emulatorUrl);
-  return env;
+  return localJournalTables(env);
+}
+
+const listOf = (v: string | undefined): string[] => (v ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+
+/**
+ * The runner makes the declared journals (`LifecycleJournal`) as CloudFormation would, but no other table of the app:
+ * a table a connection supplies (`journalTable`) is the handler's to create on first use here (docs/constructs.md, "A
+ * journal table you manage"), so it moves from the supplied list to the created one. Declared journals stay checked.
+ */
+function localJournalTables(env: Record<string, string>): Record<string, string> {
+  const declared = listOf(env[DECLARED_JOURNAL_TABLES_ENV]);
+  const supplied = listOf(env[PROVIDED_JOURNAL_TABLES_ENV]).filter((t) => !declared.includes(t));
+  if (supplied.length === 0) return env;
+  return {
+    ...env,
+    [PROVIDED_JOURNAL_TABLES_ENV]: listOf(env[PROVIDED_JOURNAL_TABLES_ENV]).filter((t) => declared.includes(t)).join(','),
+    [CREATED_JOURNAL_TABLES_ENV]: [...listOf(env[CREATED_JOURNAL_TABLES_ENV]), ...supplied].join(','),
+  };
 }
 
 /**

@@ -148,7 +148,9 @@ test('--fix: refused without a terminal and --yes; with --yes the paused subscri
   // The journal ends as an Update with the same declaration leaves it: active, the declared state applied.
   const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
   try {
-    const journal = dynamoJournal({ table: DEFAULT_JOURNAL_TABLE, endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const journal = dynamoJournal({
+      create: true, table: DEFAULT_JOURNAL_TABLE, endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    });
     const recs = await journal.records<{ applied: { status: string } }>(`Shop/${logical.Orders}`);
     const rec = recs.find((x) => x.physicalId === orders)!;
     expect([rec.state, rec.doc.applied.status]).toEqual(['active', 'active']);
@@ -161,7 +163,9 @@ test('--fix leaves alone a record the journal marks released (adopted, then let 
   const { orders, logical } = await deploy();
   const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
   try {
-    const journal = dynamoJournal({ table: DEFAULT_JOURNAL_TABLE, endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const journal = dynamoJournal({
+      create: true, table: DEFAULT_JOURNAL_TABLE, endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    });
     const key = `Shop/${logical.Orders}`;
     const rec = (await journal.records<Record<string, unknown>>(key)).find((x) => x.physicalId === orders)!;
     await journal.save(rec, 'released', { ...rec.doc, adopted: true });

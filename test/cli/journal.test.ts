@@ -16,7 +16,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dpi-journal-cli-'));
   // What a unified create whose answer was lost leaves: a `posting` record (and an older, finished one).
   const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
-  const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+  const j = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
   const old = await j.create(KEY, 'active', { identity: '362' }, '9001');
   await j.save(old, 'deleted', old.doc);
   await j.create(KEY, 'posting', { identity: '362', postUnclear: 'UND_ERR_SOCKET' });
@@ -54,7 +54,7 @@ test('show of a key without records exits 2 naming the key, the journal and dpi 
 test('list prints every key with its record count and latest state; --prefix narrows it; --json for scripts', async () => {
   const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
   try {
-    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const j = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
     await j.create('OtherStack/Sub1', 'active', { subscriptionId: '77' }, '77');
   } finally {
     await server.stop();
@@ -95,7 +95,7 @@ test('a corrupt local journal is named, exit 2', async () => {
 test('scan reads every record under a key prefix and every claim', async () => {
   const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
   try {
-    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const j = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
     await j.create('OtherStack/Sub1', 'active', { subscriptionId: '77' }, '77');
     await j.claim('sub', '77', 'OtherStack/Sub1');
     const all = await j.scan();
@@ -137,7 +137,7 @@ describe('resolve checks subscription creates and history requests against the s
   async function withJournal<T>(fn: (j: Journal) => Promise<T>): Promise<T> {
     const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
     try {
-      return await fn(dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }));
+      return await fn(dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }));
     } finally {
       await server.stop();
     }

@@ -65,7 +65,7 @@ async function scenario(reads: ReadMode, n: number): Promise<Scenario> {
 /** The journal's records (and the history requests they name). */
 async function fill(emu: RunningEmulator, server: JournalServer, fleetSubs: SubscriptionFixture[], orderSubs: SubscriptionFixture[],
   legacySubs: SubscriptionFixture[]): Promise<void> {
-  const journal: Journal = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+  const journal: Journal = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
   const client = new DpiClient({ endpoints: endpointsFromBase(emu.url), refreshToken: DEFAULT_REFRESH_TOKEN });
   const creates: Array<() => Promise<unknown>> = [];
   const fleetIds = [...fleetSubs.map((s) => String(s.id)), ...ABSENT];

@@ -41,7 +41,7 @@ afterAll(async () => {
 beforeEach(async () => {
   await fetch(`${emu.url}/_emulator/reset`, { method: 'POST' });
   server = await startJournalServer({ stateFile: join(work, `journal-${++n}.json`) });
-  journal = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+  journal = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
   // Every stack of the journal is gone.
   orphansSeams.cloudFormation = fakeCloudFormation([]);
   orphansSeams.stdinIsTTY = () => false;

@@ -135,11 +135,11 @@ test('dpi orphans --fix in a table the stack moved away from: the copy of a reco
     const id = String(s.id);
     const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
     // The old table: the record as the stack left it before it moved to team-journal (DESTROY then).
-    const old = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep });
+    const old = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep });
     await old.create('Live/Orders', 'active', { kind: SUB, product: 3001, identity: '362', subscriptionId: id, removalPolicy: 'destroy' }, id);
     await old.claim('sub', id, 'Live/Orders');
     // The new table: the same resource, released by its Delete under RETAIN.
-    const now = dynamoJournal({ table: 'team-journal', endpoint: server.endpoint, sleep });
+    const now = dynamoJournal({ create: true, table: 'team-journal', endpoint: server.endpoint, sleep });
     await now.create('Live/Orders', 'released', { kind: SUB, product: 3001, identity: '362', subscriptionId: id, removalPolicy: 'retain' }, id);
     orphansSeams.cloudFormation = fakeCloudFormation([{
       name: 'Live',

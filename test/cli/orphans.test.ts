@@ -100,7 +100,7 @@ function forgetStack(name: string): LocalState {
 async function journalRecords(): Promise<Array<JournalRecord<Record<string, unknown>>>> {
   const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
   try {
-    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const j = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
     return (await j.scan()).records as Array<JournalRecord<Record<string, unknown>>>;
   } finally {
     await server.stop();
@@ -344,7 +344,7 @@ test('a history request whose create had no confirmed outcome (creating): found 
   const key = 'Tiny/LostBackfill1234ABCD';
   const server = await startJournalServer({ stateFile: join(dir, 'journal.json') });
   try {
-    const j = dynamoJournal({ table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const j = dynamoJournal({ create: true, table: 'dpi-lifecycle-journal', endpoint: server.endpoint, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
     const known = (await client.history.statusBySubscription(sub)).map((h) => String(h.id));
     await j.create(key, 'creating', { request: JSON.stringify([sub, '2026-11-15', '2026-11-17', null, null, null, null]), subscriptionId: sub, known, knownAt: new Date().toISOString() });
   } finally {

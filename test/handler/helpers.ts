@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { AttributeValue, CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_RUN_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV } from '../../src/contract';
+import {
+  BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_RUN_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, CREATED_JOURNAL_TABLES_ENV,
+  DECLARED_JOURNAL_TABLES_ENV,
+} from '../../src/contract';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLimit, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import type { StackLineage } from '../../src/handler/binding';
+import { PROVIDED_JOURNAL_TABLES_ENV } from '../../src/handler/journal-provided';
 import { JournalServer, startJournalServer } from '../../src/local/journal-server';
 
 export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
@@ -88,6 +92,11 @@ export class HandlerHarness {
    * them to bind other stacks or connections.
    */
   bound: { stacks: string[]; connections: Array<Record<string, string>>; stackId?: string } = { stacks: ['HandlerTest'], connections: [] };
+  /**
+   * Whether the app asked the handler to create the journal tables (`journalTableName`: `DPI_CREATED_JOURNAL_TABLES`
+   * lists them); false: no table is listed, so none may be created.
+   */
+  createsJournal = true;
   /** The run bound to the scheduled functions (`DPI_BOUND_RUN`); default: the harness's connection alone. */
   boundRun?: Record<string, unknown>;
   /** What CloudFormation says of each stack (DescribeStacks: parent and root): the nested-stack proof reads it. */
@@ -147,6 +156,11 @@ export class HandlerHarness {
       [BOUND_STACK_ID_ENV]: this.bound.stackId ?? STACK_ID,
       // A scheduled function's bound run (SubscriptionMonitor, DriftMonitor).
       [BOUND_RUN_ENV]: JSON.stringify(this.boundRun ?? { Connection: this.connection }),
+      // The harness's journal tables are the handler's to create (journalTableName), unless a test lists a table as
+      // supplied or declared (in process.env, as a Lambda function's environment would hold them).
+      [CREATED_JOURNAL_TABLES_ENV]: this.createsJournal ? [...tables, ...this.bound.connections.map((c) => c.JournalTableName ?? '')].join(',') : '',
+      ...Object.fromEntries([PROVIDED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV]
+        .flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k] as string]]))),
     };
   }
 
@@ -232,6 +246,7 @@ export class HandlerHarness {
     if (!opts.keepEmulator) await this.admin('POST', '/reset');
     this.journalTable = `dpi-journal-${++this.journalTables}`;
     this.clock = undefined;
+    this.createsJournal = true;
   }
 
   get connection(): Record<string, string> {

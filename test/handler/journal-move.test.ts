@@ -59,11 +59,11 @@ test('moving to a journal table without the resource\'s records is refused befor
 
 test('a table the old records were copied into: the Update proceeds with them (the adoption is still known)', async () => {
   const { id, adopted, oldConnection } = await adoptHandMade();
-  const from = dynamoJournal({ table: oldConnection.JournalTableName, endpoint: h.journal.endpoint, sleep: async () => undefined });
+  const from = dynamoJournal({ create: true, table: oldConnection.JournalTableName, endpoint: h.journal.endpoint, sleep: async () => undefined });
   const recs = await from.records('HandlerTest/Resource');
   expect(recs.map((r) => r.doc)).toEqual([expect.objectContaining({ adopted: true })]);
   await h.reset({ keepEmulator: true });
-  const to = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+  const to = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
   for (const r of recs) await to.create(r.key, r.state, r.doc, r.physicalId);
   await to.claim('sub', id, 'HandlerTest/Resource');
   await h.onEvent(h.event(SUB, 'Update', adopted, { PhysicalResourceId: id, OldResourceProperties: { ...adopted, Connection: oldConnection } }));

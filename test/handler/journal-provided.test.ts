@@ -4,8 +4,9 @@
  */
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness } from './helpers';
+import { CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
-import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../src/handler/journal-provided';
+import { journalMode, PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../src/handler/journal-provided';
 import { ResourceTypes } from '../../src/kinds';
 
 const SUBSCRIPTION = {
@@ -75,8 +76,7 @@ describe('a supplied journal table', () => {
     const before = await tables();
     const r = await create();
     expect(r.ok).toBe(false);
-    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} (the connection's journalTable) does not exist`);
-    expect(r.reason).toContain('never creates');
+    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} does not exist; the handler creates no table the app did not ask it to create`);
     expect(await tables()).toEqual(before);
     expect(await tables()).not.toContain(h.journalTable);
     // Nothing was created in the service either: the journal is checked before the first changing call.
@@ -92,17 +92,37 @@ describe('a supplied journal table', () => {
       + 'and sort key version (Number); the journal needs partition key pk (String) and sort key sk (String)');
   });
 
-  test('without the variable, the handler creates its own table as before', async () => {
+  test('a table the app asked the handler to create (DPI_CREATED_JOURNAL_TABLES lists it) is created on first use', async () => {
     delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
     expect(await tables()).not.toContain(h.journalTable);
     expect(await create()).toEqual({ ok: true });
     expect(await tables()).toContain(h.journalTable);
   });
 
+  test('a table no list names (the app asked for no creation) is never created: the Create fails and nothing is made', async () => {
+    delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
+    h.createsJournal = false;
+    const before = await tables();
+    const r = await create();
+    expect(r.ok).toBe(false);
+    expect(r.reason).toContain(`the lifecycle journal table ${h.journalTable} does not exist; the handler creates no table the app did not ask it to create`);
+    expect(await tables()).toEqual(before);
+    expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
+    // The same table, once the app asks for it: created.
+    h.createsJournal = true;
+    expect(await create()).toEqual({ ok: true });
+    expect(await tables()).toContain(h.journalTable);
+  });
+
+  test('a table of the created list that is also supplied is checked, never created (the supplied list wins)', () => {
+    const env = { [CREATED_JOURNAL_TABLES_ENV]: 't1,t2', [PROVIDED_JOURNAL_TABLES_ENV]: 't2', [DECLARED_JOURNAL_TABLES_ENV]: 't3' };
+    expect(['t1', 't2', 't3', 't4'].map((t) => journalMode(t, env))).toEqual(['create', 'provided', 'declared', 'provided']);
+  });
+
   test('the option wins over the environment', async () => {
     delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
     const journal = dynamoJournal({ table: 'not-there', endpoint: h.journal.endpoint, sleep: async () => undefined, provided: true });
-    await expect(journal.records('x')).rejects.toThrow('not-there (the connection\'s journalTable) does not exist');
+    await expect(journal.records('x')).rejects.toThrow('not-there does not exist; the handler creates no table');
     expect(await tables()).not.toContain('not-there');
     expect(providedJournalTables({ [PROVIDED_JOURNAL_TABLES_ENV]: ' a, b ,,' })).toEqual(['a', 'b']);
   });

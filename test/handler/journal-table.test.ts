@@ -29,6 +29,7 @@ test('a handler that finds the table CREATING waits until it is ACTIVE, then wor
   let waits = 0;
   const journal = dynamoJournal({
     table,
+    create: true,
     endpoint: server.endpoint,
     sleep: async (ms) => {
       waits++;

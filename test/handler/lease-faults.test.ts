@@ -328,7 +328,7 @@ describe('6. other', () => {
 
   test('6c: journal scan (dpi journal, orphans) does not see lease items as records', async () => {
     await h.onEvent(h.event(SUB, 'Create', SUB_PROPS));
-    const j = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+    const j = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
     const s = await j.scan();
     expect(s.records.map((r) => r.key)).toEqual([KEY]);
     expect((await h.journalItems()).some((i) => i.pk.startsWith('lease#'))).toBe(true);

@@ -119,7 +119,7 @@ describe('what appeared long after an attempt is never taken', () => {
   test('a `recording` attempt an hour old and one subscription made since by hand: named, not taken, not changed', async () => {
     // The journal as a killed invocation left it an hour ago: the list before its POST, no outcome.
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const journal = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+    const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
     const before = h.state().subscriptions.filter((s: any) => s.product === 3001).map((s: any) => String(s.id));
     const hourAgo = new Date(Date.now() - 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     await journal.create('HandlerTest/Resource', 'recording', { product: 3001, identity: '362', attempt: { product: 3001, before, startedAt: hourAgo } });
@@ -153,7 +153,7 @@ describe('one adopter per record', () => {
 
 describe('the creates lock', () => {
   test('a lock left by a killed invocation of the same resource does not hold up its next deploy; another resource\'s does', async () => {
-    const journal = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+    const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     // Killed between taking the lock and recording its attempt (a record that is not resumed).
     expect(await journal.lock('sub#3001', 'HandlerTest/Resource|2026-11-24T00:00:00.000Z#dead', '2000-01-01T00:00:00.000Z')).toBeUndefined();

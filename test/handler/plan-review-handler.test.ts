@@ -25,7 +25,7 @@ useHandlerHarness((started) => {
 
 /** What `dpi plan` reads of the journal for the harness's resource (`HandlerTest/Resource`), with the CLI's reader. */
 async function hintOf(physicalId: string, key = 'HandlerTest/Resource'): Promise<PlanJournalHint> {
-  const journal = dynamoJournal({ table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+  const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
   const read = await readJournalHints([{ ref: 'r', table: h.journalTable, key, physicalId }],
     async () => ({ journal, close: async () => undefined }));
   if ('error' in read) throw new Error(read.error);

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, GetResourcePolicyCommand, ListTagsOfResourceCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { App, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { tempDir } from './helpers';
 import { LifecycleJournal, ServiceConnection, Subscription } from '../../src';
@@ -69,6 +70,20 @@ async function withJournal<T>(fn: (c: DynamoDBClient) => Promise<T>): Promise<T>
   }
 }
 
+/** Someone's table under the journal's name, made in the run's journal server before the run (no tag, no policy). */
+async function makeLookAlikeTable(): Promise<void> {
+  const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
+  const c = new DynamoDBClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await c.send(new CreateTableCommand({
+    TableName: TABLE,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+  }));
+  c.destroy();
+  await server.stop();
+}
+
 const activeSubscriptions = (): number[] => emu.state().subscriptions.filter((s) => s.status === 'active').map((s) => s.id);
 
 test('the journal stack makes the table; the records go there; a destroy keeps it and the next deploy uses it again', async () => {
@@ -105,19 +120,50 @@ test('the journal stack makes the table; the records go there; a destroy keeps i
 test('a table made first under the journal\'s name fails the journal stack\'s deploy; nothing is made in the service', async () => {
   synth(join(tmp.dir, 'cdk.out'));
   // Someone made the table before the journal's first deploy (no tag, a policy of their own).
-  const server = await startJournalServer({ stateFile: join(tmp.dir, 'state', 'journal.json') });
-  const c = new DynamoDBClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  await c.send(new CreateTableCommand({
-    TableName: TABLE,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-  }));
-  c.destroy();
-  await server.stop();
+  await makeLookAlikeTable();
   const before = activeSubscriptions();
   const r = await run();
   expect(r.success).toBe(false);
   expect(r.error).toContain(`with identifier '${TABLE}' already exists`);
   expect(activeSubscriptions()).toEqual(before);
 });
+
+test('an app that imports the journal by name refuses a look-alike table (no tag, no fence): the Create fails, nothing is made', async () => {
+  // The handler's environment (DPI_DECLARED_JOURNAL_TABLES) comes from the provider's template, in the runner as in
+  // Lambda: the table is checked as a declared journal, not taken as it is.
+  const app = new App({ outdir: join(tmp.dir, 'cdk.out') });
+  const stack = new Stack(app, 'Orders', { env: ENV });
+  const connection = new ServiceConnection(stack, 'Dpi', {
+    singleOriginUrl: 'https://api.example-dpi.com',
+    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journal: LifecycleJournal.fromTableName(stack, 'Journal', TABLE),
+  });
+  new Subscription(stack, 'Orders', { connection, productId: 3001, storageGroupId: 501, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
+  app.synth();
+  await makeLookAlikeTable();
+  const before = activeSubscriptions();
+  const r = await run();
+  expect(r.success).toBe(false);
+  const failed = r.events.find((e) => e.status === 'CREATE_FAILED')?.reason ?? '';
+  expect(failed).toContain(`lifecycle journal table ${TABLE}`);
+  expect(failed).toMatch(/tag|deletion protection|policy/);
+  expect(activeSubscriptions()).toEqual(before);
+  expect(await withJournal(async (j) => ((await j.send(new ScanCommand({ TableName: TABLE }))).Items ?? []).length)).toBe(0);
+}, 120_000);
+
+test('a table a connection supplies (journalTable) is made on first use in the local journal server, and the records go there', async () => {
+  const app = new App({ outdir: join(tmp.dir, 'cdk.out') });
+  const stack = new Stack(app, 'Orders', { env: ENV });
+  const connection = new ServiceConnection(stack, 'Dpi', {
+    singleOriginUrl: 'https://api.example-dpi.com',
+    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTable: dynamodb.Table.fromTableName(stack, 'Managed', 'team-managed-journal'),
+  });
+  new Subscription(stack, 'Orders', { connection, productId: 3001, storageGroupId: 501, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
+  app.synth();
+  const r = await run();
+  expect(r.error).toBeUndefined();
+  expect(r.success).toBe(true);
+  const keys = await withJournal(async (j) => ((await j.send(new ScanCommand({ TableName: 'team-managed-journal' }))).Items ?? []).map((i) => i.pk.S));
+  expect(keys).toContainEqual(expect.stringMatching(/^Orders\/Orders[0-9A-F]{8}$/));
+}, 120_000);

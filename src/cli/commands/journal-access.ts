@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { dynamoJournal, Journal, JournalOptions } from '../../handler/journal';
+import { MISSING_JOURNAL_TABLE } from '../../handler/journal-provided';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from '../../local/journal-server';
 import { lockState, readState } from '../../local/state';
 import { CliError } from '../errors';
@@ -142,7 +143,7 @@ export function lockLocalState(stateFile: string): () => void {
 
 /** Whether an error is the provided-table check's "does not exist" (src/handler/journal-provided.ts). */
 function isMissingTable(e: unknown): boolean {
-  return /does not exist; the handler never creates a supplied table/.test(e instanceof Error ? e.message : String(e));
+  return (e instanceof Error ? e.message : String(e)).includes(MISSING_JOURNAL_TABLE);
 }
 
 /** The journal of `--local` before the local runner wrote one: empty; a write (a --fix) is refused. */

@@ -8,7 +8,6 @@
 import { DONE, Doc, Orphan, Rec, shortType } from './orphans-judge';
 
 import type { Journal } from '../../handler/journal';
-import { PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../handler/journal-provided';
 import { isKindType, KINDS, kindsInFixOrder } from '../../kinds';
 import { CLI_HOOKS } from '../../kinds/registry/cli';
 import { HandlerModule, invokeWithContext } from '../../local/handler';
@@ -79,17 +78,9 @@ export interface FixOptions {
  * physical ID and verdict), then closes the records: `deleted` for orphans, `released` for retained ones.
  */
 export async function fix(ctx: RunContext, opts: FixOptions): Promise<FixOutcome[]> {
-  // The in-process handler opens the judged table as one it never creates (a fix creates no journal table), for the
-  // time of the fix only.
-  const before = process.env[PROVIDED_JOURNAL_TABLES_ENV];
-  const provided = providedJournalTables();
-  if (!provided.includes(opts.table)) process.env[PROVIDED_JOURNAL_TABLES_ENV] = [...provided, opts.table].join(',');
-  try {
-    return await fixWithHandler(ctx, opts);
-  } finally {
-    if (before === undefined) delete process.env[PROVIDED_JOURNAL_TABLES_ENV];
-    else process.env[PROVIDED_JOURNAL_TABLES_ENV] = before;
-  }
+  // The in-process handler opens the judged table as one it never creates (a fix creates no journal table): the
+  // environment it is given (recordedEnvironment) asks for no table to be created.
+  return fixWithHandler(ctx, opts);
 }
 
 async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOutcome[]> {
