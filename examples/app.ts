@@ -8,6 +8,8 @@ import { NagPlugin } from './nag';
 import {
   AccountType,
   HistoryRequest,
+  ILifecycleJournal,
+  LifecycleJournal,
   NotificationPipeline,
   NotificationPipelineRoles,
   NotificationType,
@@ -75,8 +77,26 @@ function types(list: string): NotificationType[] {
  * and a vendor identity, a consumer Lambda, an orders subscription with a
  * history backfill and order-level jobs.
  */
-export class MarketplaceDataStack extends Stack {
+/** Properties of the example's data stack. */
+export interface MarketplaceDataStackProps extends StackProps {
+  /** The account's lifecycle journal (declared once per account and region, in a stack of its own). */
+  readonly journal: ILifecycleJournal;
+}
+
+/**
+ * The lifecycle journal of the account and region, in a stack of its own: it outlives the application stacks (RETAIN,
+ * deletion protection) and is shared by all of them.
+ */
+export class JournalStack extends Stack {
+  public readonly journal: LifecycleJournal;
   constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, { terminationProtection: true, ...props });
+    this.journal = new LifecycleJournal(this, 'Journal');
+  }
+}
+
+export class MarketplaceDataStack extends Stack {
+  constructor(scope: Construct, id: string, props: MarketplaceDataStackProps) {
     super(scope, id, props);
 
     // Connection: endpoints + the refresh token secret (only its ARN reaches the template).
@@ -84,6 +104,8 @@ export class MarketplaceDataStack extends Stack {
       // Every service URL (or `-c singleOriginUrl=...` for one origin, e.g. a proxy).
       ...(this.node.tryGetContext('singleOriginUrl') ? { singleOriginUrl: String(this.node.tryGetContext('singleOriginUrl')) } : SERVICE_ENDPOINTS),
       refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'RefreshToken', context(this, 'refreshTokenSecretName', 'dpi/refresh-token')),
+      // The journal of what the handler made: its stack is deployed first (one `cdk deploy --all`).
+      journal: props.journal,
     });
 
     // The customer-side roles the service uses (once per AWS account).
@@ -179,9 +201,9 @@ export class MarketplaceDataStack extends Stack {
 /** Build the example app (used by `main.ts`, the tests and the local runner). */
 export function buildExampleApp(options: ExampleAppOptions = {}): App {
   const app = new App({ outdir: options.outdir, context: options.context });
-  new MarketplaceDataStack(app, 'MarketplaceData', {
-    env: { account: '123456789012', region: 'us-east-1' },
-  });
+  const env = { account: '123456789012', region: 'us-east-1' };
+  const { journal } = new JournalStack(app, 'DpiJournal', { env });
+  new MarketplaceDataStack(app, 'MarketplaceData', { env, journal });
   if (options.nag ?? String(app.node.tryGetContext('nag')) === 'true') {
     Validations.of(app).addPlugins(new NagPlugin(app));
   }

@@ -29,6 +29,7 @@ export class SellerFleetStack extends Stack {
     const connection = new ServiceConnection(this, 'Dpi', {
       ...SERVICE_ENDPOINTS,
       refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'RefreshToken', 'dpi/refresh-token'),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     const roles = new NotificationPipelineRoles(this, 'PipelineRoles', { serviceAccountId: '111122223333' });
     this.fleet = new NotificationPipelineFleet(this, 'Sellers', {

@@ -41,6 +41,7 @@ export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES
     const connection = new ServiceConnection(stack, 'Dpi', {
       singleOriginUrl: 'https://api.example-dpi.com',
       refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     roles ??= new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
     for (let i = s * perStack; i < Math.min(n, (s + 1) * perStack); i++) {
@@ -67,6 +68,7 @@ export function synthFleetApp(outdir: string, n: number): number {
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {

@@ -41,6 +41,7 @@ export function synthPlatformApp(outdir: string, shape: PlatformAppShape = PLATF
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333' });
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {

@@ -65,6 +65,7 @@ export function synthLibraryApp(outdir: string, n: number, options: SynthOptions
     const connection = new ServiceConnection(stack, 'Dpi', {
       singleOriginUrl: 'https://api.example-dpi.com',
       refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     roles ??= new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
     for (let i = s * PIPELINES_PER_STACK; i < Math.min(n, (s + 1) * PIPELINES_PER_STACK); i++) {

@@ -114,15 +114,19 @@ export interface ServiceConnectionProps {
   readonly userId?: number;
 
   /**
-   * Name of the lifecycle journal's DynamoDB table in the deploying account and region.
+   * Asks the provider's handler to create the lifecycle journal's DynamoDB table, by this name, in the deploying
+   * account and region at run time (outside every template: cdk-nag, tags and policies never see it). Prefer
+   * `journal` (a declared `LifecycleJournal`); this is for apps that keep the table earlier versions of the library
+   * created by default (`'dpi-lifecycle-journal'`).
    *
    * The provider's handler writes its intent before every changing call and the outcome after it, so that a
    * retry, a rollback and a redeploy find what an earlier attempt made. The table is shared by every stack of
    * the account and region, created by the handler on first use (pay-per-request, point-in-time recovery,
    * deletion protection) and kept when stacks are deleted, so records that a failed or deleted stack left
-   * stay findable. The provider role may use only this table.
+   * stay findable. The provider role may use only this table. The handler creates no table it was not asked to
+   * create. Exactly one of `journal`, `journalTable` and `journalTableName` is required.
    *
-   * @default 'dpi-lifecycle-journal'
+   * @default - none: give `journal`, `journalTable` or this
    */
   readonly journalTableName?: string;
 
@@ -139,7 +143,7 @@ export interface ServiceConnectionProps {
    * table for all stacks of the account and region (as the default does), so that a stack finds what another
    * stack's resources claimed. Not with `journalTableName`.
    *
-   * @default - the handler creates and uses the table named `journalTableName`
+   * @default - none: give `journal`, `journalTable` or `journalTableName`
    */
   readonly journalTable?: dynamodb.ITable;
 
@@ -148,8 +152,10 @@ export interface ServiceConnectionProps {
    * never creates a table; before its first use it checks the table's key schema, its journal tag, its deletion
    * protection and the resource policy that lets only the providers' roles (and the journal's maintainers) write items.
    * The provider's role is placed under the journal's writers' IAM path. Not with `journalTable` or `journalTableName`.
+   * Declare it once per account and region, in a stack of its own: `cdk deploy --all` (or `cdk deploy <your stack>`,
+   * which deploys the journal's stack first) stays one command.
    *
-   * @default - the handler creates and uses the table named `journalTableName` (or uses `journalTable`)
+   * @default - none: give `journal`, `journalTable` or `journalTableName`
    */
   readonly journal?: ILifecycleJournal;
 
@@ -273,6 +279,12 @@ export class ServiceConnection extends Construct {
       const other = props.journalTable ? 'journalTable' : 'journalTableName';
       throw invalid(this, other, props.journalTable?.node.path ?? props.journalTableName, `cannot be combined with journal (${props.journal.node.path})`,
         'give journal alone: it names the table');
+    }
+    if (!props.journal && !props.journalTable && props.journalTableName === undefined) {
+      throw new Error(`${this.node.path}: no lifecycle journal (journal, journalTable or journalTableName): the journal is the only proof of `
+        + 'what this connection\'s resources made, and the handler creates no table it was not asked to; declare one (journal: new LifecycleJournal(journalStack, \'Journal\'), in a stack of its own, or LifecycleJournal.fromTableName in other '
+        + 'apps), give a table you manage (journalTable), or ask the handler to create one at run time (journalTableName: '
+        + `'${DEFAULT_JOURNAL_TABLE}', the table earlier versions created by default)`);
     }
     const journal = props.journal;
     this.journal = journal;

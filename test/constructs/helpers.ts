@@ -28,6 +28,7 @@ export function fixture(stackProps: { region?: string | null } = {}): Fixture {
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   return { app, stack, connection };
 }

@@ -6,6 +6,7 @@ import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessC
 import { SECRET_ARN } from './helpers';
 import { DriftMonitor, ServiceConnection, Subscription } from '../../src';
 import { PROVIDED_JOURNAL_TABLES_ENV as CONSTRUCT_ENV } from '../../src/connection/provider';
+import { CREATED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { PROVIDED_JOURNAL_TABLES_ENV as HANDLER_ENV } from '../../src/handler/journal-provided';
 
 function setup(table?: (s: Stack) => dynamodb.ITable, extra: { journalTableName?: string } = {}): { stack: Stack; connection: ServiceConnection } {
@@ -61,14 +62,25 @@ describe('ServiceConnection journalTable', () => {
     }
   });
 
-  test('without it: unchanged (the named table, created on first use; no environment variable)', () => {
-    const { stack } = setup();
+  test('journalTableName: the table the handler creates on first use, listed as such in its environment, and no other', () => {
+    const { stack } = setup(undefined, { journalTableName: 'dpi-lifecycle-journal' });
     const t = Template.fromStack(stack);
     const fn = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.onEvent' } }))[0];
     expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain(CONSTRUCT_ENV);
+    expect(fn.Properties.Environment.Variables[CREATED_JOURNAL_TABLES_ENV]).toBe('dpi-lifecycle-journal');
     const actions = handlerStatements(t).flatMap((s) => [s.Action].flat());
     expect(actions).toContain('dynamodb:CreateTable');
     t.hasResourceProperties('Custom::DpiSubscription', { Connection: Match.objectLike({ JournalTableName: 'dpi-lifecycle-journal' }) });
+  });
+
+  test('a supplied table is not one the handler may create: no CreateTable, no created list', () => {
+    const { stack } = setup(journalTable);
+    const fn = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.onEvent' } }))[0];
+    expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain(CREATED_JOURNAL_TABLES_ENV);
+  });
+
+  test('none of journal, journalTable and journalTableName: a synth error naming the connection and the three ways', () => {
+    expect(() => setup()).toThrow(/^MyStack\/Dpi: no lifecycle journal \(journal, journalTable or journalTableName\).*LifecycleJournal.*journalTable.*journalTableName: 'dpi-lifecycle-journal'/);
   });
 
   test('an imported table (managed in another template) by name', () => {

@@ -194,7 +194,9 @@ describe('NotificationPipelineFleet.addAlarms()', () => {
     const app = new App();
     const stack = new Stack(app, 'Agnostic');
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     const fleet = new NotificationPipelineFleet(stack, 'Fleet', {
       connection, roles: roles(stack), identities: [seller(1)], deploymentRegion: 'us-east-2',

@@ -141,7 +141,9 @@ describe('NotificationPipelineFleet', () => {
     const app = new App({ context: { '@aws-cdk/core:stackResourceLimit': 10 } });
     const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     new NotificationPipelineFleet(stack, 'Fleet', {
       connection,
@@ -191,7 +193,9 @@ describe('stable assignment', () => {
     const app = new App({ outdir: dir });
     const stack = new Stack(app, 'Parent', { env: { account: '123456789012', region: 'us-east-1' } });
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     new NotificationPipelineFleet(stack, 'Fleet', {
       connection, roles: roles(stack), nestedStackCount: count, identities: identities.map((id) => seller(id)),
@@ -280,7 +284,9 @@ describe('resource limit of a plain stack', () => {
       const app = new App({ context: { '@aws-cdk/core:stackResourceLimit': 40 } });
       const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
       const connection = new ServiceConnection(stack, 'Dpi', {
-        singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+        singleOriginUrl: 'https://api.example-dpi.com',
+        refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+        journalTableName: 'dpi-lifecycle-journal',
       });
       const r = NotificationPipelineRoles.fromRoleArns(stack, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' });
       for (const id of ids(1, count)) {

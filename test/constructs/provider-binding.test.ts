@@ -117,7 +117,9 @@ describe('the provider binds its connections and stacks in the handler functions
     const env = { account: '123456789012', region: 'us-east-1' };
     const shared = new Stack(app, 'Shared', { env });
     const connection = new ServiceConnection(shared, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com', refreshToken: new secretsmanager.Secret(shared, 'Token'),
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: new secretsmanager.Secret(shared, 'Token'),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     const app1 = new Stack(app, 'App1', { env });
     new Subscription(app1, 'Orders', { connection, ...ORDERS });
@@ -151,7 +153,9 @@ describe('the provider binds its connections and stacks in the handler functions
     const f = fixture();
     const nested = new NestedStack(f.stack, 'Inner');
     const connection = new ServiceConnection(nested, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com', refreshToken: secretsmanager.Secret.fromSecretCompleteArn(nested, 'Token', SECRET_ARN),
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(nested, 'Token', SECRET_ARN),
+      journalTableName: 'dpi-lifecycle-journal',
     });
     new Subscription(nested, 'Orders', { connection, ...ORDERS });
     const [env] = handlerEnvironments(Template.fromStack(nested));

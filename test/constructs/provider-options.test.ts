@@ -20,6 +20,7 @@ function stackWith(provider?: ProviderOptions, setup?: (stack: Stack) => Provide
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     provider: options,
+    journalTableName: 'dpi-lifecycle-journal',
   });
   return { stack, connection };
 }
@@ -155,6 +156,7 @@ describe('ServiceConnection provider options', () => {
       singleOriginUrl: 'https://api.example-dpi.com',
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, `${id}Token`, SECRET_ARN),
       provider,
+      journalTableName: 'dpi-lifecycle-journal',
     });
     expect(() => second('NoOptions')).not.toThrow();
     expect(() => second('Same', { vpc: first.providerOptions!.vpc, memorySize: 512 })).not.toThrow();
@@ -169,6 +171,7 @@ describe('ServiceConnection provider options', () => {
       singleOriginUrl: 'https://api.example-dpi.com',
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token2', SECRET_ARN),
       provider: { memorySize: 512 },
+      journalTableName: 'dpi-lifecycle-journal',
     })).toThrow('MyStack/Dpi2: provider options differ from those of MyStack/Dpi (memorySize: default vs 512)');
   });
 

@@ -85,7 +85,7 @@ describe('ServiceConnection and the stack provider', () => {
     const app = new App();
     const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
     const secret = new secretsmanager.Secret(stack, 'Token');
-    const connection = new ServiceConnection(stack, 'Dpi', { singleOriginUrl: 'https://x.example.com', refreshToken: secret });
+    const connection = new ServiceConnection(stack, 'Dpi', { singleOriginUrl: 'https://x.example.com', refreshToken: secret, journalTableName: 'dpi-lifecycle-journal' });
     new Subscription(stack, 'Sub', { connection, productId: 3001 });
     const t = Template.fromStack(stack);
     t.hasResourceProperties('Custom::DpiSubscription', {
@@ -172,10 +172,10 @@ describe('ServiceConnection and the stack provider', () => {
   test('http is accepted for loopback hosts only', () => {
     const f = fixture();
     for (const url of ['http://127.0.0.1:4010', 'http://localhost:8080/base', 'http://[::1]:9000']) {
-      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { singleOriginUrl: url, refreshToken: f.connection.refreshToken }))
+      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { singleOriginUrl: url, refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
         .not.toThrow();
     }
-    expect(() => new ServiceConnection(f.stack, 'Remote', { singleOriginUrl: 'http://api.example-dpi.com', refreshToken: f.connection.refreshToken }))
+    expect(() => new ServiceConnection(f.stack, 'Remote', { singleOriginUrl: 'http://api.example-dpi.com', refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
       .toThrow("MyStack/Remote: singleOriginUrl 'http://api.example-dpi.com' is not accepted; use an https:// URL");
   });
 

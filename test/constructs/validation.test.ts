@@ -48,7 +48,11 @@ const URLS = {
   authUrl: 'https://authentication.example.com',
 };
 const connection = (baseUrl: string, extra: Record<string, string | undefined> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
-  baseUrl, ...URLS, refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN), ...extra,
+  baseUrl,
+  ...URLS,
+  refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN),
+  journalTableName: 'dpi-lifecycle-journal',
+  ...extra,
 });
 
 // [rule, build, expected message fragments (construct path, bad value, what to do)]
@@ -61,20 +65,31 @@ const cases: Array<[string, Build, string[], { region?: string | null }?]> = [
   ['url with credentials', connection('https://user:pw@api.example.com'), ['MyStack/Conn: baseUrl', 'must not carry credentials']],
   ['a service URL missing', connection('https://api.example.com', { userUrl: undefined, authUrl: undefined }),
     ['MyStack/Conn: userUrl, authUrl are missing', 'separate hosts', 'singleOriginUrl alone']],
-  ['no URL at all', (f) => new ServiceConnection(f.stack, 'Conn', { refreshToken: f.connection.refreshToken }),
+  ['no URL at all', (f) => new ServiceConnection(f.stack, 'Conn', { refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }),
     ['MyStack/Conn: baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl, authUrl are missing']],
   ['single origin combined with a service URL', (f) => new ServiceConnection(f.stack, 'Conn', {
-    singleOriginUrl: 'http://127.0.0.1:4010', authUrl: 'https://authentication.example.com', refreshToken: f.connection.refreshToken,
+    singleOriginUrl: 'http://127.0.0.1:4010',
+    authUrl: 'https://authentication.example.com',
+    refreshToken: f.connection.refreshToken,
+    journalTableName: 'dpi-lifecycle-journal',
   }), ['MyStack/Conn: singleOriginUrl \'http://127.0.0.1:4010\' cannot be combined with authUrl', 'all six service URLs']],
-  ['single origin not https', (f) => new ServiceConnection(f.stack, 'Conn', { singleOriginUrl: 'http://10.1.1.1', refreshToken: f.connection.refreshToken }),
+  ['single origin not https', (f) => new ServiceConnection(f.stack, 'Conn', { singleOriginUrl: 'http://10.1.1.1', refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }),
     ['MyStack/Conn: singleOriginUrl \'http://10.1.1.1\' is not accepted']],
   ['journal table name', connection('https://api.example.com', { journalTableName: 'x' }),
     ['MyStack/Conn: journalTableName \'x\' is not a DynamoDB table name', '3 to 255']],
+  ['no journal', connection('https://api.example.com', { journalTableName: undefined }),
+    ['MyStack/Conn: no lifecycle journal (journal, journalTable or journalTableName)', 'new LifecycleJournal', 'journalTableName: \'dpi-lifecycle-journal\'']],
   ['pipeline metadata key with a space', (f) => new ServiceConnection(f.stack, 'Conn', {
-    singleOriginUrl: 'https://api.example.com', refreshToken: f.connection.refreshToken, pipelineMetadataKeys: { meta: 'pipeline meta' },
+    singleOriginUrl: 'https://api.example.com',
+    refreshToken: f.connection.refreshToken,
+    pipelineMetadataKeys: { meta: 'pipeline meta' },
+    journalTableName: 'dpi-lifecycle-journal',
   }), ['MyStack/Conn: pipelineMetadataKeys.meta \'pipeline meta\' is not a product parameter key']],
   ['pipeline metadata keys the same', (f) => new ServiceConnection(f.stack, 'Conn', {
-    singleOriginUrl: 'https://api.example.com', refreshToken: f.connection.refreshToken, pipelineMetadataKeys: { meta: 'm', subscriptions: 'm' },
+    singleOriginUrl: 'https://api.example.com',
+    refreshToken: f.connection.refreshToken,
+    pipelineMetadataKeys: { meta: 'm', subscriptions: 'm' },
+    journalTableName: 'dpi-lifecycle-journal',
   }), ['MyStack/Conn: pipelineMetadataKeys \'m\' names the same key for subscriptions and meta']],
   // NotificationPipeline
   ['region not accepted', pipeline({ deploymentRegion: 'eu-west-1' }), ['MyStack/Orders: deploymentRegion \'eu-west-1\' is not accepted; use one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1, ap-east-1']],
@@ -168,6 +183,7 @@ describe('synth-time validation', () => {
     expect(() => new ServiceConnection(stack, 'C', {
       baseUrl: 'https://user:rt-SECRET-VALUE@api.example.com',
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
+      journalTableName: 'dpi-lifecycle-journal',
     })).toThrow(/^((?!rt-SECRET-VALUE).)*$/);
   });
 });

@@ -52,6 +52,7 @@ function base(): { app: App; stack: Stack; connection: ServiceConnection; roles:
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333' });
   return { app, stack, connection, roles };

@@ -81,6 +81,7 @@ export function synthSecondJournalApp(outdir: string): string {
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   new Subscription(stack, 'Orders', {
     connection,

@@ -24,6 +24,7 @@ export function connectedStack(app: App, id: string): { stack: Stack; connection
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journalTableName: 'dpi-lifecycle-journal',
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
   return { stack, connection, roles };

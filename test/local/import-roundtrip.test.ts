@@ -196,6 +196,7 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
     "  connection: (stack) => new ServiceConnection(stack, 'Dpi', {",
     "    singleOriginUrl: 'https://api.example-dpi.com',",
     "    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),",
+    "    journalTableName: 'dpi-lifecycle-journal',",
     '  }),',
     '});',
     'app.synth();',

@@ -148,10 +148,13 @@ const testing = require('data-pipeline-integration-cdk/testing');
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'dpi-consumer-'));
   const app = new App({ outdir: join(work, 'cdk.out') });
-  const stack = new Stack(app, 'Consumer', { env: { account: '123456789012', region: 'us-east-1' } });
+  const env = { account: '123456789012', region: 'us-east-1' };
+  const journal = new dpi.LifecycleJournal(new Stack(app, 'DpiJournal', { env, terminationProtection: true }), 'Journal');
+  const stack = new Stack(app, 'Consumer', { env });
   const connection = new dpi.ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+    journal,
   });
   const roles = new dpi.NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
   new dpi.NotificationPipeline(stack, 'Pipeline', {
@@ -222,6 +225,7 @@ const stack = new Stack(app, 'Consumer', { env: { account: '123456789012', regio
 const connection = new dpi.ServiceConnection(stack, 'Dpi', {
   singleOriginUrl: 'https://api.example-dpi.com',
   refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
+  journalTableName: 'dpi-lifecycle-journal',
 });
 const roles = new dpi.NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
 new dpi.NotificationPipeline(stack, 'Pipeline', {
