@@ -263,10 +263,11 @@ export class DpiProvider extends Construct {
    * per table): create it on first use (the app asked for it: `journalTableName`), read and write its items. Nothing
    * else in DynamoDB. The handler learns that it may create the table from its environment (`DPI_CREATED_JOURNAL_TABLES`).
    */
-  public grantJournal(tableName: string): void {
+  public grantJournal(tableName: string, by?: IConstruct): void {
     if (this.grantedJournals.has(tableName)) {
       return;
     }
+    this.refuseJournalTwoWays(tableName, 'journalTableName (a table the handler creates)', by);
     this.grantedJournals.add(tableName);
     if (this.grantedJournals.size === 1) {
       for (const fn of this.handlerFunctions) this.addCreatedJournalsEnvironment(fn);
@@ -287,10 +288,12 @@ export class DpiProvider extends Construct {
    * per table): read and write its items (and describe it, to check its key schema); never create it. The handler
    * learns that the table is supplied from its environment (`DPI_PROVIDED_JOURNAL_TABLES`).
    */
-  public grantProvidedJournal(table: dynamodb.ITable): void {
-    if (this.providedJournals.includes(table.tableName)) {
+  public grantProvidedJournal(table: dynamodb.ITable, by?: IConstruct): void {
+    // A declared journal is among the supplied tables too: named as a plain supplied table, it is refused.
+    if (this.providedJournals.includes(table.tableName) && !this.declaredJournals.includes(table.tableName)) {
       return;
     }
+    this.refuseJournalTwoWays(table.tableName, 'journalTable (a table you manage)', by);
     this.providedJournals.push(table.tableName);
     table.grantReadWriteData(this.handlerRole);
     table.grant(this.handlerRole, 'dynamodb:DescribeTable');
@@ -304,8 +307,9 @@ export class DpiProvider extends Construct {
    * reading its tags and resource policy (the handler checks them), and place the handler role under the journal's
    * writers' IAM path (`/dpi-journal/<table>/`), which its resource policy lets write items besides its maintainers.
    */
-  public grantDeclaredJournal(journal: ILifecycleJournal): void {
+  public grantDeclaredJournal(journal: ILifecycleJournal, by?: IConstruct): void {
     if (this.declaredJournals.includes(journal.tableName)) return;
+    this.refuseJournalTwoWays(journal.tableName, 'journal (a declared LifecycleJournal)', by);
     this.declaredJournals.push(journal.tableName);
     if (!this.providedJournals.includes(journal.tableName)) this.providedJournals.push(journal.tableName);
     if (this.providedJournals.length === 1) {
@@ -445,6 +449,20 @@ export class DpiProvider extends Construct {
     }));
     // The provider's stack: an event of a stack named like its nested stacks must come from one (DescribeStacks proves it).
     fn.addEnvironment(BOUND_STACK_ID_ENV, Aws.STACK_ID);
+  }
+
+  /**
+   * One table is one kind of journal for a provider: created by the handler, managed by the app, or declared. Two
+   * connections that name it two ways would leave the handler's treatment to the order of its lists (the strictest
+   * wins) and the role with grants it never uses.
+   */
+  private refuseJournalTwoWays(table: string, as: string, by: IConstruct = this): void {
+    const was = this.declaredJournals.includes(table) ? 'journal (a declared LifecycleJournal)'
+      : this.providedJournals.includes(table) ? 'journalTable (a table you manage)'
+        : this.grantedJournals.has(table) ? 'journalTableName (a table the handler creates)' : undefined;
+    if (was === undefined) return;
+    throw new Error(`${by.node.path}: the journal table '${table}' is given as ${as} here and as ${was} by another ServiceConnection of stack `
+      + `${Stack.of(this).stackName}; give every connection of the stack the same journal, the same way`);
   }
 
   private addCreatedJournalsEnvironment(fn: lambda.Function): void {

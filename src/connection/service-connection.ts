@@ -355,9 +355,9 @@ export class ServiceConnection extends Construct {
 
   /** The journal grants of a provider: the supplied table (items only), else the named table (created on first use). */
   private grantJournalTo(provider: DpiProvider): void {
-    if (this.journal) provider.grantDeclaredJournal(this.journal);
-    else if (this.journalTable) provider.grantProvidedJournal(this.journalTable);
-    else provider.grantJournal(this.journalTableName);
+    if (this.journal) provider.grantDeclaredJournal(this.journal, this);
+    else if (this.journalTable) provider.grantProvidedJournal(this.journalTable, this);
+    else provider.grantJournal(this.journalTableName, this);
   }
 
   /**

@@ -376,6 +376,6 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
   const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now, environment });
-  const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true });
+  const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true, environment });
   return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
 }

@@ -14,7 +14,7 @@ import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
-import { BOUND_RUN_ENV } from '../contract';
+import { BOUND_RUN_ENV, DECLARED_JOURNAL_TABLES_ENV, PROVIDED_JOURNAL_TABLES_ENV } from '../contract';
 
 /**
  * Properties of a `DriftMonitor`.
@@ -111,9 +111,12 @@ export class DriftMonitor extends Construct {
     // them at synth.
     Aspects.of(stack).add(new NestedStackReads(stack, role));
     const journalTable = props.connection.journalTable;
+    // A declared journal is checked as the provider checks it (tag, deletion protection, write fence) before its
+    // records are believed: planted records would make false drift reports.
+    const declared = props.connection.journal !== undefined;
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       sid: 'ReadLifecycleJournal',
-      actions: ['dynamodb:DescribeTable', 'dynamodb:Query'],
+      actions: ['dynamodb:DescribeTable', 'dynamodb:Query', ...(declared ? ['dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy'] : [])],
       // A supplied table (`journalTable`) by its own ARN (it may be imported from elsewhere); else the named table of this account and region.
       resources: [journalTable?.tableArn ?? stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.connection.journalTableName })],
     }));
@@ -130,7 +133,13 @@ export class DriftMonitor extends Construct {
       logGroup,
       description: 'Data pipeline integration drift check (embedded metric format)',
       // The run its rule sends: any other run is refused before the secret is read.
-      environment: { [BOUND_RUN_ENV]: stack.toJsonString(run) },
+      environment: {
+        [BOUND_RUN_ENV]: stack.toJsonString(run),
+        ...(declared ? {
+          [DECLARED_JOURNAL_TABLES_ENV]: props.connection.journalTableName,
+          [PROVIDED_JOURNAL_TABLES_ENV]: props.connection.journalTableName,
+        } : {}),
+      },
     });
     this.rule = new events.Rule(this, 'Schedule', { schedule: events.Schedule.rate(interval) });
     this.rule.addTarget(new targets.LambdaFunction(this.function, {

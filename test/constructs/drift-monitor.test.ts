@@ -1,10 +1,12 @@
-import { Duration, NestedStack } from 'aws-cdk-lib';
+import { App, Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks, AwsSolutionsChecks } from 'cdk-nag';
 import { fixture, SECRET_ARN } from './helpers';
-import { DriftMonitor, Subscription } from '../../src';
+import { DriftMonitor, LifecycleJournal, ServiceConnection, Subscription } from '../../src';
+import { DECLARED_JOURNAL_TABLES_ENV, PROVIDED_JOURNAL_TABLES_ENV } from '../../src/contract';
 
 describe('DriftMonitor', () => {
   test('one scheduled function (index.drift), hourly by default; the rule input carries the connection and the stack ARN, never the secret value', () => {
@@ -44,6 +46,26 @@ describe('DriftMonitor', () => {
     const all = JSON.stringify(statements);
     expect(all).not.toMatch(/dynamodb:(PutItem|CreateTable|UpdateItem|DeleteItem)/);
     expect(all).not.toContain('"*"');
+  });
+
+  test('with a declared journal: it checks the journal as the provider does (its lists in the environment, tags and policy readable)', () => {
+    const app = new App();
+    const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
+    const connection = new ServiceConnection(stack, 'Dpi', {
+      singleOriginUrl: 'https://api.example-dpi.com',
+      refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
+      journal: LifecycleJournal.fromTableName(stack, 'Journal', 'team-journal'),
+    });
+    new DriftMonitor(stack, 'Drift', { connection });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.drift',
+      Environment: { Variables: Match.objectLike({ [DECLARED_JOURNAL_TABLES_ENV]: 'team-journal', [PROVIDED_JOURNAL_TABLES_ENV]: 'team-journal' }) },
+    });
+    const policies = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^DriftRole') }] } }));
+    const statements = stack.resolve(policies[0].Properties.PolicyDocument.Statement) as Array<{ Sid?: string; Action: unknown }>;
+    expect(statements.find((s) => s.Sid === 'ReadLifecycleJournal')?.Action)
+      .toEqual(['dynamodb:DescribeTable', 'dynamodb:Query', 'dynamodb:ListTagsOfResource', 'dynamodb:GetResourcePolicy']);
   });
 
   test('its nested stacks, at any depth and also those added after it, each by its own stack ID (no <stack>-* wildcard)', () => {

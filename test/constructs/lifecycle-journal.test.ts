@@ -5,6 +5,7 @@
  */
 import { App, LegacyStackSynthesizer, NestedStack, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
@@ -150,6 +151,24 @@ describe('LifecycleJournal', () => {
       journal,
       journalTableName: 'other',
     })).toThrow(/MyStack\/Dpi: journalTableName 'other' cannot be combined with journal \(MyStack\/Journal\)/);
+  });
+
+  test('one table as a declared journal of one connection and journalTableName or journalTable of another: a synth error naming both ways', () => {
+    for (const other of [{ journalTableName: 'team-journal' }, { journalTable: dynamodb.Table.fromTableName(new Stack(new App(), 'X'), 'T', 'team-journal') }]) {
+      const s = new Stack(new App(), 'MyStack', { env: ENV });
+      const token = secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN);
+      const first = new ServiceConnection(s, 'Dpi', {
+        singleOriginUrl: 'https://api.example-dpi.com', refreshToken: token, journal: LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'),
+      });
+      new Subscription(s, 'A', { connection: first, productId: 3001, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
+      const kind = 'journalTableName' in other ? 'journalTableName \\(a table the handler creates\\)' : 'journalTable \\(a table you manage\\)';
+      expect(() => {
+        const second = new ServiceConnection(s, 'Second', { singleOriginUrl: 'https://second.example-dpi.com', refreshToken: token, ...other });
+        new Subscription(s, 'B', { connection: second, productId: 3001, remoteIdentityId: 363, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
+      })
+        .toThrow(new RegExp(`^MyStack/Second: the journal table 'team-journal' is given as ${kind} here and as journal \\(a declared LifecycleJournal\\) `
+          + 'by another ServiceConnection of stack MyStack'));
+    }
   });
 
   test('cdk-nag: no finding on the journal stack in any of the four packs', () => {
