@@ -161,7 +161,7 @@ function localJournalTables(env: Record<string, string>): Record<string, string>
  * the connection and the stacks of its own Deletes.
  */
 export function recordedEnvironment(connection: unknown, stackNames: readonly string[], parents: readonly string[] = [],
-  providerStackId?: string): Record<string, string> {
+  providerStackId?: string, createJournal = false): Record<string, string> {
   const c = isPlainObject(connection) ? connection : {};
   const values = BOUND_CONNECTION_FIELDS.map((f) => (f === 'JournalTableName' && (c[f] === undefined || c[f] === '') ? DEFAULT_JOURNAL_TABLE : String(c[f] ?? '')));
   const stacks = [...stackNames, ...parents.flatMap((p) => [p, `${p}-*`])];
@@ -169,5 +169,9 @@ export function recordedEnvironment(connection: unknown, stackNames: readonly st
     [BOUND_CONNECTIONS_ENV]: JSON.stringify([values]),
     [BOUND_STACKS_ENV]: JSON.stringify(stacks),
     ...(providerStackId !== undefined ? { [BOUND_STACK_ID_ENV]: providerStackId } : {}),
+    // The runner's own Deletes of what the app no longer has: the recorded table is the handler's to make when
+    // missing, as the runner makes every journal but a declared one (a cancelled Create may never have opened it).
+    // `dpi orphans --fix` creates no table.
+    ...(createJournal ? { [CREATED_JOURNAL_TABLES_ENV]: values[BOUND_CONNECTION_FIELDS.indexOf('JournalTableName')] } : {}),
   };
 }

@@ -79,7 +79,7 @@ export abstract class RunnerInvoke extends RunnerBase {
     const parents: string[] = [];
     for (let p = this.stackState(name)?.parentStack; p !== undefined && !parents.includes(p); p = this.stackState(p)?.parentStack) parents.push(p);
     const provider = parents.length > 0 ? this.stackState(parents[parents.length - 1])?.stackId : event.StackId;
-    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents, provider);
+    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents, provider, true);
   }
 
   protected async invoke(

@@ -7,10 +7,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthTinyApp } from './apps';
 import { tempDir } from './helpers';
-import { BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
+import { BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV, CREATED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { defaultHandlerPath, LocalDeployOptions, readAssembly, runLocalDeploy } from '../../src/local';
-import { providerEnvironment, providerFunctionOf } from '../../src/local/provider-env';
+import { providerEnvironment, providerFunctionOf, recordedEnvironment } from '../../src/local/provider-env';
 
 if (!existsSync(defaultHandlerPath())) throw new Error('the handler bundle is missing: run \'npx projen bundle\' first');
 
@@ -75,4 +75,11 @@ test('a resource whose connection differs from the template\'s binding is refuse
   expect([ok.success, ok.error]).toEqual([true, undefined]);
   const destroyed = await runLocalDeploy({ ...opts(''), app: undefined, destroy: true });
   expect(destroyed.success).toBe(true);
+});
+
+test('a recorded binding (what the app no longer has): the runner\'s own Deletes may make the recorded journal table, dpi orphans --fix may not', () => {
+  const connection = { JournalTableName: 'team-journal', RefreshTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:t' };
+  expect(recordedEnvironment(connection, ['Orders'], [], undefined, true)[CREATED_JOURNAL_TABLES_ENV]).toBe('team-journal');
+  expect(recordedEnvironment({}, ['Orders'], [], undefined, true)[CREATED_JOURNAL_TABLES_ENV]).toBe('dpi-lifecycle-journal');
+  expect(Object.keys(recordedEnvironment(connection, ['Orders']))).not.toContain(CREATED_JOURNAL_TABLES_ENV);
 });
