@@ -2,6 +2,7 @@ import { ConnectionProperties } from '../contract';
 import { KIND_TYPES } from '../kinds';
 import { HandlerError, reasonOf } from './errors';
 import { checkJournalMove } from './journal-move';
+import { MISSING_JOURNAL_TABLE } from './journal-provided';
 import { eventHooks } from './kind-events';
 import { withResourceLease } from './lease';
 import { log, logEvent } from './log';
@@ -13,6 +14,11 @@ const hooksFor = eventHooks;
 
 function connectionOf(event: CfnEvent): ConnectionProperties {
   return event.ResourceProperties?.Connection as ConnectionProperties;
+}
+
+/** Whether `e` says the journal table does not exist (a supplied or declared table the handler never creates). */
+function isMissingJournal(e: unknown): boolean {
+  return e instanceof HandlerError && e.message.includes(MISSING_JOURNAL_TABLE);
 }
 
 /** Runs `fn`; a failure becomes one short, scrubbed sentence (the reason CloudFormation shows). */
@@ -39,11 +45,21 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
     const rt = runtimeFor(connectionOf(event), context, environmentFor(event));
-    // Read-only, and before the lease: a refused move creates no table.
-    const unproven = await checkJournalMove(event, rt);
-    // One invocation at a time per resource: a duplicate delivery waits, a cancellation Delete runs after the Create.
-    return withResourceLease(event, rt, async (lease) =>
-      fn(event, { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) }));
+    try {
+      // Read-only, and before the lease: a refused move creates no table.
+      const unproven = await checkJournalMove(event, rt);
+      // One invocation at a time per resource: a duplicate delivery waits, a cancellation Delete runs after the Create.
+      return await withResourceLease(event, rt, async (lease) =>
+        fn(event, { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) }));
+    } catch (e) {
+      if (event.RequestType !== 'Delete' || !isMissingJournal(e)) throw e;
+      // Every Create takes its lease in the journal table before any service call, so with no table no Create of this
+      // resource made anything: a Delete (a rollback's cancellation Delete of a stack deployed before its journal)
+      // has nothing to end. Failing it would only leave the stack in ROLLBACK_FAILED / DELETE_FAILED.
+      const msg = 'Delete: the lifecycle journal table does not exist, so no Create of this resource made anything; nothing ended';
+      log({ msg, level: 'WARNING', LogicalResourceId: event.LogicalResourceId, PhysicalResourceId: event.PhysicalResourceId, reason: reasonOf(e) });
+      return { PhysicalResourceId: event.PhysicalResourceId ?? event.RequestId };
+    }
   });
 }
 

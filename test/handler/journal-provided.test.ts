@@ -83,6 +83,19 @@ describe('a supplied journal table', () => {
     expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
   });
 
+  test('a Delete when it is missing (a cancellation Delete of a stack deployed before its journal) answers success, ends nothing and makes no table', async () => {
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    const before = await tables();
+    // The invented ID names a subscription no stack made: with no journal there is no claim, so nothing is ended.
+    const out = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', SUBSCRIPTION, { PhysicalResourceId: '8601' }));
+    expect(out.PhysicalResourceId).toBe('8601');
+    expect(h.state().subscriptions.find((s: { id: number }) => s.id === 8601)?.status).toBe('active');
+    expect(await tables()).toEqual(before);
+    expect(await tables()).not.toContain(h.journalTable);
+    // A Create still fails: it needs the journal before any service call.
+    expect((await create()).ok).toBe(false);
+  });
+
   test('with another key schema: refused, naming the table, its keys and the keys the journal needs', async () => {
     await createTable(h.journalTable, 'id', 'version', 'N');
     process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
