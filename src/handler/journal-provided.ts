@@ -78,7 +78,7 @@ export function keySchemaProblem(table: ddb.TableDescription): string | undefine
  * (ACTIVE or UPDATING; waits up to 2 minutes while it is CREATING) and have the journal's key schema.
  */
 export async function checkProvidedTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>,
-  declared = false): Promise<void> {
+  declared: boolean | 'if-tagged' = false): Promise<void> {
   const m = sdk();
   const describe = async (): Promise<ddb.TableDescription | undefined> => {
     try {
@@ -97,7 +97,7 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
   }
   if (t === undefined) {
     throw new HandlerError(`the lifecycle journal table ${table} ${MISSING_JOURNAL_TABLE} `
-      + `(journalTableName): deploy the journal (LifecycleJournal, or a table with ${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
+      + `(the connection's ${declared ? 'journal' : 'journalTable'}): deploy the journal (LifecycleJournal, or a table with ${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
   }
   if (!usable(t)) {
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) is ${t.TableStatus ?? 'in an unknown state'}, not ACTIVE; `
@@ -108,7 +108,13 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) ${problem}; the journal needs ${JOURNAL_KEY_SCHEMA}: `
       + 'supply a table with that key schema');
   }
-  if (declared) await checkDeclaredTable(client, t, sleep);
+  if (declared === 'if-tagged' ? await carriesJournalTag(client, t) : declared) await checkDeclaredTable(client, t, sleep);
+}
+
+/** Whether a table carries the journal tag (one read; `LifecycleJournal` tags its table). */
+async function carriesJournalTag(client: ddb.DynamoDBClient, t: ddb.TableDescription): Promise<boolean> {
+  const tags = (await client.send(new (sdk().ListTagsOfResourceCommand)({ ResourceArn: t.TableArn ?? '' }))).Tags ?? [];
+  return tags.some((g) => g.Key === JOURNAL_MARKER_TAG && g.Value === JOURNAL_MARKER_VALUE);
 }
 
 
