@@ -1,3 +1,4 @@
+import { RequestBudget } from './budget';
 import { ServiceEndpoints } from './endpoints';
 import { ServiceError } from './errors';
 import { DEFAULT_MAX_RATE_LIMIT_WAIT_MS, parseRetryAfter, rateLimitWaitMs, RATE_LIMIT, TokenCache, windowWaitMs } from './rate-limit';
@@ -52,6 +53,13 @@ export interface DpiClientOptions {
    * @default no callback
    */
   onWait?: (wait: RateLimitWait) => void;
+  /**
+   * A request budget shared with the other clients of the same service address (the handler's: one per account and
+   * region, in the lifecycle journal): each attempt waits for its turn there before it is sent, and a 429 holds every
+   * client's turns until its wait has passed. A call whose turn would come after its `deadline` (or past what is left
+   * of `maxRateLimitWaitMs`) fails without being sent. @default no budget (the client paces itself only by 429s)
+   */
+  budget?: RequestBudget;
   /** Sleep function used for backoff waits (tests inject one). @default setTimeout based */
   sleep?: (ms: number) => Promise<void>;
   /** Random number in [0, 1) used for jitter. @default Math.random */
@@ -154,6 +162,7 @@ export interface HttpSettings {
   fetch: typeof fetch;
   logger: ((line: string) => void) | undefined;
   onWait: ((wait: RateLimitWait) => void) | undefined;
+  budget: RequestBudget | undefined;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
   now: () => number;
@@ -189,6 +198,7 @@ export function resolveSettings(opts: DpiClientOptions): HttpSettings {
     fetch: opts.fetch ?? ((input, init) => fetch(input, init)),
     logger: opts.logger,
     onWait: opts.onWait,
+    budget: opts.budget,
     sleep: opts.sleep ?? defaultSleep,
     random: opts.random ?? Math.random,
     now: opts.now ?? Date.now,
@@ -264,6 +274,22 @@ export class HttpCore {
         throw fail(attempt === 0
           ? `${spec.method} ${errPath} failed: deadline reached before the request was sent`
           : `${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s); ${lastText()}`, { retryable: true });
+      }
+      if (s.budget) {
+        // The request's turn in the budget shared with the other clients of the address (every attempt counts).
+        const clock = Math.max(Date.now(), started + waitedMs);
+        const room = s.deadline !== undefined ? s.deadline - clock : s.maxRateLimitWaitMs - rateWaitedMs;
+        const turn = await s.budget.reserve(Math.max(0, room));
+        if (typeof turn !== 'number') {
+          throw fail(`${spec.method} ${errPath} failed: ${s.deadline !== undefined ? 'deadline reached' : 'rate-limit budget (maxRateLimitWaitMs) spent'} `
+            + `${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`}: the request budget shared by the clients of the `
+            + `service address gives it its turn in ${seconds(turn.tooLongMs)} s` + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+        }
+        if (turn > 0) {
+          rateWaitedMs += turn;
+          waitedMs += turn;
+          await s.sleep(turn);
+        }
       }
       let token: string | undefined;
       if (useAuth) token = await this.token();
@@ -367,6 +393,8 @@ export class HttpCore {
           }
           rateWaitedMs += wait;
           waitedMs += wait;
+          // Every client of the address holds its turns until this wait has passed (best effort).
+          if (s.budget && !joins) await s.budget.holdUntil(Date.now() + wait).catch(() => undefined);
           await this.tokens.gate.hold(wait, s.sleep);
           continue;
         } else if (st === 503) {

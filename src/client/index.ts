@@ -4,6 +4,8 @@
  */
 export * from './types';
 export type { ServiceEndpoints } from './endpoints';
+export type { BudgetPace, RequestBudget } from './budget';
+export { MemoryBudget, paceOf, parseBudget } from './budget';
 export { endpointsFromBase } from './endpoints';
 export { ServiceError, TxQueryError } from './errors';
 export type { DpiClientOptions, RateLimitWait } from './http';
