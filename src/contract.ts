@@ -131,6 +131,13 @@ export const DECLARED_JOURNAL_TABLES_ENV = 'DPI_DECLARED_JOURNAL_TABLES';
  * connections supplied (`journalTable`, and the declared journals): checked, never created.
  */
 export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
+
+/**
+ * The provider function's request budget (src/handler/rate-budget.ts): `<requests>/<seconds>` that every container of
+ * the account and region shares through the lifecycle journal table, or `off`. The constructs set the service's
+ * documented limit; the local runner sets its emulator's.
+ */
+export const REQUEST_BUDGET_ENV = 'DPI_REQUEST_BUDGET';
 /**
  * Environment variable of the provider's handler functions: the comma-separated names of the journal tables the app
  * asked the handler to create (`ServiceConnectionProps.journalTableName`). The handler creates no other table: one it

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Duration } from 'aws-cdk-lib';
 import { identityFixtures, synthFleetApp, synthPipelineApp } from './pipelines';
 import { DEFAULT_REFRESH_TOKEN, RateLimit, startEmulator } from '../../src/emulator';
 import { runLocalDeploy } from '../../src/local';
@@ -62,6 +63,11 @@ export interface MeasureOptions {
   readonly pipelinesPerStack?: number;
   /** Declare the pipelines with one `NotificationPipelineFleet` (nested stacks) instead of plain stacks. @default false */
   readonly fleet?: boolean;
+  /**
+   * The provider's shared request budget (`ProviderOptions.rateLimitRequests`): the emulator's limit, or none (`0`).
+   * @default false (the template's default, the service's documented 1,000 per 5 minutes)
+   */
+  readonly budget?: boolean;
 }
 
 const templated = (p: string): string => p.replace(/\/\d+(?=\/|$)/g, '/{id}');
@@ -105,7 +111,9 @@ export async function measureDeploy(o: MeasureOptions): Promise<DeployNumbers> {
   try {
     const t0 = performance.now();
     const outdir = join(dir, 'cdk.out');
-    const stacks = o.fleet ? synthFleetApp(outdir, o.pipelines) : synthPipelineApp(outdir, o.pipelines, o.pipelinesPerStack);
+    const provider = o.budget === undefined ? undefined
+      : o.budget ? { rateLimitRequests: o.rateLimit.requests, rateLimitWindow: Duration.seconds(o.rateLimit.seconds) } : { rateLimitRequests: 0 };
+    const stacks = o.fleet ? synthFleetApp(outdir, o.pipelines, provider) : synthPipelineApp(outdir, o.pipelines, o.pipelinesPerStack, provider);
     const synthSeconds = (performance.now() - t0) / 1000;
     const run = async (destroy: boolean, stateFile: string): Promise<PhaseNumbers> => {
       await admin('DELETE', '/requests');

@@ -4,7 +4,9 @@
  */
 import { App, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { AccountType, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType, ServiceConnection } from '../../src';
+import {
+  AccountType, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType, ProviderOptions, ServiceConnection,
+} from '../../src';
 import type { EmulatorFixtures } from '../../src/emulator';
 
 /** Remote identity of pipeline `i` (0-based). */
@@ -31,7 +33,7 @@ export function identityFixtures(n: number, first = FIRST_IDENTITY): EmulatorFix
  * Synthesizes an app of `n` seller pipelines (identities FIRST_IDENTITY...) into `outdir`, spread over plain stacks of
  * at most `perStack` pipelines, each with its own connection; the roles are the first stack's. Returns the stack count.
  */
-export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES_PER_STACK): number {
+export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES_PER_STACK, provider?: ProviderOptions): number {
   const app = new App({ outdir });
   const stacks = Math.max(1, Math.ceil(n / perStack));
   // The roles exist once per account: declared in the first stack, referenced by the others (cross-stack exports).
@@ -42,6 +44,7 @@ export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES
       singleOriginUrl: 'https://api.example-dpi.com',
       refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
       journalTableName: 'dpi-lifecycle-journal',
+      provider,
     });
     roles ??= new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
     for (let i = s * perStack; i < Math.min(n, (s + 1) * perStack); i++) {
@@ -62,13 +65,14 @@ export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES
  * Synthesizes an app of one stack whose `NotificationPipelineFleet` declares `n` seller pipelines (identities
  * FIRST_IDENTITY...) over its nested stacks. Returns the stack count (the parent and its nested stacks).
  */
-export function synthFleetApp(outdir: string, n: number): number {
+export function synthFleetApp(outdir: string, n: number, provider?: ProviderOptions): number {
   const app = new App({ outdir });
   const stack = new Stack(app, 'Partners', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
     journalTableName: 'dpi-lifecycle-journal',
+    provider,
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {

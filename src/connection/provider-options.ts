@@ -90,6 +90,35 @@ export interface ProviderOptions {
    * @default Duration.minutes(10)
    */
   readonly timeout?: Duration;
+
+  /**
+   * The service's rate limit that every container of the handler shares: the requests allowed per client address in
+   * `rateLimitWindow`. The handler's containers take their requests' turns from one budget in the lifecycle journal
+   * table (shared by every stack of the account and region that uses the same table and service address), on the
+   * assumption that they reach the service from one address (a NAT gateway, or Lambda's shared egress). Set the limit
+   * your service account has if it differs; `0` turns the shared budget off (each container then paces itself by the
+   * service's 429s alone).
+   *
+   * @default 1000 (the vendor's documented limit: 1,000 requests per 5 minutes)
+   */
+  readonly rateLimitRequests?: number;
+
+  /**
+   * The window of `rateLimitRequests`, from 1 second to 1 hour.
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly rateLimitWindow?: Duration;
+}
+
+/** The vendor's documented rate limit (`api-usage-docs/rate-limiting.md`): 1,000 requests per 5 minutes per address. */
+export const DEFAULT_RATE_LIMIT_REQUESTS = 1000;
+
+/** The request budget the handler's environment carries (`DPI_REQUEST_BUDGET`): `<requests>/<seconds>`, or `off`. */
+export function requestBudgetSetting(options: ProviderOptions | undefined): string {
+  const requests = options?.rateLimitRequests ?? DEFAULT_RATE_LIMIT_REQUESTS;
+  if (requests === 0) return 'off';
+  return `${requests}/${(options?.rateLimitWindow ?? Duration.minutes(5)).toSeconds()}`;
 }
 
 /** Checks `options` (synth-time errors name the construct path and the value). */
@@ -119,6 +148,24 @@ export function validateProviderOptions(scope: IConstruct, options: ProviderOpti
       throw invalid(scope, 'provider.timeout', timeout.toHumanString(), 'is not accepted', 'use a timeout from Duration.minutes(1) to Duration.minutes(15)');
     }
   }
+  validateRateLimit(scope, options);
+}
+
+function validateRateLimit(scope: IConstruct, options: ProviderOptions): void {
+  const requests = options.rateLimitRequests;
+  if (requests !== undefined && (Token.isUnresolved(requests) || !(Number.isInteger(requests) && (requests >= 0)))) {
+    throw invalid(scope, 'provider.rateLimitRequests', requests, 'is not a request limit', 'use a positive integer (requests per rateLimitWindow), or 0 for no shared budget');
+  }
+  const window = options.rateLimitWindow;
+  if (window !== undefined) {
+    if (window.isUnresolved() || window.toMilliseconds() < 1000 || window.toMilliseconds() > 3_600_000 || window.toMilliseconds() % 1000 !== 0) {
+      throw invalid(scope, 'provider.rateLimitWindow', window.isUnresolved() ? 'a token' : window.toHumanString(), 'is not accepted',
+        'use whole seconds from Duration.seconds(1) to Duration.hours(1)');
+    }
+    if (requests === 0) {
+      throw invalid(scope, 'provider.rateLimitWindow', window.toHumanString(), 'is given with rateLimitRequests: 0 (no shared budget)', 'leave one of them out');
+    }
+  }
 }
 
 function describeSubnets(s: ec2.SubnetSelection): string {
@@ -133,6 +180,7 @@ function describeSubnets(s: ec2.SubnetSelection): string {
 
 const KEYS: Array<keyof ProviderOptions> = [
   'vpc', 'vpcSubnets', 'securityGroups', 'role', 'permissionsBoundary', 'logRetention', 'logGroup', 'memorySize', 'timeout',
+  'rateLimitRequests', 'rateLimitWindow',
 ];
 
 /**

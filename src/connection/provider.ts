@@ -12,8 +12,8 @@ import { Construct, IConstruct } from 'constructs';
 import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
-import { differingProviderOptions, hasProviderOptions, ProviderOptions } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath } from '../contract';
+import { differingProviderOptions, hasProviderOptions, ProviderOptions, requestBudgetSetting } from './provider-options';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath, REQUEST_BUDGET_ENV } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -428,7 +428,7 @@ export class DpiProvider extends Construct {
       loggingFormat: lambda.LoggingFormat.JSON,
       description: `Data pipeline integration custom resource handler (${exportName})`,
       // Failure reasons name the log group the handler really writes to.
-      environment: { [HANDLER_LOG_GROUP_ENV]: this.handlerLogGroup.logGroupName },
+      environment: { [HANDLER_LOG_GROUP_ENV]: this.handlerLogGroup.logGroupName, [REQUEST_BUDGET_ENV]: requestBudgetSetting(this.options) },
       ...this.networkProps(),
     });
     this.handlerFunctions.push(fn);

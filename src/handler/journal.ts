@@ -17,7 +17,8 @@
  *   resource owns a service record (found without reading the service's fields);
  * - creates locks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `lock`, attributes `member` and
  *   `startedAt`: the one creating call of that kind whose outcome is not recorded yet, so that the resolution of a lost
- *   answer never meets what a concurrent create of the same kind made.
+ *   answer never meets what a concurrent create of the same kind made;
+ * - the request budget: `pk` = `budget#<service address>`, `sk` = `budget`, attribute `next` (rate-budget.ts).
  */
 import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
@@ -29,6 +30,8 @@ import { CfnEvent } from './types';
 
 /** The key prefix of resource leases (journal-lease.ts): not records, skipped by `scan`. */
 export const LEASE_PREFIX = 'lease#';
+/** The prefix of the request budget's items (src/handler/rate-budget.ts). */
+export const BUDGET_PREFIX = 'budget#';
 
 /**
  * One record of a resource. `D`: the kind's document (written with its `kind` tag, the resource type, since the
@@ -431,7 +434,7 @@ export function dynamoJournal(opts: JournalOptions): Journal {
         const page: ddb.ScanCommandOutput = await c.send(new m.ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
         for (const item of page.Items ?? []) {
           const pk = item.pk?.S ?? '';
-          if (pk.startsWith('inflight#') || pk.startsWith(LEASE_PREFIX)) continue;
+          if (pk.startsWith('inflight#') || pk.startsWith(LEASE_PREFIX) || pk.startsWith(BUDGET_PREFIX)) continue;
           if (pk.startsWith('claim#')) {
             const m2 = /^claim#([^#]+)#(.*)$/.exec(pk);
             if (m2) claims.push({ kind: m2[1], id: m2[2], owner: item.owner?.S ?? '' });

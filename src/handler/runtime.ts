@@ -5,6 +5,7 @@ import { HandlerError, isStatus, registerSecret } from './errors';
 import { dynamoJournal, Journal, resetJournalCache } from './journal';
 import { dynamoLeases, LeaseScope, ResourceLeases } from './journal-lease';
 import { log } from './log';
+import { budgetPaceOf, dynamoBudget } from './rate-budget';
 import { CfnEvent, LambdaContextLike } from './types';
 
 /** Replacements of the handler's AWS calls, for tests and the local lifecycle runner (`dpi local-deploy`). */
@@ -324,10 +325,13 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
   const endpoints = endpointsOf(connection);
   const arn = connection.RefreshTokenSecretArn;
   if (typeof arn !== 'string' || arn === '') throw new HandlerError('Connection.RefreshTokenSecretArn is required');
-  const key = JSON.stringify([endpoints, arn]);
+  const pace = budgetPaceOf(environment);
+  const journalOpts = { table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now, environment };
+  const key = JSON.stringify([endpoints, arn, pace ? [connection.JournalTableName, pace] : []]);
   let base = clients.get(key);
   if (!base) {
     base = new DpiClient({
+      ...(pace ? { budget: dynamoBudget(journalOpts, originOf(endpoints.baseUrl), pace) } : {}),
       endpoints,
       refreshToken: () => readRefreshToken(arn),
       fetch: loggingFetch,
@@ -375,7 +379,16 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
   };
-  const leases = dynamoLeases({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now, environment });
+  const leases = dynamoLeases(journalOpts);
   const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true, environment });
   return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
+}
+
+/** The origin of a service address (the request budget's scope: the service limits requests per client address). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }

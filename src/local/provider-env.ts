@@ -6,7 +6,7 @@
  */
 import {
   BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV,
-  DEFAULT_JOURNAL_TABLE, PROVIDED_JOURNAL_TABLES_ENV,
+  DEFAULT_JOURNAL_TABLE, PROVIDED_JOURNAL_TABLES_ENV, REQUEST_BUDGET_ENV,
 } from '../contract';
 import { AssemblyStack } from './assembly';
 import { resolveValue, ResolveContext } from './intrinsics';
@@ -174,4 +174,13 @@ export function recordedEnvironment(connection: unknown, stackNames: readonly st
     // `dpi orphans --fix` creates no table.
     ...(createJournal ? { [CREATED_JOURNAL_TABLES_ENV]: values[BOUND_CONNECTION_FIELDS.indexOf('JournalTableName')] } : {}),
   };
+}
+
+/** The request budget (`DPI_REQUEST_BUDGET`) a stack's provider functions set (the first literal one), if any. */
+export function templateBudget(stack: AssemblyStack): string | undefined {
+  for (const r of Object.values(stack.template.Resources ?? {})) {
+    const v = r.Type === 'AWS::Lambda::Function' ? variablesOf(r)?.[REQUEST_BUDGET_ENV] : undefined;
+    if (typeof v === 'string') return v;
+  }
+  return undefined;
 }

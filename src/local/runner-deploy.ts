@@ -5,6 +5,7 @@
 import { AssemblyStack, NESTED_STACK_TYPE, readAssembly } from './assembly';
 import { Cancellation, Slots } from './cancellation';
 import { dependencyOrder } from './graph';
+import { templateBudget } from './provider-env';
 import { declaredResource, deepEqual, PlannedResource, Change, Failure, RunFailure, serviceTimedOut, WaiterError } from './runner-helpers';
 import { AppliedStack, RunnerRollback } from './runner-rollback';
 import { runScheduled } from './scheduler';
@@ -239,6 +240,7 @@ export abstract class RunnerDeploy extends RunnerRollback {
       ...stackState,
       dependencies: stack.dependencyStackNames,
       ...(stack.nested ? { parentStack: stack.nested.parent.stackName } : {}),
+      ...(templateBudget(stack) !== undefined ? { requestBudget: templateBudget(stack) } : {}),
     };
     this.emit(stack.stackName, isNew ? 'CREATE_IN_PROGRESS' : 'UPDATE_IN_PROGRESS', NESTED_STACK_TYPE, stack.stackName);
     progress.start();

@@ -3,7 +3,8 @@
  * (timeout and memory from the template), the Lambda container or the in-process module, isComplete polling, Deletes.
  */
 import { randomUUID } from 'node:crypto';
-import { HandlerExports } from '../contract';
+import { HandlerExports, REQUEST_BUDGET_ENV } from '../contract';
+import { DEFAULT_RATE_LIMIT } from '../emulator';
 import type { CfnEvent } from '../handler';
 import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResponse } from './handler';
 import { partitionOf } from './intrinsics';
@@ -51,7 +52,7 @@ export abstract class RunnerInvoke extends RunnerBase {
       // Never IAM: a local run touches no AWS account (a role's age is unknown locally).
       roleCreatedAt: async () => undefined,
       // The provider function's environment: what it serves (src/handler/binding.ts).
-      environment: (event) => this.environmentFor(event),
+      environment: (event) => this.containerEnvironment(event),
       // The runner answers for CloudFormation: a stack's parent and root from its state.
       describeStack: async (id) => {
         const l = this.lineageOf(id);
@@ -68,6 +69,31 @@ export abstract class RunnerInvoke extends RunnerBase {
     if (!parent) return {};
     for (let i = 0; s?.parentStack !== undefined && i < 20; i++) s = this.stackState(s.parentStack);
     return { parentId: parent.stackId, rootId: s?.stackId };
+  }
+
+  /**
+   * The environment a container of the provider function runs with: the function's, with the request budget of the
+   * embedded emulator's rate limit (the service's documented one unless the run sets another), since the budget the
+   * template sets is the real service's (one the app turned off stays off).
+   */
+  protected containerEnvironment(event: CfnEvent): Record<string, string> {
+    const env = this.environmentFor(event);
+    // An event bound from what the state recorded (the app no longer resolves its function) has the app's setting.
+    const set = env[REQUEST_BUDGET_ENV] ?? this.recordedBudget(event);
+    // A running emulator's limit is its own (the template's stands); a budget the app turned off stays off.
+    if (this.options.emulatorUrl || set === 'off') return set === undefined ? env : { ...env, [REQUEST_BUDGET_ENV]: set };
+    const limit = this.options.rateLimit ?? DEFAULT_RATE_LIMIT;
+    return { ...env, [REQUEST_BUDGET_ENV]: limit === 'off' ? 'off' : `${limit.requests}/${limit.seconds}` };
+  }
+
+  /** The request budget the provider of an event's stack (or of the stack it is nested in) was deployed with. */
+  private recordedBudget(event: CfnEvent): string | undefined {
+    let s = this.state.stacks.find((x) => x.stackId === event.StackId);
+    for (let i = 0; s && i < 20; i++) {
+      if (s.requestBudget !== undefined) return s.requestBudget;
+      s = s.parentStack !== undefined ? this.stackState(s.parentStack) : undefined;
+    }
+    return undefined;
   }
 
   /**
@@ -204,7 +230,7 @@ export abstract class RunnerInvoke extends RunnerBase {
     const containers = this.containers;
     if (containers) {
       const lineage = { stackId: event.StackId, ...this.lineageOf(event.StackId) };
-      const runtime = { account: stack.account, environment: this.environmentFor(event), journalEndpoint: this.journal?.endpoint, lineage };
+      const runtime = { account: stack.account, environment: this.containerEnvironment(event), journalEndpoint: this.journal?.endpoint, lineage };
       return this.invokeHandler(async () => await containers.invoke({
         functionKey: fn.key, functionName: fn.name, functionArn: fn.arn, memoryMb: fn.memoryMb, timeoutMs: fn.timeoutMs, method, event, runtime,
       }) as T);

@@ -49,6 +49,11 @@ export interface StackState {
   readonly dependencies: string[];
   /** For a nested stack: the stack name of its parent (an update of the parent that no longer has it deletes it). */
   readonly parentStack?: string;
+  /**
+   * The request budget (`DPI_REQUEST_BUDGET`) its provider functions were deployed with: a destroy, which binds events
+   * from what the state recorded, runs them with it, as the deployed functions would in the cloud.
+   */
+  readonly requestBudget?: string;
 }
 
 /** The whole state file. */

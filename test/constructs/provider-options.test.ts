@@ -8,6 +8,7 @@ import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessC
 import { SECRET_ARN } from './helpers';
 import { HistoryRequest, ProviderOptions, ServiceConnection, Subscription } from '../../src';
 import { HANDLER_LOG_GROUP_ENV as CONSTRUCT_ENV } from '../../src/connection/provider';
+import { REQUEST_BUDGET_ENV } from '../../src/contract';
 import { HANDLER_LOG_GROUP_ENV as HANDLER_ENV } from '../../src/handler/errors';
 
 const ON_EVENT = { Handler: 'index.onEvent' };
@@ -136,6 +137,24 @@ describe('ServiceConnection provider options', () => {
     const { stack, connection } = stackWith({ memorySize: 1024, timeout: Duration.minutes(14) });
     subscription(stack, connection);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { ...ON_EVENT, MemorySize: 1024, Timeout: 840 });
+  });
+
+  test('the shared request budget: the vendor\'s documented limit by default, another limit or none when set', () => {
+    const budgetOf = (provider?: ProviderOptions): unknown[] => {
+      const { stack, connection } = stackWith(provider);
+      subscription(stack, connection);
+      const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.onEvent' } });
+      return Object.values(fns).map((f) => f.Properties.Environment.Variables[REQUEST_BUDGET_ENV]);
+    };
+    expect(budgetOf()).toEqual(['1000/300']);
+    expect(budgetOf({ rateLimitRequests: 3000, rateLimitWindow: Duration.minutes(10) })).toEqual(['3000/600']);
+    expect(budgetOf({ rateLimitRequests: 0 })).toEqual(['off']);
+    expect(() => stackWith({ rateLimitRequests: -1 })).toThrow("MyStack/Dpi: provider.rateLimitRequests '-1' is not a request limit");
+    expect(() => stackWith({ rateLimitRequests: 2.5 })).toThrow("MyStack/Dpi: provider.rateLimitRequests '2.5' is not a request limit");
+    expect(() => stackWith({ rateLimitWindow: Duration.millis(1500) })).toThrow("MyStack/Dpi: provider.rateLimitWindow '1 second 500 millis' is not accepted");
+    expect(() => stackWith({ rateLimitWindow: Duration.hours(2) })).toThrow("MyStack/Dpi: provider.rateLimitWindow '2 hours' is not accepted");
+    expect(() => stackWith({ rateLimitRequests: 0, rateLimitWindow: Duration.minutes(1) }))
+      .toThrow("MyStack/Dpi: provider.rateLimitWindow '1 minute' is given with rateLimitRequests: 0");
   });
 
   test('synth-time errors name the construct path and the bad value', () => {
