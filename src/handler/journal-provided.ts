@@ -78,7 +78,7 @@ export function keySchemaProblem(table: ddb.TableDescription): string | undefine
  * (ACTIVE or UPDATING; waits up to 2 minutes while it is CREATING) and have the journal's key schema.
  */
 export async function checkProvidedTable(client: ddb.DynamoDBClient, table: string, sleep: (ms: number) => Promise<void>,
-  declared: boolean | 'if-tagged' = false): Promise<void> {
+  declared = false): Promise<void> {
   const m = sdk();
   const describe = async (): Promise<ddb.TableDescription | undefined> => {
     try {
@@ -108,13 +108,7 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     throw new HandlerError(`the lifecycle journal table ${table} (the connection's journalTable) ${problem}; the journal needs ${JOURNAL_KEY_SCHEMA}: `
       + 'supply a table with that key schema');
   }
-  if (declared === 'if-tagged' ? await carriesJournalTag(client, t) : declared) await checkDeclaredTable(client, t, sleep);
-}
-
-/** Whether a table carries the journal tag (one read; `LifecycleJournal` tags its table). */
-async function carriesJournalTag(client: ddb.DynamoDBClient, t: ddb.TableDescription): Promise<boolean> {
-  const tags = (await client.send(new (sdk().ListTagsOfResourceCommand)({ ResourceArn: t.TableArn ?? '' }))).Tags ?? [];
-  return tags.some((g) => g.Key === JOURNAL_MARKER_TAG && g.Value === JOURNAL_MARKER_VALUE);
+  if (declared) await checkDeclaredTable(client, t, sleep);
 }
 
 

@@ -281,11 +281,6 @@ export interface JournalOptions {
    * (`journalMode`). @default process.env
    */
   readonly environment?: JournalEnvironment;
-  /**
-   * A table that carries the journal tag is checked as a declared journal (tag, deletion protection, write fence): the
-   * CLI's tables, whose kind the CLI does not know. Implies `provided`.
-   */
-  readonly declaredIfTagged?: boolean;
   /** Create the table when it is missing whatever the environment says (tests and tools that seed a journal). */
   readonly create?: boolean;
   /** The clock (epoch ms) of the resource leases' times. @default Date.now */
@@ -318,16 +313,15 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
   const mode = journalMode(table, opts.environment ?? process.env);
   const declared = mode === 'declared';
   // Created only when the app asked for it (journalTableName): every other table is checked, never made.
-  const ifTagged = !declared && opts.declaredIfTagged === true;
-  const provided = declared || ifTagged || opts.provided === true || (mode !== 'create' && opts.create !== true);
+  const provided = declared || opts.provided === true || (mode !== 'create' && opts.create !== true);
   // A declared journal: its check is decided once, when the invocation opens the journal (never halfway through).
   const declaredReady = declared ? declaredCheck(`${ck}|${table}`, () => checkProvidedTable(c, table, opts.sleep, true), opts.now ?? Date.now) : undefined;
   const ready = (): Promise<void> => {
     if (declaredReady) return declaredReady;
-    const k = `${ck}|${table}|${ifTagged ? 'if-tagged' : provided ? 'provided' : 'own'}`;
+    const k = `${ck}|${table}|${provided ? 'provided' : 'own'}`;
     let p = ensured.get(k);
     if (!p) {
-      p = provided ? checkProvidedTable(c, table, opts.sleep, ifTagged ? 'if-tagged' : false) : ensureTable(c, table, opts.sleep);
+      p = provided ? checkProvidedTable(c, table, opts.sleep) : ensureTable(c, table, opts.sleep);
       p.catch(() => ensured.delete(k));
       ensured.set(k, p);
     }

@@ -46,8 +46,7 @@ export interface OpenedJournal {
 /**
  * Test seam: how the journal is made from its options (default: the handler's DynamoDB journal). The CLI's journal is
  * always a "provided" one: the handler's `checkProvidedTable` checks that the table exists and has the journal's key
- * schema, and, when the table carries the journal tag (a `LifecycleJournal`), its deletion protection and write fence
- * as the handler does, so forged records in a look-alike table are never believed; nothing here ever creates a table (a read of a missing table must not make an empty one, which would then
+ * schema, and nothing here ever creates a table (a read of a missing table must not make an empty one, which would then
  * read as "nothing is owned").
  */
 export const journalSeams: { make: (opts: JournalOptions) => Journal } = {
@@ -91,7 +90,7 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     const notThere = (): CliError => missing(`in the local-deploy journal ${file}`, 'check --table (default: the table of the connection of the '
       + 'local-deploy state\'s resources, journalTableName or journalTable) and --state (the state the stacks were deployed with)');
     return {
-      journal: guarded(journalSeams.make({ table, endpoint: server.endpoint, sleep, provided: true, declaredIfTagged: true }),
+      journal: guarded(journalSeams.make({ table, endpoint: server.endpoint, sleep, provided: true }),
         (e) => (isMissingTable(e) ? notThere() : journalFailure(e, { what: `the lifecycle journal (${where})`, command, local: true }))),
       table,
       where,
@@ -105,7 +104,7 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     const notThere = (): CliError => missing(`at ${endpoint}`, 'check --table (default: the connection\'s journal table, journalTableName or '
       + 'journalTable) and --endpoint');
     return {
-      journal: guarded(journalSeams.make({ table, endpoint, sleep, provided: true, declaredIfTagged: true }),
+      journal: guarded(journalSeams.make({ table, endpoint, sleep, provided: true }),
         (e) => (isMissingTable(e) ? notThere() : journalFailure(e, { what: `the lifecycle journal (${where})`, command, endpoint }))),
       table,
       where,
@@ -121,7 +120,7 @@ export async function openJournal(flags: JournalFlags, command = 'dpi'): Promise
     'check --table (default: the connection\'s journal table, journalTableName or journalTable), --region and --profile (the account and '
     + 'region the stacks were deployed to)');
   return {
-    journal: guarded(journalSeams.make({ table, sleep, provided: true, declaredIfTagged: true }),
+    journal: guarded(journalSeams.make({ table, sleep, provided: true }),
       (e) => (isMissingTable(e) ? notThere() : awsFailure(e, `the lifecycle journal (${where})`, command))),
     table,
     where,
