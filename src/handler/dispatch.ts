@@ -2,11 +2,11 @@ import { ConnectionProperties } from '../contract';
 import { KIND_TYPES } from '../kinds';
 import { HandlerError, reasonOf } from './errors';
 import { checkJournalMove } from './journal-move';
-import { MISSING_JOURNAL_TABLE } from './journal-provided';
+import { MissingJournalTableError } from './journal-provided';
 import { eventHooks } from './kind-events';
-import { withResourceLease } from './lease';
+import { CANCELLED_CREATE_GRACE_ROUNDS, inventedDelete, LEASE_WORK_RESERVE_MS, withResourceLease } from './lease';
 import { log, logEvent } from './log';
-import { environmentFor, runtimeFor } from './runtime';
+import { environmentFor, now, runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
 /** The event hooks of the registry's kinds (src/kinds/registry/lambda.ts, src/handler/kind-events.ts); undefined for any other type. */
@@ -14,11 +14,6 @@ const hooksFor = eventHooks;
 
 function connectionOf(event: CfnEvent): ConnectionProperties {
   return event.ResourceProperties?.Connection as ConnectionProperties;
-}
-
-/** Whether `e` says the journal table does not exist (a supplied or declared table the handler never creates). */
-function isMissingJournal(e: unknown): boolean {
-  return e instanceof HandlerError && e.message.includes(MISSING_JOURNAL_TABLE);
 }
 
 /** Runs `fn`; a failure becomes one short, scrubbed sentence (the reason CloudFormation shows). */
@@ -45,20 +40,35 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
       throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
     }
     const rt = runtimeFor(connectionOf(event), context, environmentFor(event));
-    try {
+    let started = false;
+    const run = async (): Promise<OnEventResult> => {
       // Read-only, and before the lease: a refused move creates no table.
       const unproven = await checkJournalMove(event, rt);
       // One invocation at a time per resource: a duplicate delivery waits, a cancellation Delete runs after the Create.
-      return await withResourceLease(event, rt, async (lease) =>
-        fn(event, { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) }));
-    } catch (e) {
-      if (event.RequestType !== 'Delete' || !isMissingJournal(e)) throw e;
-      // Every Create takes its lease in the journal table before any service call, so with no table no Create of this
-      // resource made anything: a Delete (a rollback's cancellation Delete of a stack deployed before its journal)
-      // has nothing to end. Failing it would only leave the stack in ROLLBACK_FAILED / DELETE_FAILED.
-      const msg = 'Delete: the lifecycle journal table does not exist, so no Create of this resource made anything; nothing ended';
-      log({ msg, level: 'WARNING', LogicalResourceId: event.LogicalResourceId, PhysicalResourceId: event.PhysicalResourceId, reason: reasonOf(e) });
-      return { PhysicalResourceId: event.PhysicalResourceId ?? event.RequestId };
+      return withResourceLease(event, rt, async (lease) => {
+        started = true;
+        return fn(event, { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) });
+      });
+    };
+    for (let round = 0; ; round++) {
+      try {
+        return await run();
+      } catch (e) {
+        // Only a cancellation Delete (the physical ID CloudFormation invents for a Create it stopped waiting for) whose
+        // journal table does not exist, before anything of it ran: every Create takes its lease in the table before any
+        // service call, so with no table no Create of this resource made anything. A Delete of a resource that was
+        // made (a service ID) still fails: its journal is gone, and only a visible failure says so.
+        if (started || !inventedDelete(event) || !(e instanceof MissingJournalTableError)) throw e;
+        // The table may be on its way (its stack deploying now; DynamoDB may not describe a new table at once), and
+        // the cancelled Create with it: look again for the lease's grace period before answering.
+        if (round < CANCELLED_CREATE_GRACE_ROUNDS && now() + LEASE_WORK_RESERVE_MS < rt.deadline) {
+          await rt.sleep(1_000);
+          continue;
+        }
+        const msg = 'cancellation Delete: the lifecycle journal table does not exist, so no Create of this resource made anything; nothing ended';
+        log({ msg, level: 'WARNING', LogicalResourceId: event.LogicalResourceId, PhysicalResourceId: event.PhysicalResourceId, reason: reasonOf(e) });
+        return { PhysicalResourceId: event.PhysicalResourceId ?? event.RequestId };
+      }
     }
   });
 }

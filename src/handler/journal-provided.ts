@@ -16,6 +16,9 @@ export { PROVIDED_JOURNAL_TABLES_ENV } from '../contract';
 /** The words of the error for a journal table that does not exist (the CLI recognizes it: src/cli/commands/journal-access.ts). */
 export const MISSING_JOURNAL_TABLE = 'does not exist; the handler creates no table the app did not ask it to create';
 
+/** The journal table does not exist (a supplied or declared table, which the handler never creates). */
+export class MissingJournalTableError extends HandlerError {}
+
 /** The key schema the journal needs: partition key `pk` and sort key `sk`, both strings. */
 export const JOURNAL_KEY_SCHEMA = 'partition key pk (String) and sort key sk (String)';
 
@@ -96,7 +99,7 @@ export async function checkProvidedTable(client: ddb.DynamoDBClient, table: stri
     t = await describe();
   }
   if (t === undefined) {
-    throw new HandlerError(`the lifecycle journal table ${table} ${MISSING_JOURNAL_TABLE} `
+    throw new MissingJournalTableError(`the lifecycle journal table ${table} ${MISSING_JOURNAL_TABLE} `
       + `(the connection's ${declared ? 'journal' : 'journalTable'}): deploy the journal (LifecycleJournal, or a table with ${JOURNAL_KEY_SCHEMA}) before the resources that use it`);
   }
   if (!usable(t)) {

@@ -3,10 +3,12 @@
  * creates it, and refuses one with the wrong key schema, naming the table.
  */
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { INVENTED } from './delivery-helpers';
 import { HandlerHarness } from './helpers';
 import { CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
 import { journalMode, PROVIDED_JOURNAL_TABLES_ENV, providedJournalTables } from '../../src/handler/journal-provided';
+import { CANCELLED_CREATE_GRACE_ROUNDS } from '../../src/handler/lease';
 import { ResourceTypes } from '../../src/kinds';
 
 const SUBSCRIPTION = {
@@ -83,17 +85,51 @@ describe('a supplied journal table', () => {
     expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
   });
 
-  test('a Delete when it is missing (a cancellation Delete of a stack deployed before its journal) answers success, ends nothing and makes no table', async () => {
+  test('a cancellation Delete when it is missing (a stack deployed before its journal) looks again for a while, then answers success, ends nothing and makes no table', async () => {
     process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
     const before = await tables();
-    // The invented ID names a subscription no stack made: with no journal there is no claim, so nothing is ended.
-    const out = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', SUBSCRIPTION, { PhysicalResourceId: '8601' }));
-    expect(out.PhysicalResourceId).toBe('8601');
-    expect(h.state().subscriptions.find((s: { id: number }) => s.id === 8601)?.status).toBe('active');
+    const slept = h.slept.length;
+    const out = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', SUBSCRIPTION, { PhysicalResourceId: INVENTED }));
+    expect(out.PhysicalResourceId).toBe(INVENTED);
+    // The lease's grace for a cancelled Create on its way: the table is looked for again each second.
+    expect(h.slept.slice(slept).filter((ms) => ms === 1_000)).toHaveLength(CANCELLED_CREATE_GRACE_ROUNDS);
     expect(await tables()).toEqual(before);
     expect(await tables()).not.toContain(h.journalTable);
+    expect(h.state().subscriptions.filter((s: { id: number }) => s.id >= 9001)).toEqual([]);
     // A Create still fails: it needs the journal before any service call.
     expect((await create()).ok).toBe(false);
+  });
+
+  test('a Delete of a made record (a service ID) whose table is missing fails visibly, and ends nothing', async () => {
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    let reason = '';
+    try {
+      await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', SUBSCRIPTION, { PhysicalResourceId: '8601' }));
+    } catch (e) {
+      reason = (e as Error).message;
+    }
+    expect(reason).toContain(`the lifecycle journal table ${h.journalTable} does not exist`);
+    expect(h.state().subscriptions.find((s: { id: number }) => s.id === 8601)?.status).toBe('active');
+  });
+
+  test('a cancellation Delete whose table appears during the grace (its stack deploying now) runs as a Delete does', async () => {
+    process.env[PROVIDED_JOURNAL_TABLES_ENV] = h.journalTable;
+    let made = false;
+    h.onSleep = async (ms) => {
+      if (ms === 1_000 && !made) {
+        made = true;
+        await createTable(h.journalTable, 'pk', 'sk');
+      }
+    };
+    try {
+      const out = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', SUBSCRIPTION, { PhysicalResourceId: INVENTED }));
+      expect(out.PhysicalResourceId).toBe(INVENTED);
+    } finally {
+      h.onSleep = undefined;
+    }
+    // It ran with the journal: its lease is in the table.
+    const items = (await client.send(new ScanCommand({ TableName: h.journalTable }))).Items ?? [];
+    expect(items.map((i) => i.pk.S)).toContain('lease#HandlerTest/Resource');
   });
 
   test('with another key schema: refused, naming the table, its keys and the keys the journal needs', async () => {
