@@ -1,8 +1,9 @@
-import { CfnOutput, CfnResource, CustomResource, NestedStack, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, CfnResource, CustomResource, NestedStack, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { addFleetAlarms, NotificationPipelineFleetAlarmOptions } from './fleet-alarms';
 import { fleetBucketOf } from './fleet-hash';
+import { pipelinesPerWave, planWaves } from './fleet-waves';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { AccountType, NotificationType, PartialFailure } from './notification-type';
 import { stackResourceLimit } from './resource-limit';
@@ -202,6 +203,15 @@ export class NotificationPipelineFleet extends Construct {
   /** The number of nested stacks the identities are spread over (those with no identity are not created). */
   public readonly nestedStackCount: number;
 
+  /**
+   * The waves the fleet deploys in: the nested stacks of each wave wait for those of the wave before (a destroy runs
+   * them in reverse), so that each wave's pipeline Creates make their calls within one handler invocation at the
+   * service's rate limit (`ProviderOptions.rateLimitRequests` per `rateLimitWindow`, the handler's `timeout`). 1 for a
+   * fleet that fits one wave (no dependency between its nested stacks), and without a shared budget
+   * (`rateLimitRequests: 0`).
+   */
+  public readonly deployWaves: number;
+
   private readonly byIdentity = new Map<number, NotificationPipeline>();
   private readonly stacks = new Map<number, NestedStack>();
 
@@ -281,6 +291,36 @@ export class NotificationPipelineFleet extends Construct {
       cfn.addPropertyOverride('JournalKey', `${parent.stackName}/${nested.node.path.slice(parent.node.path.length + 1)}/${pipeline.node.id}`);
       this.byIdentity.set(identity.remoteIdentityId, pipeline);
     }
+    this.deployWaves = this.chainWaves(props.connection);
+  }
+
+  private chainWaves(connection: ServiceConnection): number {
+    const perWave = pipelinesPerWave(connection.providerOptions);
+    if (perWave === undefined) return 1;
+    const counts = new Map([...this.stacks.keys()].map((index) => [index, 0]));
+    for (const id of this.byIdentity.keys()) {
+      const index = fleetBucketOf(id, this.nestedStackCount);
+      counts.set(index, (counts.get(index) ?? 0) + 1);
+    }
+    const { waves, tooLarge } = planWaves(counts, perWave);
+    if (tooLarge.length > 0) {
+      const [index] = tooLarge;
+      throw invalid(this, 'nestedStackCount', this.nestedStackCount, `puts ${counts.get(index)} pipelines in nested stack ${index}, more than one `
+        + `deploy wave holds (${perWave}: the service calls that fit one handler invocation at the provider's rate limit)`,
+      'raise nestedStackCount so that each nested stack holds fewer pipelines, or raise the provider\'s timeout or rateLimitRequests if your '
+        + 'service account allows more');
+    }
+    for (let w = 1; w < waves.length; w++) {
+      for (const index of waves[w]) {
+        const resource = this.stacks.get(index)!.nestedStackResource!;
+        for (const before of waves[w - 1]) resource.addResourceDependency(this.stacks.get(before)!.nestedStackResource!);
+      }
+    }
+    if (waves.length > 1) {
+      Annotations.of(this).addInfo(`${this.byIdentity.size} pipelines deploy in ${waves.length} waves of at most ${perWave} (nested stacks `
+        + `${waves.map((w) => w.join('+')).join(', then ')}): at the provider's rate limit a wave's calls fit one handler invocation`);
+    }
+    return waves.length;
   }
 
   /** The pipelines, by ascending remote identity ID. */

@@ -4,7 +4,7 @@
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import {
-  AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType, ServiceConnection, Subscription,
+  AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType, ProviderOptions, ServiceConnection, Subscription,
 } from '../../src';
 
 /** What the tiny app declares. */
@@ -19,12 +19,14 @@ export interface TinyAppOptions {
 }
 
 /** A test stack in account 123456789012 / us-east-1 with the connection and pipeline roles every local app shares. */
-export function connectedStack(app: App, id: string): { stack: Stack; connection: ServiceConnection; roles: NotificationPipelineRoles } {
+export function connectedStack(app: App, id: string, provider?: ProviderOptions):
+{ stack: Stack; connection: ServiceConnection; roles: NotificationPipelineRoles } {
   const stack = new Stack(app, id, { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
     journalTableName: 'dpi-lifecycle-journal',
+    provider,
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });
   return { stack, connection, roles };

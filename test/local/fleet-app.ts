@@ -3,7 +3,7 @@
  */
 import { App, Stack } from 'aws-cdk-lib';
 import { connectedStack } from './apps';
-import { AccountType, NotificationPipelineFleet, NotificationType } from '../../src';
+import { AccountType, NotificationPipelineFleet, NotificationType, ProviderOptions } from '../../src';
 
 /** What the fleet app declares. */
 export interface FleetAppOptions {
@@ -15,12 +15,14 @@ export interface FleetAppOptions {
   readonly types?: string[];
   /** App context (e.g. `aws:cdk:enable-asset-metadata`, which the cdk CLI sets). @default none */
   readonly context?: Record<string, unknown>;
+  /** The connection's provider options (e.g. the rate limit that decides the deploy waves). @default none */
+  readonly provider?: ProviderOptions;
 }
 
 /** Synthesizes the fleet app (stack `Fleet`, fleet `Sellers`) into `outdir`; returns the nested stacks' construct paths by identity. */
 export function synthFleetApp(outdir: string, o: FleetAppOptions): Map<number, string> {
   const app = new App({ outdir, context: o.context });
-  const { stack, connection, roles } = connectedStack(app, 'Fleet');
+  const { stack, connection, roles } = connectedStack(app, 'Fleet', o.provider);
   const types = (o.types ?? ['ORDER_CHANGE']).map((t) => NotificationType.of(t));
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {
     connection,
