@@ -275,6 +275,10 @@ export class HttpCore {
           ? `${spec.method} ${errPath} failed: deadline reached before the request was sent`
           : `${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s); ${lastText()}`, { retryable: true });
       }
+      // The token first: its exchange is a request with a turn of its own, which must not come between this
+      // request's turn and its send.
+      let token: string | undefined;
+      if (useAuth) token = await this.token();
       if (s.budget) {
         // The request's turn in the budget shared with the other clients of the address (every attempt counts).
         const clock = Math.max(Date.now(), started + waitedMs);
@@ -290,9 +294,11 @@ export class HttpCore {
           waitedMs += turn;
           await s.sleep(turn);
         }
+        if (s.deadline !== undefined && Math.max(Date.now(), started + waitedMs) >= s.deadline) {
+          throw fail(`${spec.method} ${errPath} failed: deadline reached ${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`} `
+            + '(while taking its turn in the request budget)' + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+        }
       }
-      let token: string | undefined;
-      if (useAuth) token = await this.token();
       attempt++;
       const headers: Record<string, string> = { Accept: 'application/json' };
       if (token) headers.Authorization = `Bearer ${token}`;

@@ -18,7 +18,8 @@
  * - creates locks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `lock`, attributes `member` and
  *   `startedAt`: the one creating call of that kind whose outcome is not recorded yet, so that the resolution of a lost
  *   answer never meets what a concurrent create of the same kind made;
- * - the request budget: `pk` = `budget#<service address>`, `sk` = `budget`, attribute `next` (rate-budget.ts).
+ * - the request budget: `pk` = `budget#<service address>` (`sk` = `counter`) and `budget#<service address>#<slot>`
+ *   (`sk` = `slot`) (rate-budget.ts).
  */
 import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';

@@ -6,16 +6,19 @@
  * of each finding it by 429s and waiting out the vendor's doubling. The schedule is src/client/budget.ts's: `limit`
  * slots, each used at most once per window.
  *
- * Items (`pk` = `budget#<service address>`): `sk` = `counter`, attributes `n` (tickets handed out) and `holdUntil`
- * (the end of the last 429's wait); `sk` = `slot#<i>`, attributes `ticket` (the last ticket that took it) and `sentAt`
- * (when that ticket's request goes). A reservation is an atomic `ADD n` on the counter (its ticket `k`, and the hold),
- * a read of slot `k mod limit`, and a write of it conditional on the ticket: no read-modify-write loop on one hot item,
- * so hundreds of containers reserving at once each get a turn at once. Ticket `k` waits until ticket `k - limit` has
+ * Items: the counter (`pk` = `budget#<service address>`, `sk` = `counter`; `n`, the tickets handed out, and
+ * `holdUntil`, the end of the last 429's wait) and one item per slot (`pk` = `budget#<service address>#<i>`, `sk` =
+ * `slot`; `ticket`, the last ticket that took it, and `sentAt`, when that ticket's request goes), each slot in a
+ * partition of its own. A reservation is an atomic `ADD n` on the counter (its ticket `k`, and the hold), a read of
+ * slot `k mod limit`, and a write of it conditional on the ticket read: no read-modify-write loop on one hot item, so
+ * hundreds of containers reserving at once each get a turn at once. Ticket `k` waits until ticket `k - limit` has
  * written the slot (a reservation in flight elsewhere, milliseconds); one that never does (its container stopped in
- * between) is taken over after a few seconds as if it had sent at that moment.
+ * between) is taken over after a few seconds as if it had sent at that moment. Values no honest writer leaves (a
+ * ticket of another counter, a turn or hold far ahead) are overwritten, never obeyed; delete every `budget#` item of
+ * the table to start the budget afresh.
  *
- * The budget never fails a deploy: when its table cannot be used it says so once per container and the client paces
- * itself by the service's 429s alone, as it did without a budget.
+ * The budget never fails a deploy: when its table cannot be used it says so (once per table and reason in a container)
+ * and the client paces itself by the service's 429s alone, as it did without a budget.
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { BudgetPace, parseBudget, RequestBudget, turnOf } from '../client/budget';
@@ -36,7 +39,13 @@ export function budgetPaceOf(env: JournalEnvironment): BudgetPace | undefined {
   }
 }
 
-let warned = false;
+const warned = new Set<string>();
+
+
+/** The furthest ahead an honest reservation can put a slot's turn: a Lambda's longest run (15 minutes). */
+const LONGEST_TURN_MS = 15 * 60_000;
+/** The longest hold an honest 429 sets: the client's longest rate-limit wait (5 minutes) and a margin. */
+const LONGEST_HOLD_MS = 6 * 60_000;
 
 /** How long a ticket waits for its slot's previous ticket to write it before taking it over (real time). */
 export const PREDECESSOR_WAIT_MS = 5_000;
@@ -50,19 +59,24 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPace): RequestBudget {
   const { client: c, table, sdk: m, run } = openJournalTable(opts);
   const clock = opts.now ?? Date.now;
-  const pk: ddb.AttributeValue = { S: `${BUDGET_PREFIX}${scope}` };
-  const counter = { pk, sk: { S: 'counter' } };
+  const base = `${BUDGET_PREFIX}${scope}`;
+  const counter = { pk: { S: base }, sk: { S: 'counter' } };
   const N = (v: number): ddb.AttributeValue => ({ N: String(Math.round(v)) });
-  const num = (v: ddb.AttributeValue | undefined): number | undefined => (v?.N === undefined ? undefined : Number(v.N));
+  const num = (v: ddb.AttributeValue | undefined): number | undefined => {
+    const x = v?.N === undefined ? undefined : Number(v.N);
+    return x !== undefined && Number.isSafeInteger(x) ? x : undefined;
+  };
   const failOpen = (e: unknown): number => {
-    if (!warned) {
-      warned = true;
-      log({ level: 'WARNING', msg: 'the request budget could not be used; the client paces itself by 429s only', error: (e as Error).message });
+    const reason = (e as Error).message;
+    if (!warned.has(`${table}|${reason}`)) {
+      warned.add(`${table}|${reason}`);
+      log({ level: 'WARNING', msg: 'the request budget could not be used; the client paces itself by 429s only', table, error: reason });
     }
     return 0;
   };
-  const take = async (maxWaitMs: number, depth = 0): Promise<number | { tooLongMs: number }> => {
-    if (depth > 5) throw new Error('the request budget\'s slots kept being taken over');
+  /** One reservation; `until` is the absolute time past which the caller cannot send. */
+  const take = async (until: number, depth: number): Promise<number | { tooLongMs: number }> => {
+    if (depth > 5) throw new Error('the request budget\'s slots kept being taken by other tickets');
     const ticketed = await c.send(new m.UpdateItemCommand({
       TableName: table,
       Key: counter,
@@ -71,46 +85,58 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
       ExpressionAttributeValues: { ':one': N(1) },
       ReturnValues: 'ALL_NEW',
     }));
-    const k = (num(ticketed.Attributes?.n) ?? 1) - 1;
-    const hold = num(ticketed.Attributes?.holdUntil) ?? 0;
-    const key = { pk, sk: { S: `slot#${k % pace.limit}` } };
+    const n = num(ticketed.Attributes?.n);
+    if (n === undefined || n < 1) throw new Error('the request budget\'s counter is not a ticket count (delete the table\'s budget# items)');
+    const k = n - 1;
+    const held = num(ticketed.Attributes?.holdUntil) ?? 0;
+    const key = { pk: { S: `${base}#${k % pace.limit}` }, sk: { S: 'slot' } };
     const previous = k - pace.limit;
-    const since = Date.now();
+    const since = Date.now(); // the wait for the previous ticket is in real time
+    let conflicts = 0;
     for (;;) {
       const slot = (await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
-      const last = num(slot?.ticket) ?? -1;
-      if (last > k) return take(maxWaitMs, depth + 1); // a later ticket took the slot over: this one's turn is gone, take another
-      const recorded = last >= previous;
-      if (!recorded && previous >= 0 && Date.now() - since < PREDECESSOR_WAIT_MS) {
+      const now = clock();
+      const last = num(slot?.ticket);
+      // A ticket of this slot's chain that this counter handed out: its own (k - limit, k - 2 limit, ...) or a later one.
+      const ours = last !== undefined && last % pace.limit === k % pace.limit && last < n + pace.limit;
+      if (ours && last > k) return take(until, depth + 1); // a later ticket took the slot over: take another turn
+      const recorded = ours && last >= previous;
+      const waitFor = Math.min(PREDECESSOR_WAIT_MS, until - now - 1_000);
+      if (!recorded && (ours || slot === undefined) && previous >= 0 && Date.now() - since < waitFor) {
         await pause(POLL_MS);
         continue;
       }
-      const now = clock();
-      // The slot's previous request, or, when its ticket never wrote the slot, one sent now (the cautious guess).
-      const lastSentAt = recorded ? num(slot?.sentAt) : previous >= 0 ? now : undefined;
-      const turn = turnOf(pace, now, lastSentAt, hold);
-      const wait = Math.max(0, Math.round(turn - now));
-      const sending = wait <= maxWaitMs;
+      // The slot's previous request; a ticket that never wrote it, or one of another counter, as if it went now.
+      const sentAt = num(slot?.sentAt);
+      const recordedAt = recorded ? (sentAt ?? now) : slot !== undefined || previous >= 0 ? now : undefined;
+      // No honest writer leaves a turn further ahead than the longest Lambda, nor a hold longer than the longest
+      // 429 wait: values past those (a damaged or planted item) count as "now", so no turn waits more than a window.
+      const lastSentAt = recordedAt !== undefined && recordedAt > now + LONGEST_TURN_MS ? now : recordedAt;
+      const turn = turnOf(pace, now, lastSentAt, held > now + LONGEST_HOLD_MS ? now : held);
+      const sending = turn <= until;
       try {
         await c.send(new m.PutItemCommand({
           TableName: table,
-          // A ticket that does not send leaves the slot's time as it was, so the next ticket of the slot is not held.
+          // A ticket that does not send leaves the slot's time as it was (bounded above), so the next one is not held.
           Item: { ...key, ticket: N(k), sentAt: N(sending ? turn : (lastSentAt ?? 0)) },
-          ConditionExpression: 'attribute_not_exists(#t) OR #t < :k',
+          // On the ticket read: a slot written meanwhile (its slow previous ticket, another taker) is read again.
+          ConditionExpression: slot?.ticket === undefined ? 'attribute_not_exists(#t)' : '#t = :last',
           ExpressionAttributeNames: { '#t': 'ticket' },
-          ExpressionAttributeValues: { ':k': N(k) },
+          ...(slot?.ticket === undefined ? {} : { ExpressionAttributeValues: { ':last': slot.ticket } }),
         }));
       } catch (e) {
         if (!conditionFailed(e)) throw e;
-        return take(maxWaitMs, depth + 1);
+        if (++conflicts > 20) throw new Error('the request budget\'s slot kept changing under this reservation');
+        continue;
       }
-      return sending ? wait : { tooLongMs: wait };
+      return sending ? Math.max(0, Math.round(turn - now)) : { tooLongMs: Math.round(turn - now) };
     }
   };
   return {
     reserve: async (maxWaitMs) => {
+      const until = clock() + maxWaitMs;
       try {
-        return await run(() => take(maxWaitMs));
+        return await run(() => take(until, 0));
       } catch (e) {
         return failOpen(e);
       }
@@ -123,9 +149,10 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
               TableName: table,
               Key: counter,
               UpdateExpression: 'SET #h = :t',
-              ConditionExpression: 'attribute_not_exists(#h) OR #h < :t',
+              // A hold past what an honest 429 sets (a planted one) is replaced, never kept.
+              ConditionExpression: 'attribute_not_exists(#h) OR #h < :t OR #h > :far',
               ExpressionAttributeNames: { '#h': 'holdUntil' },
-              ExpressionAttributeValues: { ':t': N(untilMs) },
+              ExpressionAttributeValues: { ':t': N(untilMs), ':far': N(clock() + LONGEST_HOLD_MS) },
             }));
           } catch (e) {
             if (!conditionFailed(e)) throw e;

@@ -78,6 +78,8 @@ export abstract class RunnerInvoke extends RunnerBase {
    */
   protected containerEnvironment(event: CfnEvent): Record<string, string> {
     const env = this.environmentFor(event);
+    // A scheduled function (a monitor: no CloudFormation event) has no budget in the cloud: its role cannot write the journal.
+    if (event.RequestType === undefined) return env;
     // An event bound from what the state recorded (the app no longer resolves its function) has the app's setting.
     const set = env[REQUEST_BUDGET_ENV] ?? this.recordedBudget(event);
     // A running emulator's limit is its own (the template's stands); a budget the app turned off stays off.

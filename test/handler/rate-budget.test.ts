@@ -80,6 +80,33 @@ test('a ticket whose slot\'s previous ticket never wrote it (its container stopp
   expect(Date.now() - started).toBeGreaterThanOrEqual(PREDECESSOR_WAIT_MS - 100);
 });
 
+test('planted items (a hold in the year 3000, a slot\'s turn far ahead) hold no turn longer than one window and its margin', async () => {
+  const pace = paceOf(1, 10_000);
+  const now = 3_000_000;
+  const c = new DynamoDBClient({ endpoint: journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const pk = { S: 'budget#https://api.example.com' };
+  await c.send(new UpdateItemCommand({
+    TableName: table,
+    Key: { pk, sk: { S: 'counter' } },
+    UpdateExpression: 'SET n = :n, holdUntil = :h',
+    ExpressionAttributeValues: { ':n': { N: '1' }, ':h': { N: String(Date.parse('3000-01-01')) } },
+  }));
+  await c.send(new UpdateItemCommand({
+    TableName: table,
+    Key: { pk: { S: 'budget#https://api.example.com#0' }, sk: { S: 'slot' } },
+    UpdateExpression: 'SET ticket = :t, sentAt = :s',
+    ExpressionAttributeValues: { ':t': { N: '0' }, ':s': { N: String(Date.parse('3000-01-01')) } },
+  }));
+  c.destroy();
+  const b = dynamoBudget({ table, endpoint: journal.endpoint, sleep, environment: env(), now: () => now }, 'https://api.example.com', pace);
+  const started = Date.now();
+  expect(await b.reserve(Infinity)).toBe(10_000 + BUDGET_MARGIN_MS);
+  // The planted slot is taken as it is (its ticket is the previous one): no wait for a ticket that never writes.
+  expect(Date.now() - started).toBeLessThan(PREDECESSOR_WAIT_MS);
+  // The next request of the one slot goes a window after that turn, not after the planted one.
+  expect(await b.reserve(Infinity)).toBe(2 * (10_000 + BUDGET_MARGIN_MS));
+});
+
 test('the budget\'s item is not a journal record, and a budget whose table is missing fails open (no wait) with one warning', async () => {
   const opts = { table, endpoint: journal.endpoint, sleep, environment: env() };
   await dynamoBudget(opts, 'https://api.example.com', paceOf(100, 10_000)).reserve(Infinity);
