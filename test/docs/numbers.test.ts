@@ -11,8 +11,9 @@ import {
 } from '../../src';
 
 /**
- * Every number README.md and docs/constructs.md state about what the constructs synthesize (functions, resources,
- * alarms, stacks, nested stacks) is measured here on the app the statement is about. The number is read from the doc
+ * Every number README.md, docs/constructs.md, docs/fleets.md, docs/handler.md and docs/operations.md state about what
+ * the constructs synthesize (functions, resources, alarms, stacks, nested stacks) is measured here on the app the
+ * statement is about. The number is read from the doc
  * text, so changing the doc or the constructs without the other fails the test. (The alarm count and cost table of
  * docs/constructs.md is checked the same way by test/constructs/fleet-alarm-counts.test.ts.)
  */
@@ -90,10 +91,10 @@ describe('functions per stack', () => {
     expect(count(withHistory, FUNCTION)).toBe(withHistoryFns);
   });
 
-  test('README: the handler and the framework function, N more with a HistoryRequest; the example app\'s total', () => {
-    const [fns] = stated('README.md', 'behind one framework Lambda — # functions however many pipelines and subscriptions');
-    const [more] = stated('README.md', 'adds a second provider, with a waiter: # more functions');
-    const [total, provider] = stated('README.md', 'The example app has # functions in all: those #, its consumer and the `SubscriptionMonitor`\'s');
+  test('docs/handler.md: the handler and the framework function, N more with a HistoryRequest; the example app\'s total', () => {
+    const [fns] = stated('docs/handler.md', 'behind one framework Lambda — # functions however many pipelines and subscriptions');
+    const [more] = stated('docs/handler.md', 'adds a second provider, with a waiter: # more functions');
+    const [total, provider] = stated('docs/handler.md', 'The example app has # functions in all: those #, its consumer and the `SubscriptionMonitor`\'s');
     expect(count(plain, FUNCTION)).toBe(fns);
     expect(count(withHistory, FUNCTION) - count(plain, FUNCTION)).toBe(more);
     expect(provider).toBe(fns + more);
@@ -122,9 +123,9 @@ describe('functions per stack', () => {
   });
 });
 
-describe('SubscriptionMonitor alarms (README)', () => {
+describe('SubscriptionMonitor alarms (docs/operations.md)', () => {
   test('N alarms per subscription and one on the function\'s own errors', () => {
-    const [perSubscription, ownErrors] = stated('README.md', 'Each subscription gets # alarms \\(any record in ERROR, freshness over the threshold, the monitor failing twice\\), the function # on its own errors');
+    const [perSubscription, ownErrors] = stated('docs/operations.md', 'Each subscription gets # alarms \\(any record in ERROR, freshness over the threshold, the monitor failing twice\\), the function # on its own errors');
     const b = base();
     const monitor = new SubscriptionMonitor(b.stack, 'Monitor', { connection: b.connection });
     expect(count(b.stack, ALARM)).toBe(ownErrors);
@@ -136,10 +137,10 @@ describe('SubscriptionMonitor alarms (README)', () => {
 });
 
 describe('resources per stack and per nested stack', () => {
-  test('README and docs/constructs.md: at most N pipelines in a stack with the provider and the roles; the message past it', () => {
-    const [fit] = stated('README.md', 'One stack holds at most # `NotificationPipeline`s next to the provider and the roles');
+  test('docs/fleets.md and docs/constructs.md: at most N pipelines in a stack with the provider and the roles; the message past it', () => {
+    const [fit] = stated('docs/fleets.md', 'One stack holds at most # `NotificationPipeline`s next to the provider and the roles');
     const [fitConstructs] = stated('docs/constructs.md', 'With the provider and the roles, # pipelines fit in one stack');
-    const [resources, limit, pipelines, pipelineResources, others, fitMessage] = stated('README.md',
+    const [resources, limit, pipelines, pipelineResources, others, fitMessage] = stated('docs/fleets.md',
       'MyStack: the stack has # resources, more than CloudFormation\'s limit of #, with # NotificationPipelines \\(# resources\\) and # other resources: at most # pipelines fit in this stack');
     expect(fitConstructs).toBe(fit);
     expect(fitMessage).toBe(fit);
@@ -160,8 +161,8 @@ describe('resources per stack and per nested stack', () => {
       + `with ${pipelines} NotificationPipelines (${pipelineResources} resources) and ${others} other resources: at most ${fit} pipelines fit in this stack`);
   }, 120_000);
 
-  test('README and docs/constructs.md: a pipeline costs one resource in its nested stack, N more with addAlarms()', () => {
-    const [one, alarmsMore] = stated('README.md', 'A pipeline costs # resource in its nested stack \\(`addAlarms\\(\\)` # more\\)');
+  test('docs/fleets.md and docs/constructs.md: a pipeline costs one resource in its nested stack, N more with addAlarms()', () => {
+    const [one, alarmsMore] = stated('docs/fleets.md', 'A pipeline costs # resource in its nested stack \\(`addAlarms\\(\\)` # more\\)');
     const [oneConstructs, withAlarms] = stated('docs/constructs.md', 'what one pipeline costs there: # resource, # with `addAlarms\\(\\)`');
     expect(oneConstructs).toBe(one);
     expect(withAlarms).toBe(one + alarmsMore);
@@ -178,9 +179,9 @@ describe('resources per stack and per nested stack', () => {
     expect(c.node.findAll().filter((x) => CfnResource.isCfnResource(x) && x.cfnResourceType === ALARM)).toHaveLength(0);
   });
 
-  test('README: N nested stacks by default; room for about 4,000 pipelines without alarms', () => {
-    const [nested] = stated('README.md', 'Each identity goes to one of `nestedStackCount` nested stacks \\(default #\\)');
-    const [defaultAgain, room] = stated('README.md', 'The default of # leaves room for about # pipelines without alarms');
+  test('docs/fleets.md: N nested stacks by default; room for about 4,000 pipelines without alarms', () => {
+    const [nested] = stated('docs/fleets.md', 'Each identity goes to one of `nestedStackCount` nested stacks \\(default #\\)');
+    const [defaultAgain, room] = stated('docs/fleets.md', 'The default of # leaves room for about # pipelines without alarms');
     expect(defaultAgain).toBe(nested);
     const b = base();
     const fleet = new NotificationPipelineFleet(b.stack, 'Fleet', { connection: b.connection, roles: b.roles, identities: range(1, 300).map(seller) });
@@ -211,10 +212,10 @@ describe('resources per stack and per nested stack', () => {
   });
 });
 
-describe('fleet alarms and functions (README)', () => {
+describe('fleet alarms and functions (docs/fleets.md)', () => {
   test('N alarms for the whole fleet; perIdentity adds three per pipeline (300 identities)', () => {
-    const [fleetAlarms] = stated('README.md', '`sellers.addAlarms\\(\\{ alarmTopic, dashboard \\}\\)` adds # alarms for the whole fleet');
-    const [perPipeline, alarms300, identities300, alarms2000, identities2000] = stated('README.md',
+    const [fleetAlarms] = stated('docs/fleets.md', '`sellers.addAlarms\\(\\{ alarmTopic, dashboard \\}\\)` adds # alarms for the whole fleet');
+    const [perPipeline, alarms300, identities300, alarms2000, identities2000] = stated('docs/fleets.md',
       '`perIdentity: true` adds each pipeline\'s own # alarms \\(# alarms for # identities, # for #\\)');
     const [fleetAlarmsConstructs] = stated('docs/constructs.md', 'fleet.addAlarms\\(\\{ alarmTopic: alerts, dashboard \\}\\); // # alarms whatever the fleet size');
     const [upTo] = stated('docs/constructs.md', 'also calls every pipeline\'s `addAlarms\\(\\)` \\(up to # alarms per identity');
@@ -231,7 +232,7 @@ describe('fleet alarms and functions (README)', () => {
   });
 
   test('a fleet of 2,000 has the same N Lambda functions as a stack with one pipeline', () => {
-    const [identities, fns] = stated('README.md', 'a fleet of # has the same # Lambda functions as a stack with one pipeline');
+    const [identities, fns] = stated('docs/fleets.md', 'a fleet of # has the same # Lambda functions as a stack with one pipeline');
     const one = base();
     new NotificationPipeline(one.stack, 'P', { connection: one.connection, roles: one.roles, ...seller(1) });
     expect(count(one.app, FUNCTION)).toBe(fns);

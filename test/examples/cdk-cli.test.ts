@@ -53,7 +53,7 @@ describe('example app with the cdk CLI', () => {
   }, 120_000);
 });
 
-describe('a fleet change with the cdk CLI, offline (README "Fleets")', () => {
+describe('a fleet change with the cdk CLI, offline (docs/fleets.md)', () => {
   // examples/fleet.ts; its import of the package resolves to src/ (scripts/package-alias.ts), as examples/cdk.json does.
   const fleetApp = 'npx ts-node --transpile-only -r ../scripts/package-alias.ts fleet.ts';
   const sellers = (ids: number[]): string => `sellers=${ids.join(',')}`;
