@@ -320,7 +320,7 @@ export class NotificationPipelineRoles extends Construct implements INotificatio
       Annotations.of(this).addWarningV2(NO_EXTERNAL_ID_WARNING, 'The management role trusts the service\'s whole account '
         + `${props.serviceAccountId} without an sts:ExternalId condition: another customer of the service who learns this role's ARN `
         + 'can have the service assume it and provision in this account (confused deputy). Set externalId when the service gives you '
-        + 'one (the unified create body has no field for it and the vendor documentation names none); see the README, "Security".');
+        + 'one (the unified create body has no field for it and the vendor documentation names none); see the README, "Security", and docs/security.md.');
     }
 
     // The compliance packs prefer managed policies: these roles are the service's, in this account only.

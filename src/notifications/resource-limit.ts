@@ -44,7 +44,7 @@ export function checkPipelineResourceLimit(pipeline: IConstruct, isPipeline: (c:
       return [`${stack.node.path}: the stack has ${total} resources, more than CloudFormation's limit of ${limit}, with `
         + `${pipelines.length} NotificationPipelines (${pipelineResources} resources) and ${others} other resources: at most ${fit} `
         + 'pipelines fit in this stack; declare the pipelines with a NotificationPipelineFleet, which spreads them over nested stacks '
-        + 'below the limit (see "Fleets" in the README)'];
+        + 'below the limit (see docs/fleets.md)'];
     },
   });
 }
