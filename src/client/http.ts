@@ -46,7 +46,8 @@ export interface DpiClientOptions {
   /** Receives one line per retry (method, path, reason, wait); never contains a token. */
   logger?: (line: string) => void;
   /**
-   * Called once before each wait caused by the service's rate limit (429) that the client starts, so a caller can say
+   * Called once before each wait caused by the service's rate limit (429) that the client starts, and before each
+   * wait of a second or more for a turn in the request `budget` (`refusals: 0`), so a caller can say
    * what it waits for. Requests of the same client (or its `withDeadline` copies) refused while that pause is in
    * progress join it without another call, so N concurrent requests make one call, not N. Never called for a 429
    * that is not waited out (budget exhausted: the call fails instead). Exceptions it throws are ignored.
@@ -76,7 +77,7 @@ export interface RateLimitWait {
   readonly path: string;
   /** How long the client waits before sending it again, in ms. */
   readonly waitMs: number;
-  /** How many 429s this call has met so far (1 for the first). */
+  /** How many 429s this call has met so far (1 for the first); 0 for a wait for its turn in the request budget. */
   readonly refusals: number;
   /** The `Retry-After` the service sent, in ms, when it sent one. */
   readonly retryAfterMs?: number;
@@ -290,6 +291,14 @@ export class HttpCore {
             + `service address gives it its turn in ${seconds(turn.tooLongMs)} s` + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
         }
         if (turn > 0) {
+          // A turn of a second or more is said, as a 429's wait is (refusals 0: nothing was refused).
+          if (turn >= 1_000 && s.onWait) {
+            try {
+              s.onWait({ method: spec.method, path: errPath, waitMs: turn, refusals: 0 });
+            } catch {
+              // A reporter never fails the call.
+            }
+          }
           rateWaitedMs += turn;
           waitedMs += turn;
           await s.sleep(turn);

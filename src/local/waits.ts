@@ -45,6 +45,10 @@ export function formatWait(ms: number): string {
 
 /** The line printed for one wait. */
 export function waitLine(e: RateLimitedEntry, done: number, total: number): string {
+  if (e.refusals === 0) {
+    return `local-deploy: requests are paced to the service's rate limit; waiting ${formatWait(e.waitMs)} before ${e.method} ${e.path} `
+      + `(${done} of ${total} resources done)`;
+  }
   const again = e.refusals > 1 ? `, refused ${e.refusals} times so far` : '';
   return `local-deploy: the service's rate limit was reached; waiting ${formatWait(e.waitMs)} before ${e.method} ${e.path} again `
     + `(${done} of ${total} resources done${again})`;

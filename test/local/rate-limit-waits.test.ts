@@ -14,6 +14,7 @@ import { formatWait, rateLimitedEntry, WaitReporter, waitLine } from '../../src/
 const BUNDLE = defaultHandlerPath();
 if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npx projen bundle' before the local-deploy tests`);
 
+const PACED_LINE = /^local-deploy: requests are paced to the service's rate limit; waiting \d+(\.\d)? s before (GET|POST|PUT|PATCH|DELETE) \/\S* \((\d+) of (\d+) resources done\)$/;
 const WAIT_LINE = /^local-deploy: the service's rate limit was reached; waiting \d+(\.\d)? s before (GET|POST|PUT|PATCH|DELETE) \/\S* again \((\d+) of (\d+) resources done(, refused \d+ times so far)?\)$/;
 
 describe('the wait line of a handler log entry', () => {
@@ -23,6 +24,11 @@ describe('the wait line of a handler log entry', () => {
     expect(rateLimitedEntry(JSON.stringify({ msg: 'retry', detail: 'rate limited' }))).toBeUndefined();
     expect(rateLimitedEntry('rate limited, not JSON')).toBeUndefined();
     expect(rateLimitedEntry(JSON.stringify({ msg: 'rate limited', method: 'GET', path: '/x', waitMs: 'soon' }))).toBeUndefined();
+  });
+
+  test('a wait for a turn of the request budget (no refusal) says it is paced, not refused', () => {
+    expect(waitLine({ msg: 'rate limited', method: 'POST', path: '/v2/sub', waitMs: 3000, refusals: 0 }, 1, 2))
+      .toBe('local-deploy: requests are paced to the service\'s rate limit; waiting 3 s before POST /v2/sub (1 of 2 resources done)');
   });
 
   test('the line says what it waits for, how long and how much is done', () => {
@@ -117,10 +123,12 @@ test('the embedded emulator takes the run\'s rate limit (dpi local-deploy --rate
   const stateFile = join(tmp.dir, 'state', 'local-state.json');
   const lines: string[] = [];
   const opts = { app, stateFile, concurrency: 1, progress: (l: string) => lines.push(l), output: () => undefined, waits: 'emulator-clock' as const };
-  // One request per 2 s: the second request of the run (a few ms after the first) is refused however slow the machine.
+  // One request per 2 s: the provider's request budget runs at the embedded emulator's limit, so the run waits for its
+  // turns (one line each) and meets no 429.
   const limited = await runLocalDeploy({ ...opts, rateLimit: { requests: 1, seconds: 2 } });
   expect(limited.success).toBe(true);
-  expect(lines.some((l) => WAIT_LINE.test(l))).toBe(true);
+  expect(lines.some((l) => PACED_LINE.test(l))).toBe(true);
+  expect(lines.filter((l) => WAIT_LINE.test(l))).toEqual([]);
   lines.length = 0;
   const destroyed = await runLocalDeploy({ ...opts, destroy: true, rateLimit: 'off' });
   expect(destroyed.success).toBe(true);
