@@ -17,6 +17,12 @@ export const SAVE_INTERVAL_MS = 500;
 /** Physical ID the CDK provider framework reports for a failed Create (its Delete is not passed to the handler). */
 export const CREATE_FAILED_MARKER = 'AWSCDK::CustomResourceProviderFramework::CREATE_FAILED';
 
+/**
+ * The embedded emulator's rate limit when the run sets none: its `DEFAULT_RATE_LIMIT` (src/emulator/core.ts; a test
+ * keeps them equal). A copy, so that the runner's bundle does not carry the emulator, which it loads only on demand.
+ */
+export const EMBEDDED_EMULATOR_RATE_LIMIT = { requests: 1000, seconds: 300 } as const;
+
 /** Rewrites every `Connection.*Url` property to the emulator's URL. */
 export function withEmulatorUrl(props: Record<string, unknown>, url: string): Record<string, unknown> {
   const c = props[CONNECTION];

@@ -4,13 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HandlerExports, REQUEST_BUDGET_ENV } from '../contract';
-import { DEFAULT_RATE_LIMIT } from '../emulator';
 import type { CfnEvent } from '../handler';
 import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResponse } from './handler';
 import { partitionOf } from './intrinsics';
 import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import { RunnerBase } from './runner-base';
-import { CREATE_FAILED_MARKER, MAX_DATA_BYTES, serviceTimedOut, serviceTimeoutSeconds, WaiterError, withEmulatorUrl } from './runner-helpers';
+import { CREATE_FAILED_MARKER, EMBEDDED_EMULATOR_RATE_LIMIT, MAX_DATA_BYTES, serviceTimedOut, serviceTimeoutSeconds, WaiterError, withEmulatorUrl } from './runner-helpers';
 import { ResourceState, StackState } from './state';
 import { LIBRARY_WAITER, WAITER_TIMED_OUT, waiterDelayMs } from './waiter';
 
@@ -84,7 +83,7 @@ export abstract class RunnerInvoke extends RunnerBase {
     const set = env[REQUEST_BUDGET_ENV] ?? this.recordedBudget(event);
     // A running emulator's limit is its own (the template's stands); a budget the app turned off stays off.
     if (this.options.emulatorUrl || set === 'off') return set === undefined ? env : { ...env, [REQUEST_BUDGET_ENV]: set };
-    const limit = this.options.rateLimit ?? DEFAULT_RATE_LIMIT;
+    const limit = this.options.rateLimit ?? EMBEDDED_EMULATOR_RATE_LIMIT;
     return { ...env, [REQUEST_BUDGET_ENV]: limit === 'off' ? 'off' : `${limit.requests}/${limit.seconds}` };
   }
 

@@ -1,5 +1,6 @@
 import { accessToken } from './helpers';
-import { parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
+import { DEFAULT_RATE_LIMIT, parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
+import { EMBEDDED_EMULATOR_RATE_LIMIT } from '../../src/local/runner-helpers';
 
 const token = (emu: RunningEmulator): Promise<string> => accessToken(emu.url);
 
@@ -42,5 +43,7 @@ describe('rate limit', () => {
     expect(parseRateLimit('off')).toBe('off');
     for (const bad of ['0/10', '10', 'x/y', '5/0', '-1/5']) expect(() => parseRateLimit(bad)).toThrow('is not N/SECONDS');
     await expect(startEmulator({ rateLimit: { requests: 0, seconds: 5 } })).rejects.toThrow('rateLimit must be');
+    // The runner's copy (its request budget for the embedded emulator) is the emulator's default.
+    expect(EMBEDDED_EMULATOR_RATE_LIMIT).toEqual(DEFAULT_RATE_LIMIT);
   });
 });
