@@ -313,7 +313,7 @@ export class NotificationPipelineFleet extends Construct {
     for (let w = 1; w < waves.length; w++) {
       for (const index of waves[w]) {
         const resource = this.stacks.get(index)!.nestedStackResource!;
-        for (const before of waves[w - 1]) resource.addResourceDependency(this.stacks.get(before)!.nestedStackResource!);
+        for (const before of waves[w - 1]) resource.node.addDependency(this.stacks.get(before)!.nestedStackResource!);
       }
     }
     if (waves.length > 1) {
