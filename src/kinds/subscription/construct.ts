@@ -191,6 +191,10 @@ export class Subscription extends Construct implements ISubscription {
       throw invalid(this, 'productId', props.productId, 'is missing', 'give the product ID (see `dpi products`)');
     }
     requirePositiveInteger(this, 'productId', props.productId);
+    if (props.productId === 107 || props.productId === 86) {
+      throw invalid(this, 'productId', props.productId, 'is a notification pipeline\'s product',
+        `declare a ${props.productId === 107 ? 'NotificationPipeline' : 'LegacyNotificationPipeline'} instead`);
+    }
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     requirePositiveInteger(this, 'remoteIdentityId', props.remoteIdentityId);
     requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);

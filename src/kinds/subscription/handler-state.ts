@@ -51,6 +51,9 @@ export function desiredOf(raw: Record<string, unknown> | undefined): Subscriptio
   };
 }
 
+/** The products whose subscriptions are notification pipelines, with the construct that manages them. */
+export const PIPELINE_PRODUCTS: ReadonlyMap<number, string> = new Map([[107, 'NotificationPipeline'], [86, 'LegacyNotificationPipeline']]);
+
 /** The product parameters the subscription should store. */
 export function wantedParams(d: SubscriptionDesired): Record<string, string> {
   const out: Record<string, string> = { ...d.params };

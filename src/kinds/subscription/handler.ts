@@ -5,7 +5,7 @@
  */
 import { adopt, release } from './handler-adoption';
 import {
-  Applied, appliedOf, checkAgainstProduct, converge, desiredOf, DONE, matchesDesired, SubscriptionDesired, SubscriptionDoc,
+  Applied, appliedOf, checkAgainstProduct, converge, desiredOf, DONE, matchesDesired, PIPELINE_PRODUCTS, SubscriptionDesired, SubscriptionDoc,
   SubscriptionRecord, wantedParams,
 } from './handler-state';
 import type { SubscriptionState } from './wire';
@@ -218,6 +218,13 @@ async function cancelPendingHistory(rt: Runtime, id: string): Promise<void> {
 export async function subscription(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
   const d = desiredOf(event.ResourceProperties);
+  const pipelineKind = PIPELINE_PRODUCTS.get(d.productId);
+  if (pipelineKind !== undefined) {
+    // A pipeline's subscription stores the metadata its unified update and delete rely on (and that an adoption takes
+    // as the pipeline's result): only the pipeline resources write it.
+    throw new HandlerError(`Subscription: product ${d.productId} is a notification pipeline's product: declare a ${pipelineKind}; a Subscription `
+      + 'could rewrite the metadata the pipeline\'s update and delete rely on; nothing was changed');
+  }
   const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
   const key = resourceKey(event);
   await undoIfCancelled(rt, key, out.PhysicalResourceId, 'sub', () => rt.journal.records<SubscriptionDoc>(key), async (r) => {
