@@ -117,6 +117,27 @@ export interface PlanInput {
    * `RetainExceptOnCreate`) the replaced record is not cleaned up.
    */
   readonly updateReplacePolicy?: string;
+  /**
+   * What the service shows of the record a Create adopts (`AdoptId`), when the caller read it: the plan then says
+   * whether the adoption changes anything, as the handler will decide it. Undefined: not read (the plan words the
+   * changes as conditional on what the deploy's reads show).
+   */
+  readonly adoption?: PlanAdoptionHint;
+}
+
+/** What the reads show of a record to adopt (see `PlanInput.adoption`). */
+export interface PlanAdoptionHint {
+  /** The subscription read (`GET /v2/sub/{id}`); undefined: it answered 404. */
+  readonly subscription?: {
+    readonly status: string;
+    readonly product?: unknown;
+    readonly remote_identity?: unknown;
+    readonly name?: unknown;
+    readonly storage_group?: unknown;
+    readonly date_start?: unknown;
+  };
+  /** Its stored parameters (the vendor's parameter read); undefined: not shown. */
+  readonly stored?: Readonly<Record<string, string>>;
 }
 
 /** What the lifecycle journal records of a deployed resource (see `PlanInput.journal`). */

@@ -72,9 +72,10 @@ export interface NotificationPipelineFleetIdentity {
    * The ID of the existing product-107 subscription of this identity's unified pipeline, to adopt it instead of
    * creating a pipeline (see `NotificationPipelineProps.existingSubscriptionId`).
    *
-   * The first deploy makes no new pipeline: it claims the subscription and the identity for this resource and sends
-   * one unified PATCH with the declared selection (types, roles, region), which the service applies in place (it
-   * may clean up and recreate the pipeline's delivery resources; see the service's unified update). An adopted
+   * The first deploy makes no new pipeline: it claims the subscription and the identity for this resource and takes
+   * the pipeline over as the service stores it, with no changing call, when its stored types, region and account are
+   * the declared ones; otherwise it fails before any change unless `rebuildOnAdoption` allows the unified update
+   * (see `NotificationPipelineProps.existingSubscriptionId`). An adopted
    * pipeline is kept and released when it leaves the app unless its `removalPolicy` is `DESTROY`. Setting it does
    * not move the identity to another nested stack (the nested stack depends on the remote identity ID only).
    * Unique across the identities (a positive integer).
@@ -82,6 +83,13 @@ export interface NotificationPipelineFleetIdentity {
    * @default - a new pipeline is created
    */
   readonly existingSubscriptionId?: number;
+
+  /**
+   * Whether adopting this identity's pipeline may rebuild it (see `NotificationPipelineProps.rebuildOnAdoption`).
+   *
+   * @default false
+   */
+  readonly rebuildOnAdoption?: boolean;
 }
 
 /** Properties of a `NotificationPipelineFleet`. */
@@ -284,6 +292,7 @@ export class NotificationPipelineFleet extends Construct {
         // An adopted pipeline existed before the fleet: RETAIN unless its own removalPolicy says otherwise.
         removalPolicy: identity.removalPolicy ?? (identity.existingSubscriptionId !== undefined ? RemovalPolicy.RETAIN : props.removalPolicy),
         existingSubscriptionId: identity.existingSubscriptionId,
+        rebuildOnAdoption: identity.rebuildOnAdoption,
       });
       // The journal key must not depend on the name CloudFormation generates for the nested stack.
       const resource = pipeline.node.findChild('Resource') as CustomResource;

@@ -75,15 +75,16 @@ describe('importModel / renderImportedStack with pipeline roles', () => {
     expect(model.pipelinePlaceholders).toEqual([]);
     const code = renderImportedStack(model, { className: 'S', module: 'm' });
     expect(code).toContain("import { AccountType, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType, ServiceConnection, Subscription } from 'm';");
-    expect(code).toContain('FIRST DEPLOY SENDS ONE UNIFIED PATCH PER');
-    expect(code).toContain('otherwise its delivery resources are cleaned up');
+    expect(code).toContain('the first deploy takes\n// each over as the service stores it, with no changing call');
+    expect(code).toContain('a pipeline changed in between fails the deploy before any change, naming the difference');
     expect(code).toContain(`    const pipelineRoles = NotificationPipelineRoles.fromRoleArns(this, 'PipelineRoles', {\n      managementRoleArn: '${ROLE}',\n`
       + `      eventBusRoleArn: '${EB_ROLE}',\n    });\n    new NotificationPipelineFleet(this, 'NotificationPipelines', {`);
     expect(code).toContain('        {\n          remoteIdentityId: 362,\n          accountType: AccountType.SELLER,\n'
       + '          notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.REPORT_PROCESSING_FINISHED],\n'
       + "          name: 'n 362',\n          deploymentRegion: 'us-west-2',\n          existingSubscriptionId: 11,\n        },");
-    // An event-bus-only selection: the PATCH recreates its delivery resources (said next to it).
-    expect(code).toContain('        { // no queue type: the PATCH cleans up and recreates its delivery resources\n          remoteIdentityId: 363,');
+    // An event-bus-only selection: a later unified PATCH recreates its delivery resources (said next to it).
+    expect(code).toContain('        { // no queue type: a later unified PATCH (a change of types, roles or region) cleans up and recreates its delivery '
+      + 'resources\n          remoteIdentityId: 363,');
     expect(code).not.toContain('notShown');
   });
 

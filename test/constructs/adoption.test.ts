@@ -30,6 +30,25 @@ describe('adoption props (existing records)', () => {
       .toThrow("MyStack/Seller: existingSubscriptionId '12.5' is not a subscription ID");
   });
 
+  test.each([[107, 'NotificationPipeline'], [86, 'LegacyNotificationPipeline']])('a Subscription of pipeline product %p is refused, naming the construct to use', (product, kind) => {
+    const f = fixture();
+    expect(() => new Subscription(f.stack, 'Pipe', { connection: f.connection, productId: product, remoteIdentityId: 362 }))
+      .toThrow(`MyStack/Pipe: productId '${product}' is a notification pipeline's product; declare a ${kind} instead`);
+  });
+
+  test('NotificationPipeline rebuildOnAdoption renders RebuildOnAdoption only when set, and only with an adoption', () => {
+    const f = fixture();
+    const r = roles(f.stack);
+    sellerPipeline(f, r, 'Asis', { existingSubscriptionId: 9200 });
+    sellerPipeline(f, r, 'Rebuilt', { existingSubscriptionId: 9201, rebuildOnAdoption: true, remoteIdentityId: 363 });
+    const t = Template.fromStack(f.stack);
+    t.hasResourceProperties('Custom::DpiNotificationPipeline', { AdoptId: '9200', RebuildOnAdoption: Match.absent() });
+    t.hasResourceProperties('Custom::DpiNotificationPipeline', { AdoptId: '9201', RebuildOnAdoption: 'true' });
+    const g = fixture();
+    expect(() => sellerPipeline(g, roles(g.stack), 'Seller', { rebuildOnAdoption: true }))
+      .toThrow("MyStack/Seller: rebuildOnAdoption 'true' applies only to an adoption; set existingSubscriptionId, or drop rebuildOnAdoption");
+  });
+
   test.each(['', 'h 1', 'a/b', 'x'.repeat(65)])('HistoryRequest existingHistoryTransactionId %p is refused', (bad) => {
     const f = fixture();
     const sub = Subscription.fromSubscriptionId(f.stack, 'Sub', '9001');

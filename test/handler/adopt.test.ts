@@ -197,10 +197,89 @@ async function handMadePipeline(types: string[] = ['ORDER_CHANGE']): Promise<str
 }
 
 describe('NotificationPipeline adoption', () => {
-  test('adopts the pipeline: the unified PATCH reconciles it (no read shows the selection) and the journal has a Create\'s record', async () => {
+  test('a pipeline the service stores as declared is adopted as it is: no changing call; the stored result serves later events', async () => {
+    const id = await handMadePipeline(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+    await h.clearRequests();
+    const props = { ...SELLER_PIPELINE, NotificationTypes: ['REPORT_PROCESSING_FINISHED', 'ORDER_CHANGE'], AdoptId: id };
+    if (TEST_READS === 'minimal') {
+      // The spec's reads show no stored parameters: adopting would send the unified PATCH blind, which needs the opt-in.
+      const reason = await h.fails(h.event(PIPE, 'Create', props));
+      expect(reason).toContain(`existingSubscriptionId ${id} (remote identity 362) was not adopted, nothing was changed`);
+      expect(reason).toContain('(not atomic); set rebuildOnAdoption: true to allow the rebuild. Why: the service\'s reads do not show the pipeline\'s '
+        + 'notificationTypes, deploymentRegion, AWS account');
+      expect(await h.changingRequests()).toEqual([]);
+      expect(await h.journalRecords()).toEqual([]);
+      expect(await h.journalOwner('identity', '362')).toBeUndefined();
+      return;
+    }
+    const before = h.state().pipelines[0];
+    const r = await h.onEvent(h.event(PIPE, 'Create', props));
+    expect(r.PhysicalResourceId).toBe(id);
+    expect(await h.changingRequests()).toEqual([]);
+    expect(r.Data!.SubscribedTypes!.split(',').sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
+    expect(r.Data!.BucketName).toBe(before.meta.s3_bucket_name);
+    expect(r.Data!.NotificationQueueArn).toBe(before.meta.s3_notification_queue_arn);
+    const rec = (await h.journalRecords())[0];
+    expect(rec).toMatchObject({ state: 'active', physicalId: id, doc: { adopted: true, result: { meta: before.meta } } });
+    expect(rec.doc.adoptionPatched).toBeUndefined();
+    expect(await h.journalOwner('identity', '362')).toBe('HandlerTest/Resource');
+    // An Update without a change sends nothing; a changed selection sends the unified PATCH, which the service applies
+    // with the stored metadata the adoption kept (its queue is kept: same account and region, a queue type remains).
+    await h.onEvent(h.event(PIPE, 'Update', props, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...props } }));
+    expect(await h.changingRequests()).toEqual([]);
+    const changed = { ...props, NotificationTypes: ['REPORT_PROCESSING_FINISHED'] };
+    const u = await h.onEvent(h.event(PIPE, 'Update', changed, { PhysicalResourceId: id, OldResourceProperties: { Connection: h.connection, ...props } }));
+    expect(await h.changingRequests()).toEqual([`PATCH /service/sp/notifications-unified/362/${id} 207`, `PATCH /v2/sub/${id} 200`]);
+    expect(u.Data!.NotificationQueueArn).toBe(before.meta.s3_notification_queue_arn);
+    expect(u.Data!.SubscribedTypes).toBe('REPORT_PROCESSING_FINISHED');
+  });
+
+  test('a pipeline that differs from the declaration is not adopted without rebuildOnAdoption: nothing changes, the difference is named', async () => {
     const id = await handMadePipeline(['ORDER_CHANGE']);
     await h.clearRequests();
-    const props = { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'], AdoptId: id };
+    const wrongRegion = await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE'], DeploymentRegion: 'us-west-2', AdoptId: id }));
+    const wrongTypes = await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'], AdoptId: id }));
+    if (TEST_READS === 'vendor') {
+      expect(wrongRegion).toContain('the pipeline the service stores differs from the declaration (deploymentRegion: the service\'s pipeline is in '
+        + 'us-east-1, the declaration has us-west-2)');
+      expect(wrongTypes).toContain('(notificationTypes: the service stores [ORDER_CHANGE], the declaration has [ORDER_CHANGE, REPORT_PROCESSING_FINISHED])');
+      expect(wrongTypes).toContain('declare what the service stores, or set rebuildOnAdoption: true');
+    } else {
+      for (const reason of [wrongRegion, wrongTypes]) expect(reason).toContain('the service\'s reads do not show the pipeline\'s notificationTypes');
+    }
+    expect(await h.changingRequests()).toEqual([]);
+    expect(await h.journalRecords()).toEqual([]);
+    expect(await h.journalOwner('sub', id)).toBeUndefined();
+  });
+
+  test('stored metadata is not taken on trust: ARNs of another account or mixed regions refuse the adoption; no Subscription may write it', async () => {
+    const forged = { s3_notification_queue_arn: 'arn:aws:sqs:us-east-1:999999999999:victim-queue', firehose_arn: 'arn:aws:firehose:us-east-1:999999999999:deliverystream/x' };
+    const mixed = { s3_notification_queue_arn: 'arn:aws:sqs:us-east-1:123456789012:q', firehose_arn: 'arn:aws:firehose:us-west-2:123456789012:deliverystream/x' };
+    const subscriptions = JSON.stringify({ ORDER_CHANGE: 'u-1' });
+    const other = await h.subscribe(107, 362, { subscriptions, meta: JSON.stringify(forged) });
+    const both = await h.subscribe(107, 363, { subscriptions, meta: JSON.stringify(mixed) });
+    await h.clearRequests();
+    const props = { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE'] };
+    const reasons = [await h.fails(h.event(PIPE, 'Create', { ...props, AdoptId: other })),
+      await h.fails(h.event(PIPE, 'Create', { ...props, RemoteIdentityId: '363', AdoptId: both }, { LogicalResourceId: 'Other' }))];
+    if (TEST_READS === 'vendor') {
+      expect(reasons[0]).toContain('AWS account: the service\'s pipeline is in 999999999999, the roles in 123456789012');
+      expect(reasons[1]).toContain('the service\'s reads do not show the pipeline\'s deploymentRegion');
+    }
+    for (const r of reasons) expect(r).toContain('nothing was changed');
+    // The provider never writes a pipeline's subscription as a plain Subscription (it could forge that metadata).
+    const asSub = await h.fails(h.event(SUB, 'Create', { ProductId: '107', RemoteIdentityId: '362', AdoptId: other }, { LogicalResourceId: 'Forger' }));
+    expect(asSub).toContain('Subscription: product 107 is a notification pipeline\'s product: declare a NotificationPipeline');
+    expect(await h.fails(h.event(SUB, 'Create', { ProductId: '86', RemoteIdentityId: '362' }, { LogicalResourceId: 'Forger2' })))
+      .toContain('declare a LegacyNotificationPipeline');
+    expect(await h.changingRequests()).toEqual([]);
+    expect(await h.journalRecords()).toEqual([]);
+  });
+
+  test('rebuildOnAdoption: the unified PATCH reconciles it and the journal has a Create\'s record', async () => {
+    const id = await handMadePipeline(['ORDER_CHANGE']);
+    await h.clearRequests();
+    const props = { ...SELLER_PIPELINE, NotificationTypes: ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'], AdoptId: id, RebuildOnAdoption: 'true' };
     const r = await h.onEvent(h.event(PIPE, 'Create', props));
     expect(r.PhysicalResourceId).toBe(id);
     expect(r.Data!.SubscribedTypes!.split(',').sort()).toEqual(['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED']);
@@ -238,7 +317,7 @@ describe('NotificationPipeline adoption', () => {
   test('a pipeline whose identity another resource manages is refused naming it; nothing changes', async () => {
     const made = await h.onEvent(h.event(PIPE, 'Create', SELLER_PIPELINE, { LogicalResourceId: 'Owner' }));
     await h.clearRequests();
-    const reason = await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: made.PhysicalResourceId }));
+    const reason = await h.fails(h.event(PIPE, 'Create', { ...SELLER_PIPELINE, AdoptId: made.PhysicalResourceId, RebuildOnAdoption: 'true' }));
     expect(reason).toContain('managed by HandlerTest/Owner');
     expect(await h.changingRequests()).toEqual([]);
   });

@@ -83,6 +83,7 @@ const KINDS: Kind[] = [
       'remoteIdentityId': [{ to: '364' }],
       'accountType': [{ to: 'vendor' }],
       'existingSubscriptionId': [{ from: { AdoptId: '9001' }, to: undefined }, { from: { AdoptId: '9001' }, to: '9002' }],
+      'rebuildOnAdoption': [{ from: { AdoptId: '9001' }, to: 'true' }],
       'notificationTypes': [{ to: ['REPORT_PROCESSING_FINISHED'] }, { to: ['ORDER_CHANGE'] }, { from: { NotificationTypes: ['ORDER_CHANGE'] }, to: ['REPORT_PROCESSING_FINISHED'] }],
       'roles.managementRoleArn': [{ to: 'arn:aws:iam::123456789012:role/other' }, { to: OTHER_ACCOUNT_ROLE }],
       'roles.eventBusRoleArn': [{ to: 'arn:aws:iam::123456789012:role/eb2' }],

@@ -122,8 +122,46 @@ describe('plan: a decisive value known only at deploy time is planned at its wor
 });
 
 describe('plan: adoption, ownership and --from', () => {
-  test('adopting a pipeline with a queue type is planned as rebuild (the worst case), with the hedged sentence', () => {
-    const props = { ...SELLER_PIPELINE, NotificationTypes: ['REPORT_PROCESSING_FINISHED'], AdoptId: '777' };
+  test('adopting a pipeline: unread, no unified PATCH unless rebuildOnAdoption; read, no change when the service stores the declaration', () => {
+    const base = { ...SELLER_PIPELINE, NotificationTypes: ['REPORT_PROCESSING_FINISHED'], AdoptId: '777' };
+    const unread = planResource({ ...at, type: ResourceTypes.NOTIFICATION_PIPELINE, newProps: base });
+    expect(unread.action).toBe('update');
+    expect(unread.calls.map((c) => `${c.method} ${c.path} ${c.when}`)).toEqual(['PATCH /v2/sub/777 only if a read shows another one']);
+    expect(text(unread)).toContain('else the deploy fails before any change (rebuildOnAdoption is not set)');
+    const meta = { s3_notification_queue_arn: 'arn:aws:sqs:us-east-1:123456789012:q', firehose_arn: 'arn:aws:firehose:us-east-1:123456789012:deliverystream/s' };
+    const stored = { subscriptions: JSON.stringify({ REPORT_PROCESSING_FINISHED: 'u-1' }), meta: JSON.stringify(meta) };
+    const subscription = { status: 'active', product: 107, remote_identity: 362 };
+    const read = (over: Record<string, unknown>, hint: object): ReturnType<typeof planResource> =>
+      planResource({ ...at, type: ResourceTypes.NOTIFICATION_PIPELINE, newProps: { ...base, ...over }, adoption: hint });
+    const same = read({}, { subscription, stored });
+    expect([same.action, same.calls, same.failure]).toEqual(['no-change', [], undefined]);
+    expect(text(same)).toContain('adopted as the service stores it: no changing call');
+    const renamed = read({ Name: 'n' }, { subscription: { ...subscription, name: 'old' }, stored });
+    expect([renamed.action, renamed.calls.map((c) => c.path)]).toEqual(['update', ['/v2/sub/777']]);
+    const otherRegion = read({ DeploymentRegion: 'us-west-2' }, { subscription, stored });
+    expect(otherRegion.failure).toContain('deploymentRegion: the service\'s pipeline is in us-east-1, the declaration has us-west-2');
+    expect(read({}, { subscription }).failure).toContain('the reads do not show its notificationTypes, deploymentRegion, AWS account');
+    expect(read({}, {}).failure).toContain('no such subscription (the service answered 404)');
+    expect(read({ RebuildOnAdoption: 'true' }, { subscription }).action).toBe('rebuild');
+  });
+
+  test('adopting a subscription, read: no change when the service has the declaration; a paused one is named as re-activated', () => {
+    const props = { ...SUB, AdoptId: '9001' };
+    const sub = { status: 'active', product: Number(SUB.ProductId), remote_identity: Number(SUB.RemoteIdentityId), name: SUB.Name };
+    const read = (hint: object): ReturnType<typeof planResource> => planResource({ ...at, type: ResourceTypes.SUBSCRIPTION, newProps: props, adoption: hint });
+    const stored = { ...SUB.ProductParameters };
+    const same = read({ subscription: sub, stored });
+    expect([same.action, same.calls, same.failure]).toEqual(['no-change', [], undefined]);
+    const paused = read({ subscription: { ...sub, status: 'paused' }, stored });
+    expect(paused.action).toBe('update');
+    expect(text(paused)).toContain('subscription 9001 is paused in the service: this deploy makes it active');
+    expect(paused.calls.map((c) => `${c.method} ${c.path} ${c.purpose}`)).toEqual(['PATCH /v2/sub/9001 set status on the adopted subscription']);
+    expect(read({ subscription: { ...sub, product: 4001 } }).failure).toContain('has product 4001');
+    expect(read({ subscription: { ...sub, status: 'invalid' } }).failure).toContain('is invalid and cannot be adopted');
+  });
+
+  test('adopting a pipeline with a queue type and rebuildOnAdoption, unread, is planned as rebuild (the worst case), with the hedged sentence', () => {
+    const props = { ...SELLER_PIPELINE, NotificationTypes: ['REPORT_PROCESSING_FINISHED'], AdoptId: '777', RebuildOnAdoption: 'true' };
     const e = planResource({ ...at, type: ResourceTypes.NOTIFICATION_PIPELINE, newProps: props });
     expect(e.action).toBe('rebuild');
     expect(e.calls.map((c) => `${c.method} ${c.path}`)).toEqual([

@@ -2,8 +2,10 @@
  * A NotificationPipelineFleet adopts existing unified pipelines (`existingSubscriptionId`): the REAL bundled handler
  * with `dpi local-deploy` against the embedded emulator, which already holds pipelines made directly through its API
  * (the unified POST and the product-107 subscription that stores its result, as the service's UI would). The deploy
- * makes no creating call and exactly one unified PATCH per pipeline (plus the subscription update that stores its
- * result); the destroy releases them (adopted: RETAIN by default) and they stay active.
+ * makes no creating call. The emulator serves the spec's reads (no stored parameter read), so what the pipelines are
+ * is not shown: without `rebuildOnAdoption` the deploy fails before any changing call and rolls back, leaving them as
+ * they were; with it, exactly one unified PATCH per pipeline (plus the subscription update that stores its result).
+ * The destroy releases them (adopted: RETAIN by default) and they stay active.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,7 +72,7 @@ async function handMade(token: string, identity: number): Promise<number> {
   return Number(sub.data.id);
 }
 
-function synth(outdir: string, adopt: Map<number, number>, ids: readonly number[] = IDS): string {
+function synth(outdir: string, adopt: Map<number, number>, ids: readonly number[] = IDS, rebuild = true): string {
   const app = new App({ outdir });
   const { stack, connection } = connectedStack(app, 'Adopting');
   new NotificationPipelineFleet(stack, 'Sellers', {
@@ -82,6 +84,7 @@ function synth(outdir: string, adopt: Map<number, number>, ids: readonly number[
       accountType: AccountType.SELLER,
       notificationTypes: typesOf(id).map((t) => NotificationType.of(t)),
       existingSubscriptionId: adopt.get(id),
+      rebuildOnAdoption: rebuild && adopt.has(id) ? true : undefined,
     })),
   });
   app.synth();
@@ -104,7 +107,7 @@ interface Logged { method: string; path: string; status: number }
 const requests = async (): Promise<Logged[]> => (await raw('GET', '/_emulator/requests')) as Logged[];
 const changing = (log: Logged[]): string[] => log.filter((r) => r.method !== 'GET' && r.path !== '/auth/api/ref').map((r) => `${r.method} ${r.path}`);
 
-test('a fleet adopts hand-made pipelines: no POST, one unified PATCH each; the destroy releases them and they stay active', async () => {
+test('a fleet adopts hand-made pipelines the reads do not show: refused without rebuildOnAdoption; with it no POST, one unified PATCH each; the destroy releases them and they stay active', async () => {
   await raw('POST', '/_emulator/fixtures', {
     remoteIdentities: IDS.map((id) => ({ id, account: 1001, name: `Seller ${id}`, remote_identity_type_id: 17, marketplaces: ['ATVPDKIKX0DER'] })),
   });
@@ -114,6 +117,19 @@ test('a fleet adopts hand-made pipelines: no POST, one unified PATCH each; the d
   const pipelineOf = (): Map<number, string> => new Map(emulator.state().pipelines.map((p) => [p.remoteIdentityId, p.id]));
   const before = pipelineOf();
   expect(before.size).toBe(IDS.length);
+
+  // Without rebuildOnAdoption: the reads do not show the pipelines, so each adoption fails before any change; the
+  // rollback leaves every pipeline as it was and released (the next deploy may adopt them).
+  await raw('DELETE', '/_emulator/requests');
+  mkdirSync(join(tmp.dir, 'v0'), { recursive: true });
+  const refused = await run(synth(join(tmp.dir, 'v0'), adopt, IDS, false));
+  expect(refused.success).toBe(false);
+  const reasons = refused.events.filter((e) => e.status === 'CREATE_FAILED' && e.type === 'Custom::DpiNotificationPipeline').map((e) => e.reason ?? '');
+  // The first failure cancels its siblings (as CloudFormation does); every other reason is that cancellation.
+  expect(reasons.filter((r) => r.includes('set rebuildOnAdoption: true to allow the rebuild')).length).toBeGreaterThan(0);
+  expect(reasons.filter((r) => !r.includes('set rebuildOnAdoption: true') && r !== 'Resource creation cancelled')).toEqual([]);
+  expect(changing(await requests())).toEqual([]);
+  expect(pipelineOf()).toEqual(before);
 
   await raw('DELETE', '/_emulator/requests');
   mkdirSync(join(tmp.dir, 'v1'), { recursive: true });

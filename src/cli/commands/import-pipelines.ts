@@ -162,14 +162,13 @@ export function pipelineHeader(pipelines: readonly ImportedPipeline[]): string[]
   const placeholders = pipelinePlaceholders(pipelines);
   return [
     `// ${pipelines.length} unified notification pipeline${pipelines.length === 1 ? '' : 's'} (product 107): one NotificationPipelineFleet whose identities`,
-    '// adopt them with existingSubscriptionId. No read shows a pipeline\'s roles, so the FIRST DEPLOY SENDS ONE UNIFIED PATCH PER',
-    '// PIPELINE (PATCH /service/sp/notifications-unified/{identity}/{subscription}) with the declared types, roles and region,',
-    '// and stores its result in the pipeline\'s subscription. What it changes (the service\'s unified update): the pipeline\'s',
-    '// upstream subscriptions are disabled and replaced (new upstream IDs; not atomic: a failure can leave them disabled);',
-    '// when the account and region are unchanged, the pipeline has stored queue-source metadata and the selection has a',
-    '// queue type, its queue delivery pipeline and destination are kept; otherwise its delivery resources are cleaned up',
-    '// and recreated (marked "no queue type" below). The types are the stored upstream subscriptions map (those that',
-    '// subscribed at the last create or update; a type that failed then is not listed). Adopted pipelines are RETAIN:',
+    '// adopt them with existingSubscriptionId. Their types and region are what the service stores, so the first deploy takes',
+    '// each over as the service stores it, with no changing call (its stored types, region and account are compared first;',
+    '// a pipeline changed in between fails the deploy before any change, naming the difference). The types are the stored',
+    '// upstream subscriptions map (those that subscribed at the last create or update; a type that failed then is not',
+    '// listed). No read shows the roles: they come from --pipeline-roles and are used from the next change on. A later',
+    '// change of types, roles or region sends the unified PATCH (the pipeline\'s upstream subscriptions are made anew; a',
+    '// pipeline marked "no queue type" below has its delivery resources recreated). Adopted pipelines are RETAIN:',
     '// removing one (or the stack) releases it and leaves it running.',
     ...(placeholders.length > 0
       ? [`// ${placeholders.length} pipeline${placeholders.length === 1 ? ' has' : 's have'} values no read shows: notShown(...) placeholders fail the synth until you fill them in.`]
@@ -200,7 +199,7 @@ export function renderPipelineFleet(pipelines: readonly ImportedPipeline[], role
     const notes: string[] = [];
     if (p.status === 'paused') notes.push('its subscription is paused');
     if (p.notificationTypes && !p.notificationTypes.some((n) => NotificationType.of(n).delivery === NotificationDelivery.QUEUE)) {
-      notes.push('no queue type: the PATCH cleans up and recreates its delivery resources');
+      notes.push('no queue type: a later unified PATCH (a change of types, roles or region) cleans up and recreates its delivery resources');
     }
     out.push(`        {${notes.length > 0 ? ` // ${commentText(notes.join('; '))}` : ''}`);
     out.push(`          remoteIdentityId: ${identity},`);

@@ -117,17 +117,35 @@ export interface NotificationPipelineProps {
    * to adopt instead of creating a pipeline.
    *
    * Create then makes no new pipeline: it checks that the subscription exists
-   * and is live, claims it and the remote identity for this resource (refused,
-   * naming the owner, when another resource manages either) and reconciles the
-   * pipeline to the declared selection with the unified update (the service
-   * shows no read of a pipeline's types, roles or region, so the update is
-   * always sent; its result is what later updates and the delete rely on).
-   * `removalPolicy` then defaults to `RETAIN`: a delete releases the pipeline
-   * and leaves it running.
+   * and is live, and that the pipeline the service stores (the subscription's
+   * stored parameters: the types that subscribed, and the region and AWS
+   * account of its delivery resources) is the declared one; it claims the
+   * subscription and the remote identity for this resource (refused, naming
+   * the owner, when another resource manages either) and takes the pipeline
+   * over as it is, with no changing call but a differing `name` or
+   * `storageGroupId`. When the pipeline differs from the declaration, or the
+   * service's reads do not show it, the deploy fails before any change unless
+   * `rebuildOnAdoption` is set. `removalPolicy` then defaults to `RETAIN`: a
+   * delete releases the pipeline and leaves it running.
    *
    * @default - a new pipeline is created
    */
   readonly existingSubscriptionId?: number;
+
+  /**
+   * Whether adopting the pipeline (`existingSubscriptionId`) may rebuild it.
+   *
+   * An adoption sends the unified update (which disables the pipeline's
+   * upstream subscriptions and makes them anew; not atomic: a failure can
+   * leave them disabled) only when the pipeline the service stores differs
+   * from the declaration or the service's reads do not show its types,
+   * region and account (reads without the vendor's parameter read). Without
+   * this option such an adoption fails before any change, naming what
+   * differs or is not shown. It has no effect once the pipeline is adopted.
+   *
+   * @default false
+   */
+  readonly rebuildOnAdoption?: boolean;
 }
 
 /**

@@ -143,6 +143,9 @@ export class NotificationPipeline extends Construct {
     }
     requirePositiveInteger(this, 'storageGroupId', props.storageGroupId);
     requireAdoptableId(this, 'existingSubscriptionId', props.existingSubscriptionId);
+    if (props.rebuildOnAdoption === true && props.existingSubscriptionId === undefined) {
+      throw invalid(this, 'rebuildOnAdoption', true, 'applies only to an adoption', 'set existingSubscriptionId, or drop rebuildOnAdoption');
+    }
     // An adopted pipeline existed before the stack: RETAIN by default.
     const removalPolicy = props.removalPolicy ?? (props.existingSubscriptionId !== undefined ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
     if (removalPolicy !== RemovalPolicy.RETAIN && removalPolicy !== RemovalPolicy.DESTROY) {
@@ -177,6 +180,7 @@ export class NotificationPipeline extends Construct {
       ...(props.name !== undefined ? { Name: props.name } : {}),
       PartialFailure: partialFailure,
       ...(props.existingSubscriptionId !== undefined ? { AdoptId: numStr(props.existingSubscriptionId) } : {}),
+      ...(props.rebuildOnAdoption === true ? { RebuildOnAdoption: 'true' } : {}),
       RemovalPolicy: removalPolicy === RemovalPolicy.RETAIN ? 'retain' : 'destroy',
     };
     this.resource = new CustomResource(this, 'Resource', {

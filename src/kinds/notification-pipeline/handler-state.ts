@@ -32,6 +32,8 @@ export interface PipelineDesired {
   partialFailure: 'FAIL' | 'ALLOW';
   /** An existing product-107 subscription to adopt (`existingSubscriptionId`). */
   adoptId?: string;
+  /** An adoption may send the unified PATCH (`RebuildOnAdoption`; see `adoptPipeline`). */
+  rebuildOnAdoption: boolean;
   /** The declared removal policy (undefined: a template from before the property). */
   removalPolicy?: RemovalPolicyValue;
 }
@@ -54,6 +56,7 @@ export function pipelineDesired(raw: Record<string, unknown> | undefined): Pipel
     name: w.Name,
     partialFailure: pf,
     adoptId: w.AdoptId,
+    rebuildOnAdoption: w.RebuildOnAdoption === 'true',
     removalPolicy: declaredRemovalPolicy(raw),
   };
 }

@@ -3,6 +3,7 @@
  * result, or an adoption), Update (a unified PATCH, or a replacement), Delete (the unified DELETE, or a release under
  * the `retain` policy and for adopted pipelines). See docs/handler.md.
  */
+import { adoptPipeline } from './handler-adoption';
 import {
   body, claimIdentity, converge, dataOf, DONE, failedReasons, parametersOf, PipelineDesired, pipelineDesired, PipelineDoc, pipelineError,
   PipelineRecord, precheckParameters, preflightRoles, PRODUCT, release, sameSelection, selectionOf, withRolePropagation,
@@ -10,7 +11,7 @@ import {
 import type { NotificationPipelineState } from './wire';
 import { ServiceError, UnifiedPipelineResult } from '../../client';
 import {
-  claimForAdoption, contradicts, deleteProven, newSubscriptionAttributes, removalPolicyOf, startAdoption, statusOrGone,
+  contradicts, deleteProven, newSubscriptionAttributes, removalPolicyOf, statusOrGone,
 } from '../../handler/common';
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
@@ -24,7 +25,7 @@ import { CfnEvent, OnEventResult } from '../../handler/types';
 
 async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   await preflightRoles(rt, d);
-  if (d.adoptId !== undefined) return adopt(event, rt, d, d.adoptId);
+  if (d.adoptId !== undefined) return adoptPipeline(event, rt, d, d.adoptId);
   const key = resourceKey(event);
   const recs = await rt.journal.records<PipelineDoc>(key);
   // The latest unfinished record of this identity (an earlier delivery, a failed deploy, a killed runner);
@@ -79,49 +80,6 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
       + '(PartialFailure FAIL): fix the cause, drop those types, or set partialFailure ALLOW');
   }
   return dataOf(rec);
-}
-
-/**
- * Adopts an existing unified pipeline through its product-107 subscription: no creating call. The subscription must
- * exist and be active or paused (a read showing another product or identity refuses it); the identity and the
- * subscription are claimed for the resource (refused, naming the owner, when another resource manages either).
- * No read of the service shows a pipeline's types, roles, region or its result (the upstream subscriptions and
- * `meta` that later updates, deletes and the attributes rely on), so the pipeline is reconciled with the unified
- * PATCH (full body, idempotent) exactly as an Update of an unconfirmed record: its result is stored in the
- * subscription and the journal, whose record then has a Create's shape.
- */
-async function adopt(event: CfnEvent, rt: Runtime, d: PipelineDesired, id: string): Promise<OnEventResult> {
-  const start = await startAdoption<PipelineDoc>(event, rt, 'NotificationPipeline', id, isNumericId, DONE);
-  const key = start.key;
-  let rec = start.rec;
-  const sub = start.sub;
-  if (rec && (rec.state === 'active' || rec.state === 'updating')) return converge(rt, rec, d, event);
-  const wrong: string[] = [];
-  if (contradicts(sub.product, PRODUCT)) wrong.push(`is a product-${sub.product} subscription, not a unified pipeline's (product ${PRODUCT})`);
-  if (contradicts(sub.remote_identity, d.remoteIdentityId)) wrong.push(`belongs to remote identity ${sub.remote_identity} (declared ${d.remoteIdentityId})`);
-  if (wrong.length > 0) throw new HandlerError(`NotificationPipeline: existingSubscriptionId ${id} ${wrong.join(' and ')}; nothing was changed`);
-  await claimIdentity(rt, d.remoteIdentityId, key, id);
-  await claimForAdoption(rt, 'sub', id, key, 'subscription');
-  const doc: PipelineDoc = {
-    identity: d.remoteIdentityId,
-    selection: selectionOf(d),
-    subscriptionId: id,
-    adopted: true,
-    removalPolicy: d.removalPolicy ?? 'retain',
-    // What a read shows is what the service has (vendor reads); otherwise the declared name / storage are sent.
-    ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
-    ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
-  };
-  // `updating` without a confirmed selection: converge sends the unified PATCH (no read shows the selection).
-  rec = rec ? await rt.journal.save(rec, 'updating', doc) : await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'updating', doc, id);
-  log({ msg: 'adopting an existing notification pipeline', subscriptionId: id, remoteIdentityId: d.remoteIdentityId });
-  try {
-    return await converge(rt, rec, d, event);
-  } catch (e) {
-    // A failed adoption hands the pipeline back (the provider framework ignores the rollback Delete of a failed Create).
-    await release(rt, (await rt.journal.records<PipelineDoc>(key)).find((r) => r.id === rec!.id));
-    throw e;
-  }
 }
 
 /**

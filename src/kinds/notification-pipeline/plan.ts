@@ -6,7 +6,9 @@
  * cleaned up and recreated").
  */
 import { pipelineDesired, PipelineDesired, Selection, selectionOf } from './handler-state';
-import { NotificationPipelineAttributes as A } from '../../contract';
+import { compareAdoption, storedPipeline } from './handler-stored';
+import { NotificationPipelineAttributes as A, DEFAULT_PIPELINE_METADATA_KEYS } from '../../contract';
+import { contradicts } from '../../handler/common';
 import {
   call, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges, unlessAdopted,
   journalKeyRefusal,
@@ -21,6 +23,7 @@ export const PIPELINE_PROPS: readonly PropSpec[] = [
   { wire: 'RemoteIdentityId', prop: 'remoteIdentityId' },
   { wire: 'AccountType', prop: 'accountType' },
   { wire: 'AdoptId', prop: 'existingSubscriptionId' },
+  { wire: 'RebuildOnAdoption', prop: 'rebuildOnAdoption' },
   { wire: 'NotificationTypes', prop: 'notificationTypes', asSet: true },
   { wire: 'RoleArn', prop: 'roles.managementRoleArn' },
   { wire: 'EbToFhRoleArn', prop: 'roles.eventBusRoleArn' },
@@ -104,9 +107,52 @@ function adoptionCalls(d: PipelineDesired, id: string): PlannedCall[] {
   ];
 }
 
+/**
+ * An adoption, as the handler decides it (`adoptPipeline`): taken as the service stores it (no unified PATCH) when its
+ * stored types, region and account are the declared ones; otherwise the unified PATCH if `rebuildOnAdoption` allows
+ * it, else the deploy fails before any change. With the reads of the record (`input.adoption`) the plan says which.
+ */
 function adoption(d: PipelineDesired, id: string, input: PlanInput): PlanParts {
-  const p = patchEffects(d, undefined, input, id);
-  return { action: p.action, calls: adoptionCalls(d, id), effects: [`existing pipeline (subscription ${id}) is adopted`, ...p.effects] };
+  const adopted = `existing pipeline (subscription ${id}) is adopted`;
+  const hint = input.adoption;
+  if (hint === undefined) {
+    if (d.rebuildOnAdoption) {
+      const p = patchEffects(d, undefined, input, id);
+      return { action: p.action, calls: adoptionCalls(d, id), effects: [adopted, ...p.effects] };
+    }
+    return {
+      action: 'update',
+      calls: [call('PATCH', paths.subscription(id), 'set the declared name or storage group', 'only if a read shows another one')],
+      effects: [`${adopted} as the service stores it, with no unified PATCH, if its stored types, region and account are the declared ones; `
+        + 'else the deploy fails before any change (rebuildOnAdoption is not set); the plan did not read it'],
+    };
+  }
+  const sub = hint.subscription;
+  const wrong = sub === undefined ? [`existingSubscriptionId ${id}: no such subscription (the service answered 404)`]
+    : [sub.status === 'invalid' || sub.status === 'cancelled' ? `existingSubscriptionId ${id} is ${sub.status} and cannot be adopted` : '',
+      contradicts(sub.product, 107) ? `existingSubscriptionId ${id} is a product-${String(sub.product)} subscription` : '',
+      contradicts(sub.remote_identity, d.remoteIdentityId) ? `existingSubscriptionId ${id} belongs to remote identity ${String(sub.remote_identity)}` : ''].filter((x) => x);
+  if (wrong.length > 0) return { action: 'update', calls: [], effects: [], failure: `NotificationPipeline: ${wrong.join('; ')}` };
+  const cmp = compareAdoption(d, storedPipeline(hint.stored, DEFAULT_PIPELINE_METADATA_KEYS));
+  const asItIs = cmp.notShown.length === 0 && cmp.differs.length === 0;
+  const why = cmp.differs.length > 0 ? `the pipeline the service stores differs (${cmp.differs.join('; ')})`
+    : `the reads do not show its ${cmp.notShown.join(', ')}`;
+  if (!asItIs && !d.rebuildOnAdoption) {
+    return { action: 'update', calls: [], effects: [], failure: `NotificationPipeline: existingSubscriptionId ${id}: ${why}; set rebuildOnAdoption: true to allow the rebuild` };
+  }
+  const named = sub!;
+  const attrs = [d.name !== undefined && d.name !== named.name ? 'name' : '',
+    d.storageGroupId !== undefined && String(d.storageGroupId) !== String(named.storage_group ?? '') ? 'storage_group' : ''].filter((x) => x);
+  if (!asItIs) {
+    const p = patchEffects(d, undefined, input, id);
+    return { action: p.action, calls: adoptionCalls(d, id), effects: [`${adopted} and rebuilt (${why}; rebuildOnAdoption)`, ...p.effects] };
+  }
+  if (attrs.length === 0) return { action: 'no-change', calls: [], effects: [`${adopted} as the service stores it: no changing call`] };
+  return {
+    action: 'update',
+    calls: [call('PATCH', paths.subscription(id), `set ${attrs.join(', ')}`)],
+    effects: [`${adopted} as the service stores it (no unified PATCH); its subscription gets the declared ${attrs.join(', ')}`],
+  };
 }
 
 function create(props: Record<string, unknown>, input: PlanInput): PlanParts {

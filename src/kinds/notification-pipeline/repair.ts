@@ -53,6 +53,7 @@ async function repairPipeline(rt: Runtime, rec: JournalRecord<PipelineDoc>, key:
     region: applied.region,
     storageGroupId: rec.doc.storageGroupId,
     name: rec.doc.name,
+    rebuildOnAdoption: false,
     // Failed types are reported below (the journal keeps what the service confirmed).
     partialFailure: 'ALLOW',
     removalPolicy: rec.doc.removalPolicy,

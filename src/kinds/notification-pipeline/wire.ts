@@ -18,6 +18,12 @@ export interface NotificationPipelineWire extends WireBase {
   /** An existing product-107 subscription (pipeline) to adopt instead of creating one. */
   readonly AdoptId?: string;
   /**
+   * `true`: an adoption (`AdoptId`) may send the unified PATCH when the pipeline the service stores differs from the
+   * declaration or the reads do not show it (the PATCH disables the pipeline's upstream subscriptions and makes them
+   * anew). Absent: such an adoption fails before any change.
+   */
+  readonly RebuildOnAdoption?: string;
+  /**
    * `retain` | `destroy`: what the handler does on Delete (the constructs always render the resource with
    * DeletionPolicy and UpdateReplacePolicy `Delete`, so CloudFormation always sends it). `retain` releases the
    * record (journal state `released`, no call that ends it); `destroy` ends it. Absent in templates of older
@@ -46,6 +52,7 @@ export const NOTIFICATION_PIPELINE_FIELDS = {
   Name: 'string?',
   PartialFailure: 'string?',
   AdoptId: 'string?',
+  RebuildOnAdoption: 'string?',
   RemovalPolicy: 'string?',
 } as const satisfies WireSpec<NotificationPipelineWire>;
 

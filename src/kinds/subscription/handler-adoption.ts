@@ -55,21 +55,8 @@ export async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired
       + 'subscription: declare what the service has, or drop existingSubscriptionId; nothing was changed');
   }
   await claimForAdoption(rt, 'sub', id, key, 'subscription');
-  // What a read shows is what the service has; the rest is unknown and sent if declared.
-  const shownParams: Record<string, string> = {};
-  if (sub.remote_identity !== undefined && sub.remote_identity !== null) shownParams.remote_identity_id = String(sub.remote_identity);
-  // Where the service shows the stored parameters (the vendor's SPP read, an assumption), declared ones it already
-  // stores are not sent again (so adopting what `dpi import` wrote makes no changing call).
-  const shown: Applied = {
-    params: shownParams,
-    status: sub.status === 'paused' ? 'paused' : 'active',
-    ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
-    ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
-    ...(typeof sub.date_start === 'string' ? { dateStart: sub.date_start } : {}),
-  };
   const stored = await storedParameters(rt, id);
-  Object.assign(shownParams, alreadyStored(wantedParams(d), stored));
-  const before: Applied = { ...shown, params: { ...(stored ?? {}), ...shownParams } };
+  const { shown, before } = adoptionView(sub, stored, d);
   const doc: SubscriptionDoc = {
     product: d.productId,
     identity: d.remoteIdentityId,
@@ -91,6 +78,36 @@ export async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired
   }
 }
 
+/** What a subscription read (and the stored parameter read) shows of a record to adopt. */
+export interface AdoptionRead {
+  readonly status: string;
+  readonly remote_identity?: unknown;
+  readonly name?: unknown;
+  readonly storage_group?: unknown;
+  readonly date_start?: unknown;
+}
+
+/**
+ * What the reads show of a subscription to adopt (`shown`: what the service has of the declared state, taken as
+ * applied: the rest is unknown and sent if declared; `before`: everything shown, kept to restore on release). Where
+ * the service shows the stored parameters (the vendor's SPP read, an assumption), declared ones it already stores are
+ * not sent again (so adopting what `dpi import` wrote makes no changing call). Shared by the handler and `dpi plan`.
+ */
+export function adoptionView(sub: AdoptionRead, stored: Readonly<Record<string, string>> | undefined,
+  d: SubscriptionDesired): { shown: Applied; before: Applied } {
+  const shownParams: Record<string, string> = {};
+  if (sub.remote_identity !== undefined && sub.remote_identity !== null) shownParams.remote_identity_id = String(sub.remote_identity);
+  const shown: Applied = {
+    params: shownParams,
+    status: sub.status === 'paused' ? 'paused' : 'active',
+    ...(typeof sub.name === 'string' ? { name: sub.name } : {}),
+    ...(sub.storage_group !== undefined && sub.storage_group !== null ? { storageGroupId: Number(sub.storage_group) } : {}),
+    ...(typeof sub.date_start === 'string' ? { dateStart: sub.date_start } : {}),
+  };
+  Object.assign(shownParams, alreadyStored(wantedParams(d), stored));
+  return { shown, before: { ...shown, params: { ...(stored ?? {}), ...shownParams } } };
+}
+
 /** The stored parameters of a subscription as the vendor's parameter read shows them; undefined when not shown. */
 async function storedParameters(rt: Runtime, id: string): Promise<Record<string, string> | undefined> {
   if (typeof rt.client.parameters?.get !== 'function') return undefined;
@@ -103,7 +120,7 @@ async function storedParameters(rt: Runtime, id: string): Promise<Record<string,
 }
 
 /** The declared parameters the service already stores with the same value (stage IDs compared as ID sets). */
-function alreadyStored(want: Record<string, string>, stored: Record<string, string> | undefined): Record<string, string> {
+function alreadyStored(want: Record<string, string>, stored: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!stored) return out;
   const ids = (v: string): string | undefined => {

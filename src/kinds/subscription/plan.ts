@@ -2,7 +2,10 @@
  * The plan of a `Custom::DpiSubscription`, from the handler's decisions (`subscriptionReplacement`,
  * `subscriptionChanges`, `droppedParameterSplit`, `removalPolicyOf`).
  */
+import { adoptionView } from './handler-adoption';
 import { Applied, appliedOf, desiredOf, SubscriptionDesired, wantedParams } from './handler-state';
+import { SubscriptionStatus } from '../../client';
+import { contradicts, notAdoptable } from '../../handler/common';
 import {
   call, changedProps, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, NEW_ID, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges,
   unlessAdopted, journalKeyRefusal,
@@ -35,8 +38,36 @@ function createCalls(d: SubscriptionDesired): PlannedCall[] {
   return calls;
 }
 
-/** An adoption: no creating call; the PATCH that reconciles what a read does not show. */
-function adoptionParts(d: SubscriptionDesired, id: string): PlanParts {
+/**
+ * An adoption: no creating call; the PATCH that reconciles what a read does not show. With the reads of the record
+ * (`input.adoption`), what the handler will send: nothing when the service already has the declared state.
+ */
+function adoptionParts(d: SubscriptionDesired, id: string, input?: PlanInput): PlanParts {
+  const hint = input?.adoption;
+  if (hint !== undefined) {
+    const sub = hint.subscription;
+    if (sub === undefined) return { action: 'update', calls: [], effects: [], failure: `Subscription: ${notAdoptable(id, undefined, 'existingSubscriptionId')}` };
+    const wrong = [contradicts(sub.product, d.productId) ? `product ${String(sub.product)} (declared ${d.productId})` : '',
+      contradicts(sub.remote_identity, d.remoteIdentityId) ? `remote identity ${String(sub.remote_identity)} (declared ${d.remoteIdentityId ?? 'none'})` : '']
+      .filter((x) => x);
+    const why = notAdoptable(id, sub.status as SubscriptionStatus, 'existingSubscriptionId');
+    if (why !== undefined || wrong.length > 0) {
+      return { action: 'update', calls: [], effects: [], failure: `Subscription: ${why ?? `existingSubscriptionId ${id} has ${wrong.join(' and ')}`}` };
+    }
+    const { shown } = adoptionView(sub, hint.stored, d);
+    const { changes, refusal } = subscriptionChanges(shown, d, wantedParams(d), sub.status, id);
+    if (refusal !== undefined) return { action: 'update', calls: [], effects: [], failure: refusal };
+    const fields = Object.keys(changes);
+    if (fields.length === 0) {
+      return { action: 'no-change', calls: [], effects: [`existing subscription ${id} is adopted as the service has it: no changing call`] };
+    }
+    const undone = changes.status !== undefined ? [`subscription ${id} is ${sub.status} in the service: this deploy makes it ${changes.status}`] : [];
+    return {
+      action: 'update',
+      calls: [call('PATCH', paths.subscription(id), `set ${fields.join(', ')} on the adopted subscription`)],
+      effects: [...undone, `existing subscription ${id} is adopted; the reads show other values of ${fields.join(', ')}: one PATCH sets them`],
+    };
+  }
   return {
     action: 'update',
     calls: [call('PATCH', paths.subscription(id), 'reconcile the adopted subscription to the declaration',
@@ -72,9 +103,9 @@ function removal(oldProps: Record<string, unknown>, id: string, input: PlanInput
   };
 }
 
-function create(props: Record<string, unknown>): PlanParts {
+function create(props: Record<string, unknown>, input?: PlanInput): PlanParts {
   const d = desiredOf(props);
-  if (d.adoptId !== undefined) return adoptionParts(d, d.adoptId);
+  if (d.adoptId !== undefined) return adoptionParts(d, d.adoptId, input);
   return {
     action: 'create',
     calls: createCalls(d),
