@@ -148,13 +148,6 @@ export const CREATED_JOURNAL_TABLES_ENV = 'DPI_CREATED_JOURNAL_TABLES';
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 
-// The wire properties of each kind live with the kind (src/kinds); these names stay for the constructs and tests.
-export type { NotificationPipelineWire as NotificationPipelineProperties } from './kinds/notification-pipeline/wire';
-export type { LegacyNotificationPipelineWire as LegacyNotificationPipelineProperties } from './kinds/legacy-notification-pipeline/wire';
-export type { SubscriptionWire as SubscriptionProperties } from './kinds/subscription/wire';
-export type { HistoryRequestWire as HistoryRequestProperties } from './kinds/history-request/wire';
-export type { ProductOrderJobsWire as ProductOrderJobsProperties } from './kinds/product-order-jobs/wire';
-
 /** Attributes (`Data`) of `Custom::DpiNotificationPipeline`. */
 export const NotificationPipelineAttributes = {
   SUBSCRIPTION_ID: 'SubscriptionId',

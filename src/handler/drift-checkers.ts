@@ -3,8 +3,8 @@
  * the reads it may use, and what more than one kind compares. See docs/handler.md ("Drift").
  */
 import { DpiClient, Subscription } from '../client';
-import type { DriftDifference, DriftResource, DriftRow, ShownParameters } from './drift';
 import { BulkReads } from './drift-reads';
+import type { DriftDifference, DriftResource, DriftRow, ShownParameters } from './drift-types';
 import { JournalRecord } from './journal';
 
 /** What a checker gets besides the row builder and the journal record. */

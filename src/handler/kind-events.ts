@@ -8,12 +8,12 @@
  */
 import { isKindType, KindType, tagDoc } from '../kinds';
 import { Journal } from './journal';
+import type { IsCompleteFn, OnEventFn } from './kind-fns';
 import { Runtime } from './runtime';
-import { CfnEvent, IsCompleteResult, OnEventResult } from './types';
+import { CfnEvent } from './types';
 import { LAMBDA_HOOKS } from '../kinds/registry/lambda';
 
-export type OnEventFn = (event: CfnEvent, rt: Runtime) => Promise<OnEventResult>;
-export type IsCompleteFn = (event: CfnEvent, rt: Runtime) => Promise<IsCompleteResult>;
+export type { IsCompleteFn, OnEventFn } from './kind-fns';
 
 /** A journal that writes every document with the kind's tag (reads are unchanged: old documents have none). */
 export function taggingJournal(journal: Journal, type: KindType): Journal {

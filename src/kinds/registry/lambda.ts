@@ -5,7 +5,7 @@
  */
 import { HistoryRequestKind, LegacyNotificationPipelineKind, NotificationPipelineKind, PerKind, ProductOrderJobsKind, SubscriptionKind } from './kinds';
 import type { Checker } from '../../handler/drift-checkers';
-import type { IsCompleteFn, OnEventFn } from '../../handler/kind-events';
+import type { IsCompleteFn, OnEventFn } from '../../handler/kind-fns';
 import { historyDrift } from '../history-request/drift';
 import { historyRequest, historyRequestComplete } from '../history-request/handler';
 import { legacyDrift } from '../legacy-notification-pipeline/drift';
