@@ -7,6 +7,7 @@
  * per custom resource. A destroy runs the waves in reverse. A fleet that fits one wave gets no dependency at all.
  */
 import { Duration } from 'aws-cdk-lib';
+import { BUDGET_MARGIN_MS } from '../client/budget';
 import { DEFAULT_RATE_LIMIT_REQUESTS, ProviderOptions } from '../connection/provider-options';
 
 /** Service calls of one pipeline Create or Delete (docs/handler.md, "Service calls per lifecycle event"). */
@@ -15,8 +16,6 @@ export const CALLS_PER_PIPELINE = 3;
 const PLANNED_SHARE = 0.75;
 /** Of the handler's timeout, what its calls may not use: the deadline margin and the calls' own latency. */
 const TIMEOUT_RESERVE_MS = 75_000;
-/** The budget's margin between two requests of one slot (src/client/budget.ts, BUDGET_MARGIN_MS). */
-const SLOT_MARGIN_MS = 1_000;
 
 /**
  * The pipelines one wave may hold with the provider's options: the calls the budget serves within one handler
@@ -29,7 +28,7 @@ export function pipelinesPerWave(options: ProviderOptions | undefined): number |
   const windowMs = (options?.rateLimitWindow ?? Duration.minutes(5)).toMilliseconds();
   const timeout = options?.timeout;
   const timeoutMs = timeout !== undefined && !timeout.isUnresolved() ? timeout.toMilliseconds() : Duration.minutes(10).toMilliseconds();
-  const windows = 1 + Math.max(0, Math.floor((timeoutMs - TIMEOUT_RESERVE_MS) / (windowMs + SLOT_MARGIN_MS)));
+  const windows = 1 + Math.max(0, Math.floor((timeoutMs - TIMEOUT_RESERVE_MS) / (windowMs + BUDGET_MARGIN_MS)));
   return Math.max(1, Math.floor((limit * windows * PLANNED_SHARE) / CALLS_PER_PIPELINE));
 }
 
