@@ -6,6 +6,9 @@ import { DpiClient, ServiceEndpoints } from '../client';
 import { CliError, EXIT } from './errors';
 import { CliIo } from './io';
 import { Progress, waitReporter } from './waits';
+import { RequestBudget } from '../client/budget';
+import { REQUEST_BUDGET_ENV } from '../contract';
+import { cliBudget, cliPace, DOCUMENTED_BUDGET } from './budget';
 import { insecureTransportReason } from '../local/transport';
 
 /** The flags and environment variables of every service address. */
@@ -32,6 +35,10 @@ export interface ConnectionFlags {
   refreshTokenFile?: string;
   /** Hidden: only present to refuse it without echoing it. */
   refreshToken?: string;
+  /** `--budget-table`: the DynamoDB table of the request budget shared with a deploy (src/cli/budget.ts). */
+  budgetTable?: string;
+  /** `--request-budget`: the budget's pace (`<requests>/<seconds>` or `off`). */
+  requestBudget?: string;
 }
 
 /** Adds the shared connection options to a service command. */
@@ -40,6 +47,10 @@ export function addConnectionOptions(cmd: Command): Command {
   cmd.addOption(new Option('--refresh-token-file <file>', `file holding the refresh token (default: env ${REFRESH_TOKEN_ENV})`));
   // Accepted only to be refused with a clear message: a token on the command line leaks into shell history and process lists.
   cmd.addOption(new Option('--refresh-token <token>').hideHelp());
+  cmd.addOption(new Option('--budget-table <name>', 'DynamoDB table whose request budget a deploy\'s provider shares (its lifecycle journal table): '
+    + 'this command takes its turns there too (dpi drift and dpi orphans use the journal table they read)'));
+  cmd.addOption(new Option('--request-budget <requests/seconds>', `the budget's pace, or off (default: env ${REQUEST_BUDGET_ENV}, else ${DOCUMENTED_BUDGET}, `
+    + 'the service\'s documented limit; give the provider\'s rateLimitRequests/rateLimitWindow if you changed them)'));
   return cmd;
 }
 
@@ -64,6 +75,11 @@ export interface ConnectOptions {
   readonly progress?: Progress;
   /** Total 429 waiting per call, in ms. @default CLI_MAX_RATE_LIMIT_WAIT_MS */
   readonly maxRateLimitWaitMs?: number;
+  /**
+   * The request budget shared with a deploy's provider containers (src/cli/budget.ts), made once the endpoints are
+   * known. @default none: the client paces itself by the service's 429s
+   */
+  readonly budget?: (endpoints: ServiceEndpoints) => RequestBudget | undefined;
 }
 
 /**
@@ -178,6 +194,13 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
   return token;
 }
 
+/** The budget `--budget-table` names (undefined without it); the pace is read at once, so a bad value fails first. */
+function budgetOf(flags: ConnectionFlags, io: CliIo): ((e: ServiceEndpoints) => RequestBudget | undefined) | undefined {
+  if (flags.budgetTable === undefined || flags.budgetTable.trim() === '') return undefined;
+  const pace = cliPace(flags.requestBudget, io.env);
+  return (e) => cliBudget({ table: flags.budgetTable!.trim() }, e, pace, io);
+}
+
 /**
  * Builds the client of a service command: rate-limit waits are reported on stderr (with `opts.progress` or what
  * `setProgress` sets later) and bounded by `opts.maxRateLimitWaitMs` per call; other retryable failures by
@@ -194,6 +217,7 @@ export function connect(flags: ConnectionFlags, io: CliIo, opts: ConnectOptions 
     requestTimeoutMs: 30_000,
     maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? CLI_MAX_RATE_LIMIT_WAIT_MS,
     onWait: waitReporter(io, () => progress?.()),
+    budget: (opts.budget ?? budgetOf(flags, io))?.(endpoints),
   });
   return {
     client,

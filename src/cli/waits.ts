@@ -25,8 +25,11 @@ export function waitLine(w: RateLimitWait, progress?: string): string {
   const notes: string[] = [];
   if (w.refusals > 1) notes.push(`refused ${w.refusals} times so far`);
   if (progress) notes.push(progress);
-  return `dpi: the service's rate limit was reached; waiting ${formatWait(w.waitMs)} before ${w.method} ${w.path} again`
-    + (notes.length > 0 ? ` (${notes.join('; ')})` : '');
+  const what = w.refusals === 0
+    // A turn in the request budget shared with a deploy (--budget-table): nothing was refused, nothing sent yet.
+    ? `requests are paced to the service's rate limit (the budget shared with the deploy); waiting ${formatWait(w.waitMs)} before ${w.method} ${w.path}`
+    : `the service's rate limit was reached; waiting ${formatWait(w.waitMs)} before ${w.method} ${w.path} again`;
+  return `dpi: ${what}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
 /**

@@ -41,6 +41,14 @@ export function budgetPaceOf(env: JournalEnvironment): BudgetPace | undefined {
 
 const warned = new Set<string>();
 
+/** Says (once per table and reason) that the budget's table could not be used. */
+export type BudgetWarning = (table: string, reason: string) => void;
+
+/** The handler's: a log line. */
+const logWarning: BudgetWarning = (table, reason) => log({
+  level: 'WARNING', msg: 'the request budget could not be used; the client paces itself by 429s only', table, error: reason,
+});
+
 
 /** The furthest ahead an honest reservation can put a slot's turn: a Lambda's longest run (15 minutes). */
 const LONGEST_TURN_MS = 15 * 60_000;
@@ -56,7 +64,7 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * The budget of the service address `scope` (its origin) in the journal table of `opts`. `now` is the clock of the
  * turns (every container's, so they must agree: Lambda's clocks are synchronized; the margin absorbs the rest).
  */
-export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPace): RequestBudget {
+export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPace, warn: BudgetWarning = logWarning): RequestBudget {
   const { client: c, table, sdk: m, run } = openJournalTable(opts);
   const clock = opts.now ?? Date.now;
   const base = `${BUDGET_PREFIX}${scope}`;
@@ -70,7 +78,7 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
     const reason = (e as Error).message;
     if (!warned.has(`${table}|${reason}`)) {
       warned.add(`${table}|${reason}`);
-      log({ level: 'WARNING', msg: 'the request budget could not be used; the client paces itself by 429s only', table, error: reason });
+      warn(table, reason);
     }
     return 0;
   };

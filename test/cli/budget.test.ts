@@ -1,0 +1,83 @@
+/**
+ * The request budget of a `dpi` command (src/cli/budget.ts): the pace it takes (--request-budget, DPI_REQUEST_BUDGET,
+ * the documented limit), that it shares the provider containers' budget in the journal table (same service address:
+ * the handler's turns count against the command's), and that a table it cannot use is said once on stderr, never in
+ * the command's output, and the command goes on.
+ */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { cliBudget, cliPace, DOCUMENTED_BUDGET } from '../../src/cli/budget';
+import { CliError } from '../../src/cli/errors';
+import { waitLine } from '../../src/cli/waits';
+import { endpointsFromBase } from '../../src/client';
+import { paceOf } from '../../src/client/budget';
+import { dynamoBudget } from '../../src/handler/rate-budget';
+import { useJournalServer } from '../journal-server';
+
+const journal = useJournalServer();
+const sleep = async (): Promise<void> => undefined;
+
+interface FakeIo {
+  env: Record<string, string>;
+  stdout: { write: (s: string) => boolean };
+  stderr: { write: (s: string) => boolean };
+  err: string[];
+  out: string[];
+}
+
+function io(): FakeIo {
+  const err: string[] = [];
+  const out: string[] = [];
+  return { env: {}, err, out, stdout: { write: (s) => out.push(s) > 0 }, stderr: { write: (s) => err.push(s) > 0 } };
+}
+
+test('the pace: --request-budget, else DPI_REQUEST_BUDGET, else the documented 1,000 per 5 minutes; off; a bad value names its source', () => {
+  expect(cliPace(undefined, {})).toEqual(paceOf(1000, 300_000));
+  expect(DOCUMENTED_BUDGET).toBe('1000/300');
+  expect(cliPace(undefined, { DPI_REQUEST_BUDGET: '50/10' })).toEqual(paceOf(50, 10_000));
+  expect(cliPace('20/5', { DPI_REQUEST_BUDGET: '50/10' })).toEqual(paceOf(20, 5_000));
+  expect(cliPace('off', {})).toBeUndefined();
+  expect(() => cliPace('lots', {})).toThrow(CliError);
+  expect(() => cliPace(undefined, { DPI_REQUEST_BUDGET: 'x' })).toThrow('DPI_REQUEST_BUDGET must be');
+});
+
+test('a command shares the provider containers\' budget of the same address: their turns count against its own', async () => {
+  const table = 'cli-budget-journal';
+  const c = new DynamoDBClient({ endpoint: journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await c.send(new CreateTableCommand({
+    TableName: table,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+  }));
+  c.destroy();
+  const pace = paceOf(3, 60_000);
+  const container = dynamoBudget({ table, endpoint: journal.endpoint, sleep, provided: true }, 'https://api.example.com', pace);
+  for (let i = 0; i < 3; i++) expect(await container.reserve(1_000)).toBe(0);
+  const o = io();
+  const mine = cliBudget({ table, endpoint: journal.endpoint }, endpointsFromBase('https://api.example.com/some/path'), pace, o as never)!;
+  // The limit is spent by the containers: the command's next turn is a window away, more than it may wait here.
+  const turn = await mine.reserve(1_000);
+  expect(typeof turn === 'object' && turn.tooLongMs > 50_000).toBe(true);
+  // Another address has a budget of its own.
+  const other = cliBudget({ table, endpoint: journal.endpoint }, endpointsFromBase('https://other.example.com'), pace, o as never)!;
+  expect(await other.reserve(1_000)).toBe(0);
+  expect([o.err, o.out]).toEqual([[], []]);
+});
+
+test('a table it cannot use is said once on stderr; the command goes on at once (429s alone pace it)', async () => {
+  const o = io();
+  const b = cliBudget({ table: 'no-such-table', endpoint: journal.endpoint }, endpointsFromBase('https://api.example.com'), paceOf(3, 60_000), o as never)!;
+  expect(await b.reserve(1_000)).toBe(0);
+  expect(await b.reserve(1_000)).toBe(0);
+  expect(o.err).toHaveLength(1);
+  expect(o.err[0]).toMatch(/^dpi: the request budget in table no-such-table could not be used \(.+\); this command paces its requests by the service's 429s only\n$/);
+  expect(o.out).toEqual([]);
+  expect(cliBudget({ table: 'x' }, endpointsFromBase('https://api.example.com'), undefined, o as never)).toBeUndefined();
+});
+
+test('a turn\'s wait is said as pacing, not as a refusal', () => {
+  expect(waitLine({ refusals: 0, waitMs: 4_000, method: 'GET', path: '/v2/sub' } as never, '3 of 9 read'))
+    .toBe('dpi: requests are paced to the service\'s rate limit (the budget shared with the deploy); waiting 4 s before GET /v2/sub (3 of 9 read)');
+  expect(waitLine({ refusals: 1, waitMs: 60_000, method: 'GET', path: '/v2/sub' } as never))
+    .toBe('dpi: the service\'s rate limit was reached; waiting 60 s before GET /v2/sub again');
+});
