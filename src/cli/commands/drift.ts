@@ -8,27 +8,21 @@
  * except with --fix (drift-fix.ts: the declared state re-applied through the handler's convergence code; exit 0 when
  * everything drifted was restored).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { JournalFlags, lockLocalState, openJournal } from './journal-access';
-import { DpiClient } from '../../client';
-import { READ_MODES, ReadMode } from '../../emulator/core';
-import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { checkDrift, DriftResource, DriftRow, isDpiType, isDrifted } from '../../handler/drift';
 import { NESTED_STACK_TYPE, readAssembly } from '../../local/assembly';
 import { readState } from '../../local/state';
 import { isLoopbackHost } from '../../local/transport';
-import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
-import { connectFor, printJson, RunContext, useColour } from '../context';
+import { ConnectionFlags } from '../connection';
+import { printJson, RunContext, useColour } from '../context';
 import {
   cloudFormationClient, CloudFormationSender, deployedResources, DeployedStack, journalKeyOf, resourcesByJournalKey,
 } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
-import { loadPart } from '../lazy';
-import { Progress, waitReporter } from '../waits';
 import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
 import { driftJson, FIX_HINT, renderStackDrift } from './drift-render';
 import { chooseJournalTable, deployedTableUse, dpiPropertiesOf, exportLookup, TableUse, tableUseOf } from './journal-table';
+import { embeddedEmulatorState, Service, serviceOf } from './service-of';
 
 export { driftJson, renderStackDrift } from './drift-render';
 
@@ -55,50 +49,6 @@ export interface DriftFlags extends ConnectionFlags, JournalFlags {
   fix?: boolean;
   /** With --fix: do not ask. */
   yes?: boolean;
-}
-
-/**
- * The service of a run: the connection settings; or, with --local and no service address, the embedded emulator of
- * `dpi local-deploy` on its state (`emulator-state.json` beside --state), loaded only then.
- */
-interface Service {
-  readonly client: DpiClient;
-  readonly origins: string[];
-  close(): Promise<void>;
-}
-
-/** With --local and no service address, the embedded emulator's state file of the local-deploy state (when it exists). */
-function embeddedEmulatorState(ctx: RunContext, flags: DriftFlags): string | undefined {
-  const file = join(dirname(flags.state), 'emulator-state.json');
-  return flags.local && !hasServiceAddress(flags, ctx.io.env) && existsSync(file) ? file : undefined;
-}
-
-async function serviceOf(ctx: RunContext, flags: DriftFlags, progress: Progress): Promise<Service> {
-  const emulatorState = embeddedEmulatorState(ctx, flags);
-  if (emulatorState !== undefined) {
-    const reads = (flags.reads ?? ctx.io.env.DPI_EMULATOR_READS ?? 'minimal') as ReadMode;
-    if (!(READ_MODES as readonly string[]).includes(reads)) throw new CliError(`DPI_EMULATOR_READS: '${reads}' is not a read mode; use one of ${READ_MODES.join(', ')}`);
-    const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
-    let emu;
-    try {
-      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile: emulatorState, reads });
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
-    const u = emu.url;
-    const client = new DpiClient({
-      endpoints: { baseUrl: u, subscriptionsUrl: u, accountUrl: u, userUrl: u, remoteIdentityUrl: u, authUrl: u },
-      refreshToken: DEFAULT_REFRESH_TOKEN,
-      requestTimeoutMs: 30_000,
-      maxRateLimitWaitMs: CLI_MAX_RATE_LIMIT_WAIT_MS,
-      onWait: waitReporter(ctx.io, progress),
-    });
-    ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
-    const running = emu;
-    return { client, origins: [u], close: () => running.stop() };
-  }
-  const { client, origins } = connectFor(ctx, flags, { progress });
-  return { client, origins, close: async () => undefined };
 }
 
 /** The stacks of a run (nested stacks right after the stack that holds them) and their Custom::Dpi* resources. */
