@@ -108,6 +108,14 @@ export interface PlanInput {
    */
   readonly attributes?: Readonly<Record<string, string>>;
   /**
+   * The record's status as the service shows it now (`dpi plan`'s live reads; `gone` when the account's listing does not
+   * show it), when it was read. The handler's Update compares the declared status with the live one (a subscription
+   * paused in the web UI is re-activated by any Update), and makes a new record in place of one that is gone or
+   * `invalid`. CloudFormation sends an Update only when the properties differ: with equal properties the live status
+   * changes nothing. Undefined: the plan assumes the record is live and as last deployed.
+   */
+  readonly liveStatus?: string;
+  /**
    * CloudFormation's `DeletionPolicy` of the deployed resource: with `Retain` (or `RetainExceptOnCreate`)
    * CloudFormation sends no Delete when the resource leaves the stack, so the record is kept.
    */

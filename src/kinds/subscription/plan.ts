@@ -7,8 +7,8 @@ import { Applied, appliedOf, desiredOf, SubscriptionDesired, wantedParams } from
 import { SubscriptionStatus } from '../../client';
 import { contradicts, notAdoptable } from '../../handler/common';
 import {
-  call, changedProps, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, NEW_ID, paths, Planner, PlanParts, PropSpec, removalOf, unknownChanges,
-  unlessAdopted, journalKeyRefusal,
+  call, changedProps, connectionEffect, keptByCloudFormation, LIVE_ASSUMPTION, NEW_ID, paths, Planner, PlanParts, PropSpec, removalOf, stable,
+  unknownChanges, unlessAdopted, journalKeyRefusal,
 } from '../../handler/plan-common';
 import { droppedParameterSplit, dropRefusal, subscriptionChanges, subscriptionReplacement } from '../../handler/plan-decisions';
 import { PlanInput, PlannedCall } from '../../handler/plan-types';
@@ -139,6 +139,16 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
       ],
     };
   }
+  // The live status (when read) decides as in the handler's Update, which CloudFormation sends only for changed properties.
+  const live = stable(oldProps) !== stable(newProps) ? input.liveStatus : undefined;
+  if (live === 'gone' || live === 'invalid') {
+    return {
+      action: 'replace',
+      calls: createCalls(d),
+      effects: [`subscription ${id} is ${live === 'gone' ? 'not in the service' : 'invalid in the service'}: the handler makes a new `
+        + `product-${d.productId} subscription in its place (the old ID ends nothing)`, ...extra],
+    };
+  }
   const keyRefusal = journalKeyRefusal(oldProps, newProps, input, id);
   if (keyRefusal !== undefined) return { action: 'update', calls: [], effects: extra, failure: keyRefusal };
   const applied = appliedOf(old);
@@ -153,7 +163,7 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
         + 'was not read'] : [];
     return { action: 'update', calls: [], effects: [...unread, ...extra], failure: dropRefusal(id, refused) };
   }
-  const conv = subscriptionChanges(applied, d, want, old.status, id);
+  const conv = subscriptionChanges(applied, d, want, live ?? old.status, id);
   if (conv.refusal !== undefined) return { action: 'update', calls: [], effects: extra, failure: conv.refusal };
   const attrs = Object.keys(conv.changes);
   if (attrs.length === 0) {
@@ -163,7 +173,9 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
   return {
     action: 'update',
     calls: [call('PATCH', paths.subscription(id), `set ${attrs.join(', ')}`)],
-    effects: [`subscription ${id} is updated in place (${attrs.join(', ')}); ${LIVE_ASSUMPTION}`, ...extra],
+    effects: [`subscription ${id} is updated in place (${attrs.join(', ')})${live !== undefined && live !== old.status && conv.changes.status !== undefined
+      ? `; it is ${live} in the service and this deploy sets it ${d.status} again` : ''}; `
+      + `${live !== undefined ? 'its status as the service shows it now was read' : LIVE_ASSUMPTION}`, ...extra],
   };
 }
 
