@@ -5,6 +5,7 @@
  */
 import { PLAN_ACTIONS, PlanAction, PlanEntry } from '../../handler/plan-types';
 import { Colour, Painter, sanitize, truncate } from '../format';
+import type { LiveSummary, ReviewedEntry } from './plan-live';
 
 /** How each action reads in the plan. */
 export const ACTION_LABEL: Record<PlanAction, string> = {
@@ -46,7 +47,8 @@ export function summaryLine(s: PlanSummary, failures: number, possible = 0): str
 /** A value that depends on a resource the same deploy makes (a deploy-time placeholder), as `{<resource>.<attribute>}`. */
 const DEPLOY_TIME_VALUE = /%3C%3Cdeploy-time%3A(.*?)%3E%3E|<<deploy-time:(.*?)>>/g;
 
-function known(text: string): string {
+/** `text` with each deploy-time placeholder as `{<resource>.<attribute> after the deploy}`. */
+export function known(text: string): string {
   return text.replace(DEPLOY_TIME_VALUE, (_m, encoded: string | undefined, plain: string | undefined) => {
     let ref = plain ?? encoded ?? '';
     try {
@@ -63,10 +65,24 @@ function value(v: unknown): string {
   return truncate(sanitize(known(typeof v === 'string' ? v : JSON.stringify(v))), 80);
 }
 
+/** The live-state line of the text plan: what was read, or why not; and the notes. */
+export function liveLines(live: LiveSummary | undefined, entries: readonly ReviewedEntry[]): string {
+  if (!live) return '';
+  if (!live.read) return `Live state: not read (${sanitize(live.reason ?? 'not asked')}); each record is assumed live and as last deployed\n`;
+  const differing = entries.filter((e) => (e.live ?? []).length > 0).length;
+  const n = (count: number | undefined, one: string, many: string): string => `${count ?? 0} ${count === 1 ? one : many}`;
+  let out = `Live state: ${n(live.subscriptions, 'subscription', 'subscriptions')} and ${n(live.identities, 'remote identity', 'remote identities')} listed`
+    + `${live.requests !== undefined ? ` (${n(live.requests, 'listing request', 'listing requests')})` : ''}; `
+    + `${differing === 0 ? 'no live differences' : `${differing} resource${differing === 1 ? '' : 's'} with live differences`}\n`;
+  for (const note of live.notes) out += `Note: ${sanitize(note)}\n`;
+  return out;
+}
+
 /** Renders the entries (no `no change` rows unless `all`) grouped by stack, and the summary line. */
-export function renderPlan(entries: readonly PlanEntry[], o: { all: boolean; paint: Painter }): string {
+export function renderPlan(entries: readonly ReviewedEntry[], o: { all: boolean; paint: Painter; live?: LiveSummary }): string {
   const { paint } = o;
-  const shown = entries.filter((e) => o.all || e.action !== 'no-change' || e.failure !== undefined || e.possibleAction !== undefined);
+  const shown = entries.filter((e) => o.all || e.action !== 'no-change' || e.failure !== undefined || e.possibleAction !== undefined
+    || (e.live ?? []).length > 0);
   const width = Math.max(...PLAN_ACTIONS.map((a) => ACTION_LABEL[a].length));
   let text = '';
   let stack: string | undefined;
@@ -89,19 +105,32 @@ export function renderPlan(entries: readonly PlanEntry[], o: { all: boolean; pai
     }
     for (const x of e.effects) text += `      ! ${sanitize(known(x))}\n`;
     if (e.failure !== undefined) text += `      ${paint('red', `x the handler refuses this change: ${sanitize(e.failure)}`)}\n`;
+    for (const f of e.live ?? []) text += `      ${paint(f.risk ? 'red' : 'yellow', `live: ${sanitize(f.text)}`)}\n`;
   }
   if (shown.length === 0) text += entries.length === 0 ? 'No Custom::Dpi* resources in the app or the deployed stacks.\n' : 'No changes.\n';
   const failures = entries.filter((e) => e.failure !== undefined).length;
-  return `${text}\n${summaryLine(summarise(entries), failures, entries.filter((e) => e.possibleAction !== undefined).length)}\n`;
+  return `${text}\n${summaryLine(summarise(entries), failures, entries.filter((e) => e.possibleAction !== undefined).length)}\n${liveLines(o.live, entries)}`;
 }
 
 /** The document of `dpi plan --json`: every resource (`no change` included) and the summary. */
-export function planJson(entries: readonly PlanEntry[], failOn: readonly string[], failed: boolean): object {
+export function planJson(entries: readonly ReviewedEntry[], failOn: readonly string[], failed: boolean, live?: LiveSummary): object {
+  const flagged = new Map<string, { id: string; flag: string; resources: string[] }>();
+  for (const e of entries) {
+    for (const f of e.live ?? []) {
+      if (f.kind !== 'identity-unknown' && f.kind !== 'identity-invalid') continue;
+      const id = /remote identity (\d+)/.exec(f.text)?.[1] ?? '';
+      const key = `${f.kind}\0${id}`;
+      const at = flagged.get(key) ?? { id, flag: f.kind === 'identity-unknown' ? 'unknown' : 'invalid', resources: [] };
+      at.resources.push(e.constructPath ?? `${e.stack}/${e.logicalId}`);
+      flagged.set(key, at);
+    }
+  }
   return {
     entries,
     summary: summarise(entries),
     failures: entries.filter((e) => e.failure !== undefined).length,
     possible: entries.filter((e) => e.possibleAction !== undefined).length,
+    ...(live ? { live: { ...live, differences: entries.filter((e) => (e.live ?? []).length > 0).length }, identities: [...flagged.values()] } : {}),
     ...(failOn.length > 0 ? { failOn, gateFailed: failed } : {}),
   };
 }

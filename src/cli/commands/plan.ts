@@ -3,23 +3,30 @@
  * handler's own decision code (`planResource`, src/handler/plan.ts): the action (create, update in place, rebuild,
  * replace, delete, retain, no change), the property changes by construct prop, the service calls and the effects on
  * live records. Compares the synthesized app (--app) with CloudFormation's deployed templates (default), the
- * `dpi local-deploy` state (--local) or another cloud assembly (--from DIR). Read only: no service call, no change.
+ * `dpi local-deploy` state (--local) or another cloud assembly (--from DIR). Against CloudFormation or --local it reads the
+ * account's subscriptions and remote identities (two listings, plan-live.ts) for the live differences and the identity
+ * flags. Read only: no changing call. Printed as text, `--json` or `--format markdown` (plan-markdown.ts).
  * Exit 1 when an action named by --fail-on is planned, 0 otherwise, 2 when the plan could not be made.
  */
 import { existsSync } from 'node:fs';
 import { planResource } from '../../handler/plan';
-import { PLAN_ACTIONS, PlanAction, PlanEntry } from '../../handler/plan-types';
+import { PLAN_ACTIONS, PlanAction, PlanInput } from '../../handler/plan-types';
+import { ConnectionFlags, hasServiceAddress } from '../connection';
 import { printJson, RunContext, useColour } from '../context';
 import { cloudFormationClient, CloudFormationSender } from '../deployed';
 import { CliError, EXIT } from '../errors';
 import { painter } from '../format';
+import { lockLocalState } from './journal-access';
 import { Planner } from './plan-compare';
 import { dynamoJournalOpener, localJournalOpener, PlanJournalOpener } from './plan-journal';
+import { LiveRecords, LiveSummary, liveStatusOf, minimalNote, readLive, ReviewedEntry, withLiveFindings } from './plan-live';
+import { renderPlanMarkdown } from './plan-markdown';
 import { ACTION_LABEL, planJson, renderPlan } from './plan-render';
 import { collectPlan } from './plan-sources';
+import { embeddedEmulatorState, serviceOf } from './service-of';
 
 /** The flags of `dpi plan`. */
-export interface PlanFlags {
+export interface PlanFlags extends ConnectionFlags {
   app: string;
   local?: boolean;
   state: string;
@@ -30,7 +37,16 @@ export interface PlanFlags {
   json?: boolean;
   failOn?: string;
   table?: string;
+  /** `table` (default), `json` (as --json) or `markdown`. */
+  format?: string;
+  /** `--no-live`: false (the live state is not read). */
+  live?: boolean;
+  /** With --local and no service address: the embedded emulator's read mode. */
+  reads?: string;
 }
+
+/** The output formats of `dpi plan`. */
+export const PLAN_FORMATS = ['table', 'json', 'markdown'] as const;
 
 /** What `--fail-on` can name besides the actions: `failure`, a change the handler refuses (the deploy would fail). */
 export const FAIL_ON_FAILURE = 'failure';
@@ -73,20 +89,71 @@ export function parseFailOn(value: string | undefined): string[] {
  * Whether an entry trips the gate: its action, its possible action (a value decided at deploy time may make it that,
  * e.g. a possible replace), or a refused change with `failure`.
  */
-export function tripsGate(e: PlanEntry, failOn: readonly string[]): boolean {
+export function tripsGate(e: ReviewedEntry, failOn: readonly string[]): boolean {
   return failOn.includes(e.action) || (e.possibleAction !== undefined && failOn.includes(e.possibleAction))
-    || (e.failure !== undefined && failOn.includes(FAIL_ON_FAILURE));
+    || ((e.failure !== undefined || (e.live ?? []).some((f) => f.fails)) && failOn.includes(FAIL_ON_FAILURE));
 }
 
 /** What an entry trips the gate with, as the message names it. */
-function trippedAs(e: PlanEntry, failOn: readonly string[]): string {
+function trippedAs(e: ReviewedEntry, failOn: readonly string[]): string {
   if (failOn.includes(e.action)) return ACTION_LABEL[e.action as PlanAction];
   if (e.possibleAction !== undefined && failOn.includes(e.possibleAction)) return `possibly ${ACTION_LABEL[e.possibleAction]}`;
   return FAIL_ON_FAILURE;
 }
 
+/** The output format of the flags (`--json` is `--format json`). */
+function formatOf(flags: PlanFlags): typeof PLAN_FORMATS[number] {
+  const f = (flags.format ?? (flags.json ? 'json' : 'table')).toLowerCase();
+  if (!(PLAN_FORMATS as readonly string[]).includes(f)) throw new CliError(`--format: '${flags.format}' is not a format; use one of ${PLAN_FORMATS.join(', ')}`);
+  if (flags.json && f !== 'json') throw new CliError(`--json and --format ${f} ask for different outputs: give one of them`);
+  return f as typeof PLAN_FORMATS[number];
+}
+
+/**
+ * The live records of the account (CloudFormation mode or --local, not --no-live): from the connection settings, or
+ * with --local and no service address the embedded emulator of the local-deploy state. Never fails the plan: what
+ * kept them from being read is said in the output (and a failed read on stderr).
+ */
+async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<{ records?: LiveRecords; summary: LiveSummary }> {
+  const not = (reason: string): { summary: LiveSummary } => ({ summary: { read: false, reason, notes: [] } });
+  if (flags.live === false) return not('--no-live');
+  if (flags.from !== undefined) return not('--from compares two cloud assemblies offline');
+  const embedded = embeddedEmulatorState(ctx, { ...flags, state: flags.state }) !== undefined;
+  if (!hasServiceAddress(flags, ctx.io.env) && !embedded) {
+    return not(flags.local ? `no service address, and no embedded emulator state beside ${flags.state}`
+      : 'no service address: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url) to read it');
+  }
+  const unlock = embedded ? lockLocalState(flags.state) : undefined;
+  try {
+    const service = await serviceOf(ctx, flags, () => undefined);
+    try {
+      const records = await readLive(service.client);
+      const note = minimalNote(records);
+      return {
+        records,
+        summary: {
+          read: true,
+          notes: note ? [note] : [],
+          subscriptions: records.subscriptions.size,
+          identities: records.identities.size,
+          requests: records.requests,
+        },
+      };
+    } finally {
+      await service.close();
+    }
+  } catch (e) {
+    const message = (e as Error).message;
+    ctx.io.stderr.write(`dpi plan: the live state could not be read (${message}); the plan assumes each record is live and as last deployed\n`);
+    return not(`the listings failed: ${message}`);
+  } finally {
+    unlock?.();
+  }
+}
+
 /** Runs `dpi plan`. */
 export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> {
+  const format = formatOf(flags);
   if (flags.local && flags.from !== undefined) throw new CliError('--local and --from compare with different things: give one of them');
   if (!flags.local && (flags.region !== undefined || flags.profile !== undefined) && flags.from !== undefined) {
     throw new CliError('--region and --profile read CloudFormation: they do not apply with --from');
@@ -97,8 +164,17 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     ctx.io.stderr.write(`dpi plan: no local-deploy state at ${flags.state}: nothing is deployed there, so every resource is planned as a create `
       + '(pass --state FILE, the state the app was deployed with)\n');
   }
-  const planner = planSeams.planner ?? planResource;
-  const entries = await collectPlan({
+  const live = await liveOf(ctx, flags);
+  const decide = planSeams.planner ?? planResource;
+  // Each resource's input (its declared identity, its deployed and declared properties) for the live findings.
+  const inputs = new Map<string, PlanInput>();
+  const records = live.records;
+  const planner: Planner = (input) => {
+    inputs.set(`${input.stack}\0${input.logicalId}`, input);
+    const liveStatus = records ? liveStatusOf(records, input) : undefined;
+    return decide(liveStatus !== undefined ? { ...input, liveStatus } : input);
+  };
+  const planned = await collectPlan({
     app: flags.app,
     local: flags.local,
     state: flags.state,
@@ -108,11 +184,14 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     ...(flags.table !== undefined ? { table: flags.table } : {}),
     warn: (m) => ctx.io.stderr.write(`${m}\n`),
   }, planner);
+  const entries: ReviewedEntry[] = records ? withLiveFindings(planned, inputs, records) : planned;
   const tripped = entries.filter((e) => tripsGate(e, failOn));
-  if (flags.json) {
-    printJson(ctx, planJson(entries, failOn, tripped.length > 0));
+  if (format === 'json') {
+    printJson(ctx, planJson(entries, failOn, tripped.length > 0, live.summary));
+  } else if (format === 'markdown') {
+    ctx.io.stdout.write(renderPlanMarkdown(entries, { live: live.summary }));
   } else {
-    ctx.io.stdout.write(renderPlan(entries, { all: !!flags.all, paint: painter(useColour(ctx)) }));
+    ctx.io.stdout.write(renderPlan(entries, { all: !!flags.all, paint: painter(useColour(ctx)), live: live.summary }));
   }
   if (tripped.length > 0) {
     const kinds = [...new Set(tripped.map((e) => trippedAs(e, failOn)))];
