@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { PLATFORM_FIRST_IDENTITY } from '../../bench/lib/platform-app';
 import { buildExampleApp } from '../../examples/app';
-import { AccountType, NotificationPipelineFleet, NotificationType } from '../../src';
+import { AccountType, NotificationPipelineFleet, NotificationType, Subscription } from '../../src';
 import type { PlanEntry } from '../../src/handler/plan-types';
 import { connectedStack } from '../local/apps';
 
@@ -43,8 +43,19 @@ export function synthExample(outdir: string, change: ExampleChange = {}): string
 /** Notification types of every fleet pipeline unless overridden: an event-bus type and a queue type. */
 export const FLEET_TYPES = ['ORDER_CHANGE', 'REPORT_PROCESSING_FINISHED'];
 
-/** Synthesizes stack `Platform` with fleet `Sellers` of `n` identities from PLATFORM_FIRST_IDENTITY into `outdir`. */
-export function synthPlanFleet(outdir: string, n: number, overrides: Record<number, string[]> = {}, removed: number[] = []): string {
+/** A product-3001 subscription beside the fleet (construct ID `id`, in stack `Platform`). */
+export interface PlanFleetSubscription {
+  readonly id: string;
+  readonly remoteIdentityId: number;
+  readonly name: string;
+}
+
+/**
+ * Synthesizes stack `Platform` with fleet `Sellers` of `n` identities from PLATFORM_FIRST_IDENTITY into `outdir`, and
+ * `subscriptions` beside it.
+ */
+export function synthPlanFleet(outdir: string, n: number, overrides: Record<number, string[]> = {}, removed: number[] = [],
+  subscriptions: readonly PlanFleetSubscription[] = []): string {
   const app = new App({ outdir });
   const { stack, connection, roles } = connectedStack(app, 'Platform');
   new NotificationPipelineFleet(stack, 'Sellers', {
@@ -56,6 +67,17 @@ export function synthPlanFleet(outdir: string, n: number, overrides: Record<numb
       notificationTypes: (overrides[id] ?? FLEET_TYPES).map((t) => NotificationType.of(t)),
     })),
   });
+  for (const sub of subscriptions) {
+    new Subscription(stack, sub.id, {
+      connection,
+      productId: 3001,
+      storageGroupId: 501,
+      remoteIdentityId: sub.remoteIdentityId,
+      productParameters: { marketplace_id: 'ATVPDKIKX0DER' },
+      stageIds: [1001],
+      name: sub.name,
+    });
+  }
   app.synth();
   return outdir;
 }
