@@ -152,10 +152,15 @@ export function renderPlanMarkdown(entries: readonly ReviewedEntry[], o: { live?
     if (members.length === 0) continue;
     out += `### ${GROUP_TITLE[g]} (${members.length})\n\n`;
     if (g === 'no-change') {
-      const listed = members.slice(0, MAX_UNCHANGED_LISTED).map((e) => `- ${head(e)}`);
-      const more = members.length - listed.length;
-      out += `<details><summary>${plural(members.length, 'resource')} with no change</summary>\n\n${listed.join('\n')}\n`
-        + `${more > 0 ? `- … and ${more} more\n` : ''}\n</details>\n\n`;
+      // What the service shows differently but this deploy leaves so (a paused subscription it sends nothing to): a block each.
+      for (const e of members.filter((x) => (x.live ?? []).length > 0)) out += `${block(e)}\n`;
+      const listed = members.filter((x) => (x.live ?? []).length === 0).slice(0, MAX_UNCHANGED_LISTED).map((e) => `- ${head(e)}`);
+      const quiet = members.filter((x) => (x.live ?? []).length === 0).length;
+      const more = quiet - listed.length;
+      if (quiet > 0) {
+        out += `<details><summary>${plural(quiet, 'resource')} with no change${quiet < members.length ? ' and no live difference' : ''}</summary>\n\n`
+          + `${listed.join('\n')}\n${more > 0 ? `- … and ${more} more\n` : ''}\n</details>\n\n`;
+      }
       continue;
     }
     for (const e of members) {
