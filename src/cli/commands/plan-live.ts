@@ -16,6 +16,7 @@
 import type { DpiClient } from '../../client';
 import { stable } from '../../handler/plan-common';
 import type { PlanEntry, PlanInput } from '../../handler/plan-types';
+import { KINDS, SubscriptionKind } from '../../kinds';
 
 /** What kind of live difference a finding is. */
 export type LiveKind = 'status' | 'renamed' | 'gone' | 'identity-unknown' | 'identity-invalid';
@@ -62,8 +63,11 @@ export interface LiveRecords {
   readonly requests: number;
 }
 
-/** Resource types whose physical ID is a subscription of the service (a pipeline is a product-107 subscription). */
-const SUBSCRIPTION_RECORDS = new Set(['Custom::DpiSubscription', 'Custom::DpiNotificationPipeline', 'Custom::DpiLegacyNotificationPipeline']);
+/**
+ * Resource types whose physical ID is a subscription of the service (the journal claims it as `sub`: a subscription,
+ * and a pipeline, whose record is a product-107 or product-86 subscription).
+ */
+const SUBSCRIPTION_RECORDS: ReadonlySet<string> = new Set(KINDS.filter((k) => k.claim === 'sub').map((k) => k.type));
 
 /** Records per listing page the client asks for (its `LIST_PAGE_SIZE`), to count requests. */
 const PAGE = 100;
@@ -94,7 +98,7 @@ export async function readLive(client: DpiClient): Promise<LiveRecords> {
 
 /** The live status the handler's decisions take for a resource (subscriptions only; `gone` when not listed). */
 export function liveStatusOf(live: LiveRecords, input: PlanInput): string | undefined {
-  if (input.type !== 'Custom::DpiSubscription' || input.physicalId === undefined || input.oldProps === undefined) return undefined;
+  if (input.type !== SubscriptionKind.type || input.physicalId === undefined || input.oldProps === undefined) return undefined;
   if (!/^\d+$/.test(input.physicalId)) return undefined;
   return live.subscriptions.get(input.physicalId)?.status ?? 'gone';
 }
@@ -121,7 +125,7 @@ function updated(input: PlanInput): boolean {
 function recordFindings(e: PlanEntry, input: PlanInput, live: LiveRecords): LiveFinding[] {
   const id = e.physicalId;
   if (!SUBSCRIPTION_RECORDS.has(e.type) || id === undefined || !/^\d+$/.test(id) || input.oldProps === undefined) return [];
-  const isSub = e.type === 'Custom::DpiSubscription';
+  const isSub = e.type === SubscriptionKind.type;
   const what = isSub ? `subscription ${id}` : `the pipeline's subscription ${id}`;
   const leaving = input.newProps === undefined;
   const sent = updated(input);

@@ -123,7 +123,13 @@ async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<{ records?: Li
     return not(flags.local ? `no service address, and no embedded emulator state beside ${flags.state}`
       : 'no service address: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url) to read it');
   }
-  const unlock = embedded ? lockLocalState(flags.state) : undefined;
+  let unlock: (() => void) | undefined;
+  try {
+    // The embedded emulator saves its state when a call changes it (the token exchange): not while a local deploy runs.
+    unlock = embedded ? lockLocalState(flags.state) : undefined;
+  } catch (e) {
+    return not(`the embedded emulator's state is in use: ${(e as Error).message}`);
+  }
   try {
     const service = await serviceOf(ctx, flags, () => undefined);
     try {
