@@ -8,9 +8,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeResource, FakeStack, fakeCloudFormation, stackArn } from './fake-cloudformation';
-import { dpi, testNoSecretsPrinted } from './helpers';
+import { CLI_FIXTURES, dpi, requests, startCliEmulator, testNoSecretsPrinted } from './helpers';
 import { synthExample } from './plan-apps';
 import { planSeams } from '../../src/cli/commands/plan';
+import type { ReviewedEntry } from '../../src/cli/commands/plan-live';
 import type { PlanEntry } from '../../src/handler/plan-types';
 import { readAssembly } from '../../src/local/assembly';
 import { synthFleetApp } from '../local/fleet-app';
@@ -82,6 +83,29 @@ describe('against CloudFormation (fake client), nested stacks followed', () => {
     expect(text.stdout).toBe(`No changes.\n\nPlan: 0 create, 0 update in place, 0 rebuild, 0 replace, 0 delete, 0 retain, ${IDS.length} no change\n`
       + 'Live state: not read (no service address: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url) to read it); each record is '
       + 'assumed live and as last deployed\n');
+  });
+
+  test('with a service address, the live state is read with one listing each: records not listed and unknown identities are flagged', async () => {
+    const emu = await startCliEmulator(CLI_FIXTURES, 'vendor');
+    try {
+      const r = await dpi(['plan', '--app', v0, '--json', '--fail-on', 'failure'], { emu });
+      // The fleet's identities (2001-2005) are not the emulator's: the deploy would fail on each.
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`--fail-on: ${IDS.length} resources planned to failure`);
+      const doc = JSON.parse(r.stdout) as { entries: ReviewedEntry[]; live: { read: boolean; notes: string[] } };
+      expect(doc.live).toMatchObject({ read: true, notes: [] });
+      expect(doc.entries).toHaveLength(IDS.length);
+      for (const e of doc.entries) {
+        expect(e.action).toBe('no-change');
+        expect(e.live?.map((f) => f.kind)).toEqual(['identity-unknown', 'gone']);
+        expect(e.live![1].text).toBe(`the pipeline's subscription ${e.physicalId} is not in the account's subscription listing (gone, or another `
+          + 'account\'s); this deploy sends nothing for it: the stack keeps naming a record that is gone (dpi drift shows it)');
+      }
+      const seen = (await requests(emu)).map((q) => `${q.method} ${q.path}`).filter((q) => !q.startsWith('POST /auth/'));
+      expect(seen.sort()).toEqual(['GET /sri', 'GET /v2/sub']);
+    } finally {
+      await emu.stop();
+    }
   });
 
   test('one identity changed and one removed: two entries with their deployed IDs; --fail-on delete trips', async () => {
