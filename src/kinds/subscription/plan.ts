@@ -173,9 +173,9 @@ function update(oldProps: Record<string, unknown>, newProps: Record<string, unkn
   return {
     action: 'update',
     calls: [call('PATCH', paths.subscription(id), `set ${attrs.join(', ')}`)],
+    // With the live status read, the assumption that the record is as last deployed is not needed for the status.
     effects: [`subscription ${id} is updated in place (${attrs.join(', ')})${live !== undefined && live !== old.status && conv.changes.status !== undefined
-      ? `; it is ${live} in the service and this deploy sets it ${d.status} again` : ''}; `
-      + `${live !== undefined ? 'its status as the service shows it now was read' : LIVE_ASSUMPTION}`, ...extra],
+      ? `; it is ${live} in the service and this deploy sets it ${d.status} again` : ''}${live !== undefined ? '' : `; ${LIVE_ASSUMPTION}`}`, ...extra],
   };
 }
 
