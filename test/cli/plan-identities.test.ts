@@ -10,7 +10,7 @@ import { dpi, testNoSecretsPrinted } from './helpers';
 import { Subscription } from '../../src';
 import type { ReviewedEntry } from '../../src/cli/commands/plan-live';
 import { EmulatorFixtures, ReadMode, RunningEmulator, startEmulator } from '../../src/emulator';
-import { connectedStack } from '../local/apps';
+import { connectedStack, synthTinyApp } from '../local/apps';
 import { tempDir } from '../local/helpers';
 
 jest.setTimeout(120_000);
@@ -114,6 +114,25 @@ test('--no-live and --from read nothing, and say so', async () => {
   expect(doc.live).toMatchObject({ read: false, reason: '--from compares two cloud assemblies offline' });
   expect(doc.entries.every((e) => e.live === undefined)).toBe(true);
   expect((await dpi(['plan', '--app', app, '--json', '--format', 'markdown'])).stderr).toContain('--json and --format markdown ask for different outputs');
+});
+
+test('--local with no service address: the embedded emulator on the local-deploy state is read, in the read mode asked', async () => {
+  const tiny = synthTinyApp(join(work.dir, 'tiny', 'cdk.out'));
+  const stateFile = join(work.dir, 'tiny', 'state.json');
+  const deployed = await dpi(['local-deploy', '--app', tiny, '--state', stateFile]);
+  expect(deployed.code).toBe(0);
+  const args = ['plan', '--local', '--state', stateFile, '--app', tiny, '--json'];
+  const vendor = await dpi([...args, '--reads', 'vendor']);
+  expect(vendor.stderr).toBe('');
+  const doc = JSON.parse(vendor.stdout) as PlanDoc;
+  expect(doc.live).toMatchObject({ read: true, notes: [] });
+  expect(doc.live.identities).toBeGreaterThanOrEqual(4);
+  expect(doc.entries.length).toBeGreaterThan(0);
+  expect(doc.entries.every((e) => e.action === 'no-change' && e.live === undefined)).toBe(true);
+  // The default read mode is minimal: the note; and the state's lock was let go (a second run reads again).
+  const minimal = JSON.parse((await dpi(args)).stdout) as PlanDoc;
+  expect(minimal.live.read).toBe(true);
+  expect(minimal.live.notes).toHaveLength(1);
 });
 
 testNoSecretsPrinted();
