@@ -118,7 +118,7 @@ async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<{ records?: Li
   const not = (reason: string): { summary: LiveSummary } => ({ summary: { read: false, reason, notes: [] } });
   if (flags.live === false) return not('--no-live');
   if (flags.from !== undefined) return not('--from compares two cloud assemblies offline');
-  const embedded = embeddedEmulatorState(ctx, { ...flags, state: flags.state }) !== undefined;
+  const embedded = embeddedEmulatorState(ctx, flags) !== undefined;
   if (!hasServiceAddress(flags, ctx.io.env) && !embedded) {
     return not(flags.local ? `no service address, and no embedded emulator state beside ${flags.state}`
       : 'no service address: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url) to read it');
