@@ -78,6 +78,7 @@ describe('live findings of a subscription', () => {
   };
   const records = (status: string | undefined, name?: string, vendor = true): LiveRecords => ({
     subscriptions: new Map(status === undefined ? [] : [['9001', vendor ? { status, name: name ?? 'orders' } : { status }]]),
+    listed: new Map(),
     identities: new Map([['362', vendor ? { invalid: false } : {}]]),
     names: vendor,
     invalidity: vendor,

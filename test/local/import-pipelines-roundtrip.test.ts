@@ -185,9 +185,21 @@ test('20 pipelines + 18 subscriptions -> dpi import --pipeline-roles -> compile,
   expect(piped.map((x) => x.Properties?.AdoptId).sort()).toEqual(pipes.map((p) => p.sub).sort());
   expect(piped.every((x) => x.Properties?.RemovalPolicy === 'retain' && x.Properties?.RoleArn === ROLE)).toBe(true);
 
+  // Planned before the first deploy, against the same service: every adoption is "no change" (its reads match the
+  // declaration); the plan itself changes nothing.
+  const state = join(dir, 'state', 'local-state.json');
+  await admin('DELETE', '/requests');
+  const planned = await dpi(['plan', '--app', cdkOut, '--local', '--state', state, '--json'],
+    { env: { DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN } });
+  expect(planned.code).toBe(0);
+  type PlanDoc = { entries: Array<{ type: string; action: string; failure?: string }> };
+  const planEntries = (JSON.parse(planned.stdout) as PlanDoc).entries.filter((e) => e.type.startsWith('Custom::Dpi'));
+  expect(planEntries).toHaveLength(38);
+  expect(planEntries.map((e) => [e.action, e.failure])).toEqual(Array(38).fill(['no-change', undefined]));
+  expect(changing(await requests())).toEqual([]);
+
   // Deploys against the same service: no creating call and no changing call (the declarations match what is stored).
   await admin('DELETE', '/requests');
-  const state = join(dir, 'state', 'local-state.json');
   const quiet = { progress: () => undefined, output: () => undefined };
   const deployed = await runLocalDeploy({ app: cdkOut, emulatorUrl: emu.url, stateFile: state, refreshToken: DEFAULT_REFRESH_TOKEN, ...quiet });
   expect(deployed.error).toBeUndefined();

@@ -13,7 +13,7 @@
  * are the vendor's read fields. Without them (the emulator's `--reads minimal`) renames and invalidated identities
  * are not checked, and the plan says so once.
  */
-import type { DpiClient } from '../../client';
+import type { DpiClient, Subscription } from '../../client';
 import { stable } from '../../handler/plan-common';
 import type { PlanEntry, PlanInput } from '../../handler/plan-types';
 import { KINDS, SubscriptionKind } from '../../kinds';
@@ -56,6 +56,8 @@ interface LiveIdentity { readonly invalid?: boolean; readonly invalidatedAt?: st
 /** The account's live records. */
 export interface LiveRecords {
   readonly subscriptions: ReadonlyMap<string, LiveSubscription>;
+  /** The listed subscriptions as the listing shows them (what an adoption's plan compares). */
+  readonly listed: ReadonlyMap<string, Subscription>;
   readonly identities: ReadonlyMap<string, LiveIdentity>;
   /** The listings showed the vendor's read fields (subscription `name`, identity `invalid_identity`). */
   readonly names: boolean;
@@ -89,6 +91,7 @@ export async function readLive(client: DpiClient): Promise<LiveRecords> {
   }
   return {
     subscriptions,
+    listed: new Map(subs.map((s) => [String(s.id), s])),
     identities,
     names: subs.some((s) => 'name' in s),
     invalidity: [...identities.values()].some((i) => i.invalid !== undefined),

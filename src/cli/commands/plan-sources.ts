@@ -9,7 +9,7 @@
  */
 import type * as cfnSdk from '@aws-sdk/client-cloudformation';
 import { deployedTableUse, exportLookup, tableUseOf } from './journal-table';
-import type { PlanEntry } from '../../handler/plan-types';
+import type { PlanAdoptionHint, PlanEntry } from '../../handler/plan-types';
 import { AssemblyStack, readAssembly } from '../../local/assembly';
 import type { LocalPlanSource } from '../../local/plan-source';
 import { readState, ResourceState } from '../../local/state';
@@ -17,6 +17,7 @@ import { isDpiType, Template } from '../../local/template';
 import { CloudFormationSender, deployedResources, DeployedStack, journalKeyOf } from '../deployed';
 import { CliError } from '../errors';
 import { loadPart } from '../lazy';
+import { withAdoptions } from './plan-adoptions';
 import { CHANGES_REFERENCES, Planner, planTemplatePairs, TemplatePair } from './plan-compare';
 import { JournalTarget, PlanJournalOpener, readJournalHints, tableOf } from './plan-journal';
 import { assemblyPaths, constructName, metadataPath, StackPaths } from './plan-paths';
@@ -35,6 +36,20 @@ export interface PlanSourceOptions {
   readonly table?: string;
   /** Says a note on stderr (e.g. that the journal could not be read). */
   readonly warn?: (message: string) => void;
+  /**
+   * Reads the records the deploy would adopt (their subscription IDs): each resource that adopts one is then planned
+   * with those reads (`PlanInput.adoption`). Undefined: not read (the live state was not read).
+   */
+  readonly adoptions?: (ids: readonly string[]) => Promise<ReadonlyMap<string, PlanAdoptionHint>>;
+}
+
+/** The planner, noting in `ids` the subscription IDs the deploy adopts (an `AdoptId` not yet deployed as such). */
+function noteAdoptions(planner: Planner, ids: Set<string>): Planner {
+  return (input) => {
+    const adopt = input.newProps?.AdoptId;
+    if (typeof adopt === 'string' && input.oldProps?.AdoptId !== adopt && input.physicalId !== adopt) ids.add(adopt);
+    return planner(input);
+  };
 }
 
 /** Where a deployed resource's journal record is, by `<plan stack>\0<logical ID>`. */
@@ -47,8 +62,15 @@ const refOf = (stack: string, logicalId: string): string => `${stack}\0${logical
  * records of them (the handler decides ownership from it). When the journal cannot be read, the first plan stands
  * (its endings say "unless the lifecycle journal records it as adopted") and `warn` says why.
  */
-async function withJournal(o: PlanSourceOptions, refs: JournalRefs, plan: (planner: Planner) => PlanEntry[], planner: Planner): Promise<PlanEntry[]> {
-  const first = plan(planner);
+async function withJournal(o: PlanSourceOptions, refs: JournalRefs, plan: (planner: Planner) => PlanEntry[], given: Planner): Promise<PlanEntry[]> {
+  let planner = given;
+  const adopted = new Set<string>();
+  let first = plan(o.adoptions ? noteAdoptions(planner, adopted) : planner);
+  if (o.adoptions && adopted.size > 0) {
+    // An adoption depends on what the service has of the adopted record: planned again with its reads.
+    planner = withAdoptions(planner, await o.adoptions([...adopted].sort()));
+    first = plan(planner);
+  }
   if (!o.journal) return first;
   const targets: JournalTarget[] = [];
   for (const e of first) {

@@ -10,20 +10,21 @@
  */
 import { existsSync } from 'node:fs';
 import { planResource } from '../../handler/plan';
-import { PLAN_ACTIONS, PlanAction, PlanInput } from '../../handler/plan-types';
+import { PLAN_ACTIONS, PlanAction, PlanAdoptionHint, PlanInput } from '../../handler/plan-types';
 import { ConnectionFlags, hasServiceAddress } from '../connection';
 import { printJson, RunContext, useColour } from '../context';
 import { cloudFormationClient, CloudFormationSender } from '../deployed';
 import { CliError, EXIT } from '../errors';
 import { painter } from '../format';
 import { lockLocalState } from './journal-access';
+import { readAdoptions } from './plan-adoptions';
 import { Planner } from './plan-compare';
 import { dynamoJournalOpener, localJournalOpener, PlanJournalOpener } from './plan-journal';
 import { LiveRecords, LiveSummary, liveStatusOf, minimalNote, readLive, ReviewedEntry, withLiveFindings } from './plan-live';
 import { renderPlanMarkdown } from './plan-markdown';
 import { ACTION_LABEL, planJson, renderPlan } from './plan-render';
 import { collectPlan } from './plan-sources';
-import { embeddedEmulatorState, serviceOf } from './service-of';
+import { embeddedEmulatorState, Service, serviceOf } from './service-of';
 
 /** The flags of `dpi plan`. */
 export interface PlanFlags extends ConnectionFlags {
@@ -114,8 +115,8 @@ function formatOf(flags: PlanFlags): typeof PLAN_FORMATS[number] {
  * with --local and no service address the embedded emulator of the local-deploy state. Never fails the plan: what
  * kept them from being read is said in the output (and a failed read on stderr).
  */
-async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<{ records?: LiveRecords; summary: LiveSummary }> {
-  const not = (reason: string): { summary: LiveSummary } => ({ summary: { read: false, reason, notes: [] } });
+async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<Live> {
+  const not = (reason: string): Live => ({ summary: { read: false, reason, notes: [] }, close: async () => undefined });
   if (flags.live === false) return not('--no-live');
   if (flags.from !== undefined) return not('--from compares two cloud assemblies offline');
   const embedded = embeddedEmulatorState(ctx, flags) !== undefined;
@@ -130,31 +131,47 @@ async function liveOf(ctx: RunContext, flags: PlanFlags): Promise<{ records?: Li
   } catch (e) {
     return not(`the embedded emulator's state is in use: ${(e as Error).message}`);
   }
+  let service: Service | undefined;
   try {
-    const service = await serviceOf(ctx, flags, () => undefined);
-    try {
-      const records = await readLive(service.client);
-      const note = minimalNote(records);
-      return {
-        records,
-        summary: {
-          read: true,
-          notes: note ? [note] : [],
-          subscriptions: records.subscriptions.size,
-          identities: records.identities.size,
-          requests: records.requests,
-        },
-      };
-    } finally {
-      await service.close();
-    }
+    service = await serviceOf(ctx, flags, () => undefined);
+    const records = await readLive(service.client);
+    const note = minimalNote(records);
+    const open = service;
+    const release = unlock;
+    return {
+      records,
+      summary: {
+        read: true,
+        notes: note ? [note] : [],
+        subscriptions: records.subscriptions.size,
+        identities: records.identities.size,
+        requests: records.requests,
+      },
+      // The records a deploy adopts: from the listing, with their stored parameters (bulk reads).
+      adoptions: (ids) => readAdoptions(open.client, ids, records.listed),
+      close: async () => {
+        try {
+          await open.close();
+        } finally {
+          release?.();
+        }
+      },
+    };
   } catch (e) {
+    await service?.close();
+    unlock?.();
     const message = (e as Error).message;
     ctx.io.stderr.write(`dpi plan: the live state could not be read (${message}); the plan assumes each record is live and as last deployed\n`);
     return not(`the listings failed: ${message}`);
-  } finally {
-    unlock?.();
   }
+}
+
+/** The live state of a plan, and the service it was read from (open until `close`, for the reads of adoptions). */
+interface Live {
+  readonly records?: LiveRecords;
+  readonly summary: LiveSummary;
+  readonly adoptions?: (ids: readonly string[]) => Promise<ReadonlyMap<string, PlanAdoptionHint>>;
+  close(): Promise<void>;
 }
 
 /** Runs `dpi plan`. */
@@ -180,16 +197,22 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     const liveStatus = records ? liveStatusOf(records, input) : undefined;
     return decide(liveStatus !== undefined ? { ...input, liveStatus } : input);
   };
-  const planned = await collectPlan({
-    app: flags.app,
-    local: flags.local,
-    state: flags.state,
-    from: flags.from,
-    cloudFormation: () => (planSeams.cloudFormation ?? cloudFormationClient)({ region: flags.region, profile: flags.profile }),
-    journal: journalOpener(flags),
-    ...(flags.table !== undefined ? { table: flags.table } : {}),
-    warn: (m) => ctx.io.stderr.write(`${m}\n`),
-  }, planner);
+  let planned;
+  try {
+    planned = await collectPlan({
+      app: flags.app,
+      local: flags.local,
+      state: flags.state,
+      from: flags.from,
+      cloudFormation: () => (planSeams.cloudFormation ?? cloudFormationClient)({ region: flags.region, profile: flags.profile }),
+      journal: journalOpener(flags),
+      ...(flags.table !== undefined ? { table: flags.table } : {}),
+      ...(live.adoptions ? { adoptions: live.adoptions } : {}),
+      warn: (m) => ctx.io.stderr.write(`${m}\n`),
+    }, planner);
+  } finally {
+    await live.close();
+  }
   const entries: ReviewedEntry[] = records ? withLiveFindings(planned, inputs, records) : planned;
   const tripped = entries.filter((e) => tripsGate(e, failOn));
   if (format === 'json') {
