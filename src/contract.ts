@@ -145,6 +145,13 @@ export const REQUEST_BUDGET_ENV = 'DPI_REQUEST_BUDGET';
  */
 export const CREATED_JOURNAL_TABLES_ENV = 'DPI_CREATED_JOURNAL_TABLES';
 
+/**
+ * The request budget's margin, added to the window between two requests of one slot (src/client/budget.ts): the
+ * clients' clocks and the service's may differ a little, and a request sent just as the window ends would be refused.
+ * The fleet's deploy waves (src/notifications/fleet-waves.ts) count with it too.
+ */
+export const BUDGET_MARGIN_MS = 1_000;
+
 /** Default `product_parameters` keys of a pipeline's result parts (see `ConnectionProperties`). */
 export const DEFAULT_PIPELINE_METADATA_KEYS = { subscriptions: 'subscriptions', meta: 'meta' } as const;
 

@@ -10,6 +10,8 @@
  * memory here) is the budget's `RequestBudget`.
  */
 
+import { BUDGET_MARGIN_MS } from '../contract';
+
 /** A request budget shared by many clients (containers, processes). */
 export interface RequestBudget {
   /**
@@ -31,11 +33,7 @@ export interface BudgetPace {
   readonly windowMs: number;
 }
 
-/**
- * Added to the window between two requests of one slot: the clients' clocks and the service's may differ a little,
- * and a request sent just as the window ends would be refused.
- */
-export const BUDGET_MARGIN_MS = 1_000;
+export { BUDGET_MARGIN_MS } from '../contract';
 
 /** The pace of `limit` requests per `windowMs`. */
 export function paceOf(limit: number, windowMs: number): BudgetPace {

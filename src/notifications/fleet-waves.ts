@@ -7,8 +7,8 @@
  * per custom resource. A destroy runs the waves in reverse. A fleet that fits one wave gets no dependency at all.
  */
 import { Duration } from 'aws-cdk-lib';
-import { BUDGET_MARGIN_MS } from '../client/budget';
 import { DEFAULT_RATE_LIMIT_REQUESTS, ProviderOptions } from '../connection/provider-options';
+import { BUDGET_MARGIN_MS } from '../contract';
 
 /** Service calls of one pipeline Create or Delete (docs/handler.md, "Service calls per lifecycle event"). */
 export const CALLS_PER_PIPELINE = 3;
