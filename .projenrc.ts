@@ -50,6 +50,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     '@aws-sdk/client-dynamodb@^3',
     '@aws-sdk/client-cloudformation@^3',
     'dynalite@^4',
+    'yaml@^2',
     'aws-cdk-lib@2.276.0',
     'constructs@10.5.1',
     'cdk-nag@^3.0.2',
