@@ -39,6 +39,8 @@ export interface ConnectionFlags {
   budgetTable?: string;
   /** `--request-budget`: the budget's pace (`<requests>/<seconds>` or `off`). */
   requestBudget?: string;
+  /** The DynamoDB-compatible endpoint of `budgetTable` (set by a command that reads its journal there, `--endpoint`). */
+  budgetEndpoint?: string;
 }
 
 /** Adds the shared connection options to a service command. */
@@ -198,7 +200,7 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
 function budgetOf(flags: ConnectionFlags, io: CliIo): ((e: ServiceEndpoints) => RequestBudget | undefined) | undefined {
   if (flags.budgetTable === undefined || flags.budgetTable.trim() === '') return undefined;
   const pace = cliPace(flags.requestBudget, io.env);
-  return (e) => cliBudget({ table: flags.budgetTable!.trim() }, e, pace, io);
+  return (e) => cliBudget({ table: flags.budgetTable!.trim(), ...(flags.budgetEndpoint ? { endpoint: flags.budgetEndpoint } : {}) }, e, pace, io);
 }
 
 /**

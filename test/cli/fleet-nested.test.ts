@@ -8,6 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient, GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { fakeCloudFormation, stacksOfLocalState } from './fake-cloudformation';
 import { dpi, testNoSecretsPrinted } from './helpers';
 import { setCloudFormationFactory } from '../../src/cli/commands/drift';
@@ -104,6 +105,21 @@ describe('a local fleet deploy', () => {
       expect(d.code).toBe(0);
       for (const s of nested) expect(d.stdout).toContain(`Stack ${s.name} (nested in Fleet): ${s.resources.length} resources, 0 drifted`);
       expect(d.stdout.match(/  IN_SYNC\b/g)?.length).toBe(IDS.length);
+      // The commands took their requests' turns from the request budget in the journal table they read (the one the
+      // deploy's provider containers share): its counter counts every service request they sent.
+      const sent = (await (await fetch(`${emu.url}/_emulator/requests`)).json() as Array<{ path: string }>).length;
+      const ddb = new DynamoDBClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      try {
+        const tables = (await ddb.send(new ListTablesCommand({}))).TableNames ?? [];
+        const key = { pk: { S: `budget#${new URL(emu.url).origin}` }, sk: { S: 'counter' } };
+        const counters = await Promise.all(tables.map(async (t) => (await ddb.send(new GetItemCommand({ TableName: t, Key: key }))).Item?.n?.N));
+        const taken = counters.filter((n) => n !== undefined).map(Number);
+        expect(taken).toHaveLength(1);
+        expect(taken[0]).toBeGreaterThan(IDS.length);
+        expect(taken[0]).toBeLessThanOrEqual(sent);
+      } finally {
+        ddb.destroy();
+      }
 
       // A pipeline that CloudFormation no longer lists (its identity left the fleet, the clean-up failed) is an orphan.
       const gone = stacks.map((s) => ({ ...s, resources: s.resources.filter((r) => r.properties?.JournalKey !== keyOf(2003)) }));

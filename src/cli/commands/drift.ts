@@ -205,7 +205,9 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
   const unlock = flags.local && (flags.fix || embeddedEmulatorState(ctx, flags) !== undefined) ? lockLocalState(flags.state) : undefined;
   let service: Service;
   try {
-    service = await serviceOf(ctx, flags, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
+    // Outside --local the journal table the deploy's provider shares its request budget in is the one read here.
+    const budget = !flags.local && flags.budgetTable === undefined ? { budgetTable: chosen.table, budgetEndpoint: flags.endpoint } : {};
+    service = await serviceOf(ctx, { ...flags, ...budget }, () => (read < resources.length ? `${read} of ${resources.length} resources read` : undefined));
   } catch (e) {
     unlock?.();
     throw e;

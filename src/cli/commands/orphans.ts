@@ -86,7 +86,10 @@ async function serviceFor(ctx: RunContext, flags: OrphansFlags): Promise<Service
     const urls = resolveEndpoints(base, {}) as unknown as Record<string, string>;
     return { client: c.client, urls, token: DEFAULT_REFRESH_TOKEN, origins: c.origins, setProgress: c.setProgress, stop: () => emu.stop() };
   }
-  const c = connect(flags, ctx.io);
+  // Outside --local the journal table the deploy's provider shares its request budget in is the one read here.
+  const table = flags.table ?? DEFAULT_JOURNAL_TABLE;
+  const shared = !flags.local && flags.budgetTable === undefined;
+  const c = connect(shared ? { ...flags, budgetTable: table, budgetEndpoint: flags.endpoint } : flags, ctx.io);
   for (const s of c.secrets) ctx.secrets.add(s);
   const urls = c.endpoints as unknown as Record<string, string>;
   return { client: c.client, urls, token: c.secrets[0], origins: c.origins, setProgress: c.setProgress, stop: async () => undefined };
