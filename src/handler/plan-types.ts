@@ -146,6 +146,8 @@ export interface PlanAdoptionHint {
   };
   /** Its stored parameters (the vendor's parameter read); undefined: not shown. */
   readonly stored?: Readonly<Record<string, string>>;
+  /** Other live subscriptions of the same product and remote identity, when a listing showed them. */
+  readonly siblings?: readonly string[];
 }
 
 /** What the lifecycle journal records of a deployed resource (see `PlanInput.journal`). */

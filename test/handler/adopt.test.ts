@@ -264,6 +264,7 @@ describe('NotificationPipeline adoption', () => {
       await h.fails(h.event(PIPE, 'Create', { ...props, RemoteIdentityId: '363', AdoptId: both }, { LogicalResourceId: 'Other' }))];
     if (TEST_READS === 'vendor') {
       expect(reasons[0]).toContain('AWS account: the service\'s pipeline is in 999999999999, the roles in 123456789012');
+      expect(reasons[1]).toContain('Why: ');
       expect(reasons[1]).toContain('the service\'s reads do not show the pipeline\'s deploymentRegion');
     }
     for (const r of reasons) expect(r).toContain('nothing was changed');

@@ -128,7 +128,15 @@ describe('plan: adoption, ownership and --from', () => {
     expect(unread.action).toBe('update');
     expect(unread.calls.map((c) => `${c.method} ${c.path} ${c.when}`)).toEqual(['PATCH /v2/sub/777 only if a read shows another one']);
     expect(text(unread)).toContain('else the deploy fails before any change (rebuildOnAdoption is not set)');
-    const meta = { s3_notification_queue_arn: 'arn:aws:sqs:us-east-1:123456789012:q', firehose_arn: 'arn:aws:firehose:us-east-1:123456789012:deliverystream/s' };
+    const meta = {
+      shared_pipeline_id: 'shared-1',
+      s3_bucket_name: 'notifications-bucket',
+      s3_notification_prefix: 'notifications/362/',
+      s3_notification_configuration_id: 'c-1',
+      s3_notification_queue_arn: 'arn:aws:sqs:us-east-1:123456789012:q',
+      firehose_arn: 'arn:aws:firehose:us-east-1:123456789012:deliverystream/s',
+      sqs_destination_id: 'd-1',
+    };
     const stored = { subscriptions: JSON.stringify({ REPORT_PROCESSING_FINISHED: 'u-1' }), meta: JSON.stringify(meta) };
     const subscription = { status: 'active', product: 107, remote_identity: 362 };
     const read = (over: Record<string, unknown>, hint: object): ReturnType<typeof planResource> =>
@@ -140,7 +148,10 @@ describe('plan: adoption, ownership and --from', () => {
     expect([renamed.action, renamed.calls.map((c) => c.path)]).toEqual(['update', ['/v2/sub/777']]);
     const otherRegion = read({ DeploymentRegion: 'us-west-2' }, { subscription, stored });
     expect(otherRegion.failure).toContain('deploymentRegion: the service\'s pipeline is in us-east-1, the declaration has us-west-2');
-    expect(read({}, { subscription }).failure).toContain('the reads do not show its notificationTypes, deploymentRegion, AWS account');
+    expect(read({}, { subscription }).failure).toContain('the service\'s reads do not show the pipeline\'s notificationTypes, deploymentRegion, AWS account');
+    expect(read({}, { subscription, stored, siblings: ['778'] }).failure).toContain('remote identity 362 has other live product-107 subscriptions (778)');
+    expect(read({}, { subscription, stored: { ...stored, meta: JSON.stringify({ ...meta, s3_bucket_name: '*' }) } }).failure)
+      .toContain('the service\'s reads do not show the pipeline\'s notificationTypes');
     expect(read({}, {}).failure).toContain('no such subscription (the service answered 404)');
     expect(read({ RebuildOnAdoption: 'true' }, { subscription }).action).toBe('rebuild');
   });
@@ -148,7 +159,8 @@ describe('plan: adoption, ownership and --from', () => {
   test('adopting a subscription, read: no change when the service has the declaration; a paused one is named as re-activated', () => {
     const props = { ...SUB, AdoptId: '9001' };
     const sub = { status: 'active', product: Number(SUB.ProductId), remote_identity: Number(SUB.RemoteIdentityId), name: SUB.Name };
-    const read = (hint: object): ReturnType<typeof planResource> => planResource({ ...at, type: ResourceTypes.SUBSCRIPTION, newProps: props, adoption: hint });
+    const read = (hint: object): ReturnType<typeof planResource> =>
+      planResource({ ...at, type: ResourceTypes.SUBSCRIPTION, newProps: props, adoption: hint });
     const stored = { ...SUB.ProductParameters };
     const same = read({ subscription: sub, stored });
     expect([same.action, same.calls, same.failure]).toEqual(['no-change', [], undefined]);

@@ -35,10 +35,19 @@ export async function readAdoptions(client: DpiClient, ids: readonly string[],
   }
   const present = ids.filter((id) => subs.has(id));
   const stored = present.length > 0 && typeof client.parameters?.bulk === 'function' ? await client.parameters.bulk(present) : undefined;
+  const live = (s: Subscription): boolean => s.status === 'active' || s.status === 'paused';
   for (const id of ids) {
     const s = subs.get(id);
     const params = stored?.get(id);
-    out.set(id, s === undefined ? {} : { subscription: s, ...(params !== undefined ? { stored: params } : {}) });
+    // With the account's listing: the other live subscriptions of its product and identity (a pipeline's adoption
+    // refuses a stored result another product-107 subscription of the identity could hold).
+    const shown = s !== undefined && s.product !== undefined && s.remote_identity !== undefined && s.remote_identity !== null;
+    const same = (o: Subscription): boolean => String(o.id) !== id && live(o) && String(o.product) === String(s!.product)
+      && String(o.remote_identity) === String(s!.remote_identity);
+    const siblings = listed !== undefined && shown ? [...listed.values()].filter(same).map((o) => String(o.id)) : undefined;
+    out.set(id, s === undefined ? {} : {
+      subscription: s, ...(params !== undefined ? { stored: params } : {}), ...(siblings !== undefined && siblings.length > 0 ? { siblings } : {}),
+    });
   }
   return out;
 }

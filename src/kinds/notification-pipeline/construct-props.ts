@@ -133,15 +133,19 @@ export interface NotificationPipelineProps {
   readonly existingSubscriptionId?: number;
 
   /**
-   * Whether adopting the pipeline (`existingSubscriptionId`) may rebuild it.
+   * Whether adopting the pipeline (`existingSubscriptionId`) rebuilds it.
    *
-   * An adoption sends the unified update (which disables the pipeline's
-   * upstream subscriptions and makes them anew; not atomic: a failure can
-   * leave them disabled) only when the pipeline the service stores differs
-   * from the declaration or the service's reads do not show its types,
-   * region and account (reads without the vendor's parameter read). Without
-   * this option such an adoption fails before any change, naming what
-   * differs or is not shown. It has no effect once the pipeline is adopted.
+   * Without this option an adoption takes the pipeline over as the service
+   * stores it, with no changing call, when its stored types, region and
+   * account are the declared ones and its stored result is complete and
+   * well-formed; otherwise it fails before any change, naming what differs
+   * or is not shown (reads without the vendor's parameter read show
+   * nothing). With it, the adoption always sends the unified update (which
+   * disables the pipeline's upstream subscriptions and makes them anew; not
+   * atomic: a failure can leave them disabled) and keeps the service's
+   * answer as the pipeline's result, not the stored values, which whoever
+   * holds the service account can write. It has no effect once the
+   * pipeline is adopted.
    *
    * @default false
    */

@@ -143,6 +143,8 @@ export interface PipelineDoc extends OwnsSubscription {
   adoptionPatched?: boolean;
   /** What a release could not restore. */
   unrestored?: string[];
+  /** Released while the stored result may not describe the pipeline (an update's outcome unconfirmed or not stored). */
+  staleMetadata?: boolean;
 }
 
 /**
@@ -317,15 +319,33 @@ export async function claimIdentity(rt: Runtime, identity: string, key: string, 
  */
 export async function release(rt: Runtime, rec: PipelineRecord | undefined): Promise<void> {
   if (!rec || DONE.has(rec.state)) return;
-  const unrestored = rec.doc.adopted === true && rec.doc.adoptionPatched === true
-    ? ['notificationTypes, roles and region as the adoption\'s unified PATCH set them (no read shows what they were before)'] : [];
+  let stale = false;
+  if (rec.state === 'updating') {
+    // The service's PATCH and DELETE (and whoever adopts the pipeline next) read the stored result: the last one the
+    // service confirmed is stored first; an update whose outcome is unknown leaves it stale, which the record says.
+    stale = rec.doc.result === undefined || rec.doc.applied === undefined || !sameSelection(rec.doc.applied, rec.doc.selection);
+    if (!stale) {
+      try {
+        const params = await parametersOf(rt, rec.doc.result as UnifiedPipelineResult);
+        await rt.client.subscriptions.update(rec.doc.subscriptionId!, { product_parameters: params });
+      } catch (e) {
+        log({ level: 'WARNING', msg: 'the pipeline\'s last confirmed result could not be stored before its release', error: messageOf(e) });
+        stale = true;
+      }
+    }
+  }
+  const unrestored = [
+    ...(rec.doc.adopted === true && rec.doc.adoptionPatched === true
+      ? ['notificationTypes, roles and region as the adoption\'s unified PATCH set them (no read shows what they were before)'] : []),
+    ...(stale ? ['the stored result: an update of the pipeline has no confirmed, stored outcome (the stored metadata may not describe it)'] : []),
+  ];
   log({
     level: unrestored.length > 0 ? 'WARNING' : 'INFO',
     msg: 'released the notification pipeline: it is kept in the service and no longer managed by this resource',
     subscriptionId: rec.doc.subscriptionId,
     ...(unrestored.length > 0 ? { unrestored } : {}),
   });
-  await rt.journal.save(rec, 'released', { ...rec.doc, ...(unrestored.length > 0 ? { unrestored } : {}) });
+  await rt.journal.save(rec, 'released', { ...rec.doc, ...(unrestored.length > 0 ? { unrestored } : {}), ...(stale ? { staleMetadata: true } : {}) });
 }
 
 /**

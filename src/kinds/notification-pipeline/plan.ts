@@ -6,7 +6,7 @@
  * cleaned up and recreated").
  */
 import { pipelineDesired, PipelineDesired, Selection, selectionOf } from './handler-state';
-import { compareAdoption, storedPipeline } from './handler-stored';
+import { compareAdoption, isQueueType, matches, storedPipeline, whyNot } from './handler-stored';
 import { NotificationPipelineAttributes as A, DEFAULT_PIPELINE_METADATA_KEYS } from '../../contract';
 import { contradicts } from '../../handler/common';
 import {
@@ -16,7 +16,6 @@ import {
 import { pipelineConvergence, pipelineUpdateDecision } from '../../handler/plan-decisions';
 import { PlanAction, PlanInput, PlannedCall } from '../../handler/plan-types';
 import { accountOfArn, isNumericId } from '../../handler/props';
-import { NotificationDelivery, NotificationType } from '../../notifications/notification-type';
 
 /** The wire properties of a pipeline and the construct props that set them. */
 export const PIPELINE_PROPS: readonly PropSpec[] = [
@@ -33,15 +32,6 @@ export const PIPELINE_PROPS: readonly PropSpec[] = [
   { wire: 'PartialFailure', prop: 'partialFailure' },
   { wire: 'RemovalPolicy', prop: 'removalPolicy' },
 ];
-
-/** Whether a type uses the queue path (the construct's catalogue; a name outside it counts as event-bus). */
-export function isQueueType(name: string): boolean {
-  try {
-    return NotificationType.of(name).delivery === NotificationDelivery.QUEUE;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The service's rule for a unified PATCH: the queue delivery pipeline and destination are kept when the AWS account
@@ -133,10 +123,12 @@ function adoption(d: PipelineDesired, id: string, input: PlanInput): PlanParts {
       contradicts(sub.product, 107) ? `existingSubscriptionId ${id} is a product-${String(sub.product)} subscription` : '',
       contradicts(sub.remote_identity, d.remoteIdentityId) ? `existingSubscriptionId ${id} belongs to remote identity ${String(sub.remote_identity)}` : ''].filter((x) => x);
   if (wrong.length > 0) return { action: 'update', calls: [], effects: [], failure: `NotificationPipeline: ${wrong.join('; ')}` };
-  const cmp = compareAdoption(d, storedPipeline(hint.stored, DEFAULT_PIPELINE_METADATA_KEYS));
-  const asItIs = cmp.notShown.length === 0 && cmp.differs.length === 0;
-  const why = cmp.differs.length > 0 ? `the pipeline the service stores differs (${cmp.differs.join('; ')})`
-    : `the reads do not show its ${cmp.notShown.join(', ')}`;
+  const cmp = compareAdoption(d, d.rebuildOnAdoption ? undefined : storedPipeline(hint.stored, DEFAULT_PIPELINE_METADATA_KEYS));
+  if (matches(cmp) && hint.siblings !== undefined && hint.siblings.length > 0) {
+    cmp.doubts.push(`remote identity ${d.remoteIdentityId} has other live product-107 subscriptions (${hint.siblings.join(', ')})`);
+  }
+  const asItIs = matches(cmp);
+  const why = whyNot(cmp);
   if (!asItIs && !d.rebuildOnAdoption) {
     return { action: 'update', calls: [], effects: [], failure: `NotificationPipeline: existingSubscriptionId ${id}: ${why}; set rebuildOnAdoption: true to allow the rebuild` };
   }

@@ -225,6 +225,13 @@ export async function subscription(event: CfnEvent, rt: Runtime): Promise<OnEven
     throw new HandlerError(`Subscription: product ${d.productId} is a notification pipeline's product: declare a ${pipelineKind}; a Subscription `
       + 'could rewrite the metadata the pipeline\'s update and delete rely on; nothing was changed');
   }
+  // Where a read does not show the product (the spec's reads), an adopted pipeline's subscription could pass for
+  // another product's: the keys under which a pipeline's result is stored are never written by a Subscription.
+  const reserved = [rt.metadataKeys.subscriptions, rt.metadataKeys.meta].filter((k) => d.params[k] !== undefined);
+  if (reserved.length > 0) {
+    throw new HandlerError(`Subscription: productParameters ${reserved.join(', ')} ${reserved.length === 1 ? 'is' : 'are'} where a notification `
+      + 'pipeline\'s result is stored (the connection\'s pipelineMetadataKeys): a Subscription does not write them; nothing was changed');
+  }
   const out = event.RequestType === 'Create' ? await create(event, rt, d) : await update(event, rt, d);
   const key = resourceKey(event);
   await undoIfCancelled(rt, key, out.PhysicalResourceId, 'sub', () => rt.journal.records<SubscriptionDoc>(key), async (r) => {
