@@ -366,6 +366,14 @@ project.addTask('faults', {
   receiveArgs: true,
 }).prependSpawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
 
+// Upgrade safety (CONTRIBUTING.md, "Releasing"): a release keeps the templates of the example app and a fleet app in
+// test/upgrade/releases/<version>/; the unit tier plans from each kept release to the current code (test/upgrade/).
+project.addTask('keep-release-templates', {
+  description: 'Keep the example and fleet apps\' templates of a release for the upgrade test: test/upgrade/releases/<version>/ (version: the argument, else the newest release tag, else package.json)',
+  exec: 'ts-node --transpile-only -r ./src/cli/node-version.ts -r ./scripts/package-alias.ts scripts/keep-release-templates.ts',
+  receiveArgs: true,
+}).prependSpawn(project.bundler.bundleTask, IF_BUNDLES_STALE);
+
 project.addTask('dpi', {
   description: 'Run the bundled dpi command line (npm run dpi -- <command>)',
   exec: 'node assets/cli/dpi/index.js',

@@ -4,14 +4,15 @@
  *
  * - unit: no service, no journal server, no process spawned, no real waits (constructs and synth-time validation, kinds
  *   and the registry, the layers rule, the client against a scripted server, the emulator's routes, the handler's
- *   decision functions, CLI rendering, the docs' numbers and snippets).
+ *   decision functions, CLI rendering, the docs' numbers and snippets, the upgrade plans from the kept releases'
+ *   templates).
  * - integration: the handler, the local runner and the CLI against the emulator and the local DynamoDB-compatible
  *   journal server; the handler and runner suites run a second time with the emulator in `--reads vendor` mode.
  * - e2e: the fault-matrix sample, packaging and install, the cdk CLI, large fleets (and the demo, a task of its own).
  */
 
 /** Folders (and files) of the unit tier. */
-export const UNIT_ROOTS = ['test/constructs/', 'test/kinds/', 'test/client/', 'test/emulator/', 'test/docs/', 'test/layers.test.ts', 'test/tiers.test.ts'];
+export const UNIT_ROOTS = ['test/constructs/', 'test/kinds/', 'test/client/', 'test/emulator/', 'test/docs/', 'test/upgrade/', 'test/layers.test.ts', 'test/tiers.test.ts'];
 
 /** Folders of the integration tier. */
 export const INTEGRATION_ROOTS = ['test/handler/', 'test/local/', 'test/cli/'];
