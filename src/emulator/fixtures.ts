@@ -91,6 +91,12 @@ export interface RemoteIdentityFixture {
   email?: string;
   /** Vendor reads: the provider's identifying value (default: the identity ID). */
   remote_unique_id?: string;
+  /**
+   * Other accounts the identity is shared with (the vendor's "shared remote identities"): they see it in `GET /sri`
+   * and `GET /ri/{id}` and may attach it to a subscription, but not in `GET /ri` (the identities created by the
+   * account). Default none.
+   */
+  shared_with?: number[];
 }
 export interface StorageFixture { id: number; account: number; name?: string; status?: string; product?: number }
 export interface SubscriptionFixture {

@@ -13,6 +13,14 @@ function invalidatedAt(r: RemoteIdentityFixture): string | null {
   return r.invalid_identity === 1 ? FIXTURE_TIME : null;
 }
 
+/**
+ * Whether `account` may use the identity: it created it, or the identity is shared with it (vendor doc
+ * remote-identity-api.md, "List Shared Remote Identities"; subscriptions-api.md, "Remote identity reconciliation").
+ */
+export function usableBy(r: RemoteIdentityFixture, account: number): boolean {
+  return r.account === account || (r.shared_with ?? []).includes(account);
+}
+
 /** A remote identity as the read mode shows it: minimal = `{type, id}` (the spec shows only `id`). */
 function identityView(ctx: Ctx, r: RemoteIdentityFixture): Record<string, unknown> {
   if (ctx.reads === 'minimal') return { type: 'RemoteIdentity', id: String(r.id) };
@@ -46,29 +54,31 @@ function identityView(ctx: Ctx, r: RemoteIdentityFixture): Record<string, unknow
 }
 
 /**
- * `GET /sri`, `GET /ri` (the caller's identities; filters `id`, `remote_identity_type`, `invalid_identity`, the
- * time lookups of `invalidated_at`, `ordering=-id`) and `GET /ri/{id}` (another account's is a 404), in both modes.
+ * `GET /sri` (the identities the caller may use: its own and those shared with it), `GET /ri` (the identities the
+ * caller created), both with the filters `id`, `remote_identity_type`, `invalid_identity`, the
+ * time lookups of `invalidated_at`, `ordering=-id`), and `GET /ri/{id}` (an identity the caller may use; any other is a 404), in both modes.
  */
 export function registerIdentityRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const identities = async (req: FastifyRequest): Promise<unknown> => {
+  const identities = (shared: boolean) => async (req: FastifyRequest): Promise<unknown> => {
     const who = principal(req);
     const id = intFilter(req, 'id');
     const type = intFilter(req, 'remote_identity_type');
     const invalid = boolFilter(req, 'invalid_identity');
     const invalidated = timeFilter(req, 'invalidated_at');
-    const rows = ctx.s.remoteIdentities.filter((r) => r.account === who.account && (id === undefined || r.id === id)
+    const rows = ctx.s.remoteIdentities.filter((r) => (shared ? usableBy(r, who.account) : r.account === who.account)
+      && (id === undefined || r.id === id)
       && (type === undefined || r.remote_identity_type_id === type)
       && (invalid === undefined || (r.invalid_identity ?? 0) === invalid)
       && invalidated(timeOf(invalidatedAt(r))));
     return listBody(ctx, req, orderById(req, rows).map((r) => identityView(ctx, r)));
   };
-  app.get('/sri', identities);
-  app.get('/ri', identities);
+  app.get('/sri', identities(true));
+  app.get('/ri', identities(false));
   app.get('/ri/:id', async (req) => {
     const who = principal(req);
     const id = pathId((req.params as Record<string, string>).id, 'remote identity');
     const r = ctx.s.remoteIdentities.find((x) => x.id === id);
-    if (!r || r.account !== who.account) fail(404, `remote identity ${id} not found`);
+    if (!r || !usableBy(r, who.account)) fail(404, `remote identity ${id} not found`);
     return { data: identityView(ctx, r) };
   });
 }

@@ -8,7 +8,7 @@ import { ProductFixture } from '../fixtures';
 import { SubscriptionRecord } from '../state';
 import { isoSeconds, listBody } from '../views';
 import { registerAccountRoutes } from './accounts';
-import { registerIdentityRoutes } from './identities';
+import { registerIdentityRoutes, usableBy } from './identities';
 import { registerParameterRoutes } from './parameters';
 import { registerProductRoutes } from './products';
 import { registerStorageRoutes } from './storages';
@@ -106,7 +106,7 @@ function checkIdentity(ctx: Ctx, who: Principal, product: ProductFixture, ri: nu
   if (!needs && ri !== undefined) fail(400, `product ${product.id} does not use a remote identity; omit remote_identity`);
   if (ri !== undefined) {
     const identity = ctx.s.remoteIdentities.find((r) => r.id === ri);
-    if (!identity || identity.account !== who.account) fail(400, `remote identity ${ri} not found for account ${who.account}`);
+    if (!identity || !usableBy(identity, who.account)) fail(400, `remote identity ${ri} not found for account ${who.account} (neither its own nor shared with it)`);
   }
 }
 
