@@ -1,7 +1,7 @@
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { FastifyInstance, FastifyRequest } from 'fastify';
-import { Ctx, fail, pathId, principal } from '../core';
+import { Ctx, fail, pathId, principal, queryOne } from '../core';
 import { boolFilter } from '../filters';
 import { ProductFixture } from '../fixtures';
 import { intFilter, listBody } from '../views';
@@ -28,7 +28,8 @@ export function productRecord(p: ProductFixture, vendor = false): Record<string,
 
 /**
  * Product records of the subscriptions service, both modes: `GET /product`, `GET /v2/product` (all products, as the
- * spec says; filters `is_storage_product`, `remote_identity_type`, `active` when given), `GET /v2/product/{id}` and
+ * spec says; filters `is_storage_product`, `remote_identity_type`, `active`, `name`, `name__icontains` when given,
+ * vendor doc products-api.md), `GET /v2/product/{id}` and
  * `GET /product/{id}` (a bare record without `data`, as the vendor documents it).
  */
 export function registerProductRoutes(app: FastifyInstance, ctx: Ctx): void {
@@ -38,7 +39,11 @@ export function registerProductRoutes(app: FastifyInstance, ctx: Ctx): void {
     const storage = boolFilter(req, 'is_storage_product');
     const active = boolFilter(req, 'active');
     const rit = intFilter(req, 'remote_identity_type');
-    const rows = ctx.s.products.filter((p) => (storage === undefined || (p.is_storage_product ?? 0) === storage)
+    const name = queryOne(req.query, 'name');
+    const nameLike = queryOne(req.query, 'name__icontains')?.toLowerCase();
+    const rows = ctx.s.products.filter((p) => (name === undefined || p.name === name)
+      && (nameLike === undefined || p.name.toLowerCase().includes(nameLike))
+      && (storage === undefined || (p.is_storage_product ?? 0) === storage)
       && (active === undefined || (p.active ?? 1) === active)
       && (rit === undefined || p.remote_identity_type_id === rit));
     return listBody(ctx, req, rows.map((p) => productRecord(p, vendor)));
