@@ -1,9 +1,9 @@
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
 import { FastifyInstance } from 'fastify';
-import { Ctx, fail, principal, Principal, queryOne } from '../core';
+import { Ctx, envelopeAttributes, fail, principal, Principal, queryOne } from '../core';
 import { SubscriptionRecord } from '../state';
-import { intFilter, listBody } from '../views';
+import { intFilter, isoSeconds, listBody } from '../views';
 
 /** A subscription ID of the parameter reads: digits only, positive (else 400). */
 function sppId(raw: string, what: string): number {
@@ -12,9 +12,70 @@ function sppId(raw: string, what: string): number {
   return n;
 }
 
-/** One `SubscriptionProductParameters` resource: the stored data_key -> data_value map, values as stored. */
+/** The stored parameter the service derives from the subscription's remote identity (not shown by the SPP reads). */
+const DERIVED_KEY = 'remote_identity_id';
+
+/**
+ * One `SubscriptionProductParameters` resource: the stored data_key -> data_value map, values as stored, without the
+ * derived `remote_identity_id` row (vendor doc subscriptions-api.md, "Remote identity reconciliation": the derived
+ * row is not exposed in `/v2/spp` or `/v2/spp/bulk`; the subscription's `remote_identity_id` attribute shows it).
+ */
 function parametersView(sub: SubscriptionRecord): Record<string, unknown> {
-  return { type: 'SubscriptionProductParameters', id: String(sub.id), attributes: { ...sub.product_parameters } };
+  const attributes = Object.fromEntries(Object.entries(sub.product_parameters).filter(([k]) => k !== DERIVED_KEY));
+  return { type: 'SubscriptionProductParameters', id: String(sub.id), attributes };
+}
+
+/** Row ID of a stored parameter: the subscription ID followed by the 3-digit position of the key (opaque). */
+function rowId(sub: SubscriptionRecord, key: string): string {
+  return `${sub.id}${String(Object.keys(sub.product_parameters).indexOf(key) + 1).padStart(3, '0')}`;
+}
+
+/**
+ * `POST /v2/spp` (vendor doc subscriptions-api.md, "Create a parameter row"): `data.type`
+ * `SubscriptionProductParameter`, attributes exactly `data_key` (non-empty string, not `remote_identity_id`),
+ * `data_value` (string, may be empty) and `subscription` (a positive ID of the caller's; 404 otherwise); any other
+ * attribute is a 400; a key the subscription already has is a 409 that changes nothing. 201 with the row.
+ */
+function registerSppCreate(app: FastifyInstance, ctx: Ctx): void {
+  app.post('/v2/spp', async (req, reply) => {
+    const who = principal(req);
+    const { attrs, type } = envelopeAttributes(req.body);
+    if (type !== 'SubscriptionProductParameter') fail(400, `data.type must be 'SubscriptionProductParameter' (got ${JSON.stringify(type)})`);
+    const extra = Object.keys(attrs).filter((k) => !['data_key', 'data_value', 'subscription'].includes(k));
+    if (extra.length > 0) fail(400, `attributes not accepted (computed by the service or unknown): ${extra.join(', ')}`);
+    const key = attrs.data_key;
+    if (typeof key !== 'string' || key.trim() === '') fail(400, `data_key must be a non-empty string (got ${JSON.stringify(key)})`);
+    if (key === DERIVED_KEY) fail(400, `${DERIVED_KEY} cannot be created here; set the identity with a subscription PATCH (remote_identity)`);
+    const value = attrs.data_value;
+    if (typeof value !== 'string') fail(400, `data_value must be a string (got ${JSON.stringify(value ?? null)})`);
+    const subId = attrs.subscription;
+    if (typeof subId !== 'number' || !Number.isSafeInteger(subId) || subId <= 0) {
+      fail(400, `subscription must be a positive integer subscription ID (got ${JSON.stringify(subId ?? null)})`);
+    }
+    const sub = visibleSubscription(ctx, who, subId);
+    if (!sub) fail(404, `subscription ${subId} not found`);
+    if (Object.prototype.hasOwnProperty.call(sub.product_parameters, key)) {
+      fail(409, `subscription ${subId} already has a parameter ${JSON.stringify(key)}; change it with a subscription PATCH (product_parameters)`);
+    }
+    const now = ctx.now();
+    sub.product_parameters[key] = value;
+    sub.updated_at = now;
+    reply.code(201);
+    return {
+      data: {
+        type: 'SubscriptionProductParameter',
+        id: rowId(sub, key),
+        attributes: {
+          data_key: key,
+          data_value: value,
+          subscription_id: sub.id,
+          product_id: sub.product,
+          created_at: `${isoSeconds(now)}Z`,
+          modified_at: `${isoSeconds(now)}Z`,
+        },
+      },
+    };
+  });
 }
 
 /** The caller's subscription, or undefined (missing or another account's: the vendor answers 404 for both). */
@@ -81,11 +142,11 @@ function registerMetaReads(app: FastifyInstance, ctx: Ctx): void {
       if (x.account !== who.account || (sub !== undefined && x.id !== sub) || (subs !== undefined && !subs.includes(x.id))) continue;
       if (product !== undefined && x.product !== product) continue;
       if (dataId !== undefined && dataId !== 0) continue;
-      Object.entries(x.product_parameters).forEach(([k, v], i) => {
+      Object.entries(x.product_parameters).forEach(([k, v]) => {
         if ((key !== undefined && k !== key) || (value !== undefined && v !== value)) return;
         rows.push({
           type: 'SubscriptionProductMeta',
-          id: `${x.id}${String(i + 1).padStart(3, '0')}`,
+          id: rowId(x, k),
           attributes: { data_id: 0, data_key: k, data_value: v, data_format: 'STRING', product: x.product },
         });
       });
@@ -95,10 +156,13 @@ function registerMetaReads(app: FastifyInstance, ctx: Ctx): void {
 }
 
 /**
- * Reads of stored subscription parameters: `GET /spm` in both modes; `GET /v2/spp[/bulk]` in vendor mode only (see
- * docs/emulator.md, "Mode differences").
+ * Stored subscription parameters: `GET /spm` in both modes; `GET /v2/spp[/bulk]` and `POST /v2/spp` in vendor mode
+ * only (see docs/emulator.md, "Mode differences").
  */
 export function registerParameterRoutes(app: FastifyInstance, ctx: Ctx): void {
   registerMetaReads(app, ctx);
-  if (ctx.reads === 'vendor') registerSppReads(app, ctx);
+  if (ctx.reads === 'vendor') {
+    registerSppReads(app, ctx);
+    registerSppCreate(app, ctx);
+  }
 }
