@@ -124,6 +124,22 @@ describe.each(['minimal', 'vendor'] as const)("vendor-documented routes and rule
     expect((await patch(a, { status: 'active' })).status).toBe(200);
   });
 
+  test('jobs-api.md: the job listing filters id, ids, subscription_ids and order_by=-id; GET /service/jobs/jobs/{id}', async () => {
+    const a = await createSub(h, ORDERS_SUB);
+    const b = await createSub(h, ORDERS_SUB);
+    const all = ids(await h.api('GET', `/service/jobs/jobs?subscription_ids=${a},${b}`));
+    expect(all).toHaveLength(2);
+    const [ja, jb] = all;
+    expect(ids(await h.api('GET', `/service/jobs/jobs?subscription_ids=${b}`))).toEqual([jb]);
+    expect(ids(await h.api('GET', `/service/jobs/jobs?id=${jb}`))).toEqual([jb]);
+    expect(ids(await h.api('GET', `/service/jobs/jobs?ids=${ja},${jb}`))).toEqual([ja, jb]);
+    expect(ids(await h.api('GET', `/service/jobs/jobs?ids=${ja},${jb}&order_by=-id`))).toEqual([jb, ja]);
+    expect(ids(await h.api('GET', `/service/jobs/jobs?ids=${ja},${jb}&page_size=1&page=2`))).toEqual([jb]);
+    const one = await h.api('GET', `/service/jobs/jobs/${ja}`);
+    expect(one.status).toBe(200);
+    expect(one.body.data).toMatchObject({ type: 'Job', id: ja, attributes: { is_primary: true } });
+  });
+
   test('subscriptions-api.md / subscriptions-api-legacy.md: storage listing filtered by status, as the docs look destinations up', async () => {
     for (const route of ['/storages', '/v2/storages']) {
       expect(ids(await h.api('GET', `${route}?status=active`))).toEqual(['501']);
