@@ -17,6 +17,7 @@ const KEYS: Record<string, (r: Keyed) => string | undefined> = {
   payloads: (r) => ((typeof r.id === 'string' || int(r.id)) && int(r.product)
     && typeof r.name === 'string' && int(r.stage_id) ? String(r.id) : undefined),
   remoteIdentities: (r) => (int(r.id) && int(r.account) && int(r.remote_identity_type_id) ? String(r.id) : undefined),
+  remoteIdentityTypes: (r) => (int(r.id) && typeof r.name === 'string' ? String(r.id) : undefined),
   storages: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
   subscriptions: (r) => (int(r.id) && int(r.account) && int(r.user) && int(r.product) ? String(r.id) : undefined),
   marketplaces: (r) => (typeof r.id === 'string' ? r.id : undefined),
@@ -88,6 +89,7 @@ export function applyFixtures(ctx: Ctx, fx: unknown): Record<string, number> {
   }
   for (const r of f.payloads ?? []) upsert(s.payloads, { enabled: true, ...r }, keyOf('payloads'), true);
   for (const r of f.remoteIdentities ?? []) upsert(s.remoteIdentities, r, keyOf('remoteIdentities'), true);
+  for (const r of f.remoteIdentityTypes ?? []) upsert(s.remoteIdentityTypes ??= [], r, keyOf('remoteIdentityTypes'), true);
   for (const r of f.storages ?? []) upsert(s.storages, { status: 'active', ...r }, keyOf('storages'), true);
   for (const r of f.marketplaces ?? []) upsert(s.marketplaces, r, keyOf('marketplaces'), true);
   for (const r of f.credentials ?? []) upsert(s.credentials, r, keyOf('credentials'), true);

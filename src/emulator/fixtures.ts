@@ -98,6 +98,16 @@ export interface RemoteIdentityFixture {
    */
   shared_with?: number[];
 }
+/**
+ * A remote identity type (the vendor's `GET /rit`). Types named by a product's or an identity's
+ * `remote_identity_type_id` are listed without one (name: their `remote_identity_type_name`).
+ */
+export interface RemoteIdentityTypeFixture {
+  id: number;
+  name: string;
+  /** Vendor reads: the provider's auth service identifier. Default `''`. */
+  auth_service?: string;
+}
 export interface StorageFixture { id: number; account: number; name?: string; status?: string; product?: number }
 export interface SubscriptionFixture {
   id: number;
@@ -147,6 +157,7 @@ export interface EmulatorFixtures {
   productCards?: Array<Partial<ProductFixture> & { id: number }>;
   payloads?: PayloadFixture[];
   remoteIdentities?: RemoteIdentityFixture[];
+  remoteIdentityTypes?: RemoteIdentityTypeFixture[];
   storages?: StorageFixture[];
   subscriptions?: SubscriptionFixture[];
   marketplaces?: MarketplaceFixture[];

@@ -1,6 +1,6 @@
 import {
   AccountFixture, AsinFixture, CloudRoleFixture, CredentialFixture, MarketplaceFixture, PayloadFixture,
-  ProductFixture, RefreshTokenFixture, RemoteIdentityFixture, StorageFixture, UserFixture,
+  ProductFixture, RefreshTokenFixture, RemoteIdentityFixture, RemoteIdentityTypeFixture, StorageFixture, UserFixture,
 } from './fixtures';
 
 export interface SubscriptionRecord {
@@ -140,6 +140,8 @@ export interface EmulatorState {
   products: ProductFixture[];
   payloads: PayloadFixture[];
   remoteIdentities: RemoteIdentityFixture[];
+  /** Absent in a state file written before remote identity types existed. */
+  remoteIdentityTypes?: RemoteIdentityTypeFixture[];
   storages: StorageFixture[];
   subscriptions: SubscriptionRecord[];
   marketplaces: MarketplaceFixture[];
@@ -176,6 +178,7 @@ export function emptyState(): EmulatorState {
     products: [],
     payloads: [],
     remoteIdentities: [],
+    remoteIdentityTypes: [],
     storages: [],
     subscriptions: [],
     marketplaces: [],

@@ -50,6 +50,30 @@ describe.each(['minimal', 'vendor'] as const)("vendor-documented routes and rule
     expect(ids(await h.other('GET', '/ri?remote_identity_type=17'))).toEqual(['372', '380', '381']);
   });
 
+  test('remote-identity-api.md: GET /rit (name, auth_service filters and their __icontains) and GET /rit/{id}', async () => {
+    expect((await h.admin('POST', '/fixtures', {
+      remoteIdentityTypes: [{ id: 1, name: 'Google', auth_service: 'google-api-oauth2' }, { id: 17, name: 'Amazon Seller Central', auth_service: 'sp-api-oauth' }],
+    })).status).toBeLessThan(300);
+    const all = await h.api('GET', '/rit');
+    expect(all.status).toBe(200);
+    // the loaded types and those the default products and identities name (5 advertising, 18 vendor)
+    expect(ids(all)).toEqual(['1', '5', '17', '18']);
+    expect(all.body.meta.pagination.count).toBe(4);
+    expect(ids(await h.api('GET', '/rit?name=Google'))).toEqual(['1']);
+    expect(ids(await h.api('GET', '/rit?name__icontains=amazon'))).toEqual(['5', '17', '18']);
+    expect(ids(await h.api('GET', '/rit?auth_service=sp-api-oauth'))).toEqual(['17']);
+    expect(ids(await h.api('GET', '/rit?auth_service__icontains=OAUTH'))).toEqual(['1', '17']);
+    const one = await h.api('GET', '/rit/17');
+    expect(one.status).toBe(200);
+    if (reads === 'vendor') {
+      expect(one.body).toMatchObject({ type: 'RemoteIdentityType', id: '17', attributes: { name: 'Amazon Seller Central', auth_service: 'sp-api-oauth' } });
+    } else {
+      expect(one.body).toEqual({ type: 'RemoteIdentityType', id: '17' });
+    }
+    expect((await h.api('GET', '/rit/99')).status).toBe(404);
+    expect((await h.raw('GET', '/rit')).status).toBe(401);
+  });
+
   test('subscriptions-api.md (remote identity reconciliation): a subscription may use an identity shared with the account', async () => {
     await loadShared();
     const id = await createSub(h, { ...ORDERS_SUB, remote_identity: 380 });

@@ -5,6 +5,7 @@ import { Ctx, fail, pathId, principal } from '../core';
 import { boolFilter, orderById, timeFilter, timeOf } from '../filters';
 import { RemoteIdentityFixture } from '../fixtures';
 import { intFilter, listBody } from '../views';
+import { registerIdentityTypeRoutes } from './identity-types';
 
 /** Creation time shown for fixture identities (they carry none). */
 const FIXTURE_TIME = '2024-01-01T00:00:00';
@@ -72,6 +73,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: Ctx): void {
       && invalidated(timeOf(invalidatedAt(r))));
     return listBody(ctx, req, orderById(req, rows).map((r) => identityView(ctx, r)));
   };
+  registerIdentityTypeRoutes(app, ctx);
   app.get('/sri', identities(true));
   app.get('/ri', identities(false));
   app.get('/ri/:id', async (req) => {
