@@ -85,7 +85,7 @@ export interface NotificationPipelineFleetIdentity {
   readonly existingSubscriptionId?: number;
 
   /**
-   * Whether adopting this identity's pipeline may rebuild it (see `NotificationPipelineProps.rebuildOnAdoption`).
+   * Whether adopting this identity's pipeline rebuilds it (see `NotificationPipelineProps.rebuildOnAdoption`).
    *
    * @default false
    */
