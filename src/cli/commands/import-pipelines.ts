@@ -9,6 +9,7 @@
  * typed placeholder, `notShown<T>(...)`, that fails the synth naming it: never a guess.
  */
 import { DEFAULT_PIPELINE_METADATA_KEYS } from '../../contract';
+import { jsonObject } from '../../kinds/notification-pipeline/handler-stored';
 import { NotificationDelivery, NotificationType } from '../../notifications/notification-type';
 import { CliError } from '../errors';
 import { commentText, idCode, tsString as lit } from './import-code';
@@ -56,16 +57,6 @@ export interface ImportedPipeline {
   readonly status: 'active' | 'paused';
 }
 
-/** A JSON object of a stored value; undefined when it is not one. */
-function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A map of type names to upstream IDs (strings); undefined when `o` is not one. */
 function typesMap(o: Record<string, unknown> | undefined): string[] | undefined {

@@ -74,7 +74,8 @@ function metaValueOk(key: string, v: string): boolean {
   return SAFE_ID.test(v);
 }
 
-function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
+/** A JSON object of a stored value; undefined when it is not one. */
+export function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
   try {
     const v = JSON.parse(raw) as unknown;
