@@ -303,7 +303,11 @@ export class DpiClient {
   /** `GET {userUrl}/user`. */
   public readonly user: { get(): Promise<UserRecord> };
   /** `GET {remoteIdentityUrl}/sri` (default) or `/ri`. */
-  public readonly remoteIdentities: { list(opts?: { path?: 'sri' | 'ri' }): Promise<RemoteIdentity[]> };
+  public readonly remoteIdentities: {
+    list(opts?: { path?: 'sri' | 'ri' }): Promise<RemoteIdentity[]>;
+    /** `GET {remoteIdentityUrl}/ri/{id}`: one identity of the caller's account (another account's is a 404). */
+    get(id: Id): Promise<RemoteIdentity>;
+  };
   /** `GET {subscriptionsUrl}/storages?status=active` or `/v2/storages?status=active` (`v2: true`). */
   public readonly storages: { list(opts?: { v2?: boolean }): Promise<Storage[]> };
   /** Products of the subscriptions service. */
@@ -454,6 +458,7 @@ export class DpiClient {
     });
     this.remoteIdentities = {
       list: async (o = {}) => (await getAll('remoteIdentityUrl', `/${o.path ?? 'sri'}`)).map((r) => record<RemoteIdentity>(r)),
+      get: async (id) => record<RemoteIdentity>(unwrap(await req({ method: 'GET', service: 'remoteIdentityUrl', path: `/ri/${seg(id)}` }))),
     };
     this.storages = {
       list: async (o = {}) => (await getAll('subscriptionsUrl', o.v2 ? '/v2/storages' : '/storages', new URLSearchParams({ status: 'active' })))

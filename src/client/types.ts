@@ -288,6 +288,13 @@ export interface RemoteIdentity {
   /** 17 = seller, 18 = vendor. */
   remote_identity_type_id?: number;
   remote_identity_type_name?: string;
+  /**
+   * `1` when the seller revoked access or the identity's token expired; the seller must re-authorize it (vendor reads
+   * only: absent under minimal reads, when the health is unknown).
+   */
+  invalid_identity?: number;
+  /** When the service found the identity invalid (ISO 8601), `null` while it is valid (vendor reads only). */
+  invalidated_at?: string | null;
 }
 
 /** Storage destination, flattened (use `id` as `storage_group`). */

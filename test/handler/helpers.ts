@@ -52,10 +52,11 @@ export interface JournalItem {
 
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
 export class HandlerHarness {
-  static async start(opts: { fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string; rateLimit?: RateLimit | 'off' } = {}):
-  Promise<HandlerHarness> {
+  static async start(opts: {
+    fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string; rateLimit?: RateLimit | 'off'; reads?: ReadMode;
+  } = {}): Promise<HandlerHarness> {
     const emu = await startEmulator({
-      host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: TEST_READS, rateLimit: opts.rateLimit, pagination: TEST_PAGINATION,
+      host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: opts.reads ?? TEST_READS, rateLimit: opts.rateLimit, pagination: TEST_PAGINATION,
     });
     const journal = await startJournalServer();
     const h = new HandlerHarness(emu, journal);

@@ -125,7 +125,7 @@ function summarize(calls: string[]): string {
 }
 
 const EXPECTED: Record<string, [number, number]> = {
-  'NotificationPipeline Create': [2, 2],
+  'NotificationPipeline Create': [3, 2],
   'NotificationPipeline Update (no change)': [1, 0],
   'NotificationPipeline Update (types)': [1, 2],
   'NotificationPipeline Delete': [1, 2],
@@ -133,7 +133,7 @@ const EXPECTED: Record<string, [number, number]> = {
   'LegacyNotificationPipeline Update (no change)': [1, 0],
   'LegacyNotificationPipeline Update (retire)': [1, 2],
   'LegacyNotificationPipeline Delete (retired)': [0, 0],
-  'Subscription Create': [3, 1],
+  'Subscription Create': [4, 1],
   'Subscription Update (no change)': [1, 0],
   'Subscription Update (pause)': [1, 1],
   'Subscription Update (parameters)': [3, 1],
@@ -148,7 +148,7 @@ const EXPECTED: Record<string, [number, number]> = {
 };
 
 const EXPECTED_CALLS: Record<string, string> = {
-  'NotificationPipeline Create': 'GET /v2/product/107, POST /service/sp/notifications-unified/362, GET /v2/sub, POST /v2/sub',
+  'NotificationPipeline Create': 'GET /v2/product/107, GET /ri/362, POST /service/sp/notifications-unified/362, GET /v2/sub, POST /v2/sub',
   'NotificationPipeline Update (no change)': 'GET /sub/{id}',
   'NotificationPipeline Update (types)': 'GET /sub/{id}, PATCH /service/sp/notifications-unified/362/{id}, PATCH /v2/sub/{id}',
   'NotificationPipeline Delete': 'GET /sub/{id}, DELETE /service/sp/notifications-unified/362/{id}, PATCH /v2/sub/{id}',
@@ -156,7 +156,7 @@ const EXPECTED_CALLS: Record<string, string> = {
   'LegacyNotificationPipeline Update (no change)': 'GET /sub/{id}',
   'LegacyNotificationPipeline Update (retire)': 'GET /sub/{id}, DELETE /service/sp/notifications/364/{id}, PATCH /v2/sub/{id}',
   'LegacyNotificationPipeline Delete (retired)': '',
-  'Subscription Create': 'GET /v2/product/{id}, GET /service/products/product/{id}/payloads, GET /v2/sub, POST /v2/sub',
+  'Subscription Create': 'GET /v2/product/{id}, GET /service/products/product/{id}/payloads, GET /ri/362, GET /v2/sub, POST /v2/sub',
   'Subscription Update (no change)': 'GET /sub/{id}',
   'Subscription Update (pause)': 'GET /sub/{id}, PATCH /v2/sub/{id}',
   'Subscription Update (parameters)': 'GET /sub/{id}, GET /v2/product/{id}, GET /service/products/product/{id}/payloads, PATCH /v2/sub/{id}',

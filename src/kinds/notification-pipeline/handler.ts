@@ -15,6 +15,7 @@ import {
 } from '../../handler/common';
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
+import { refuseInvalidIdentity } from '../../handler/identity-health';
 import { resourceKey } from '../../handler/journal';
 import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
@@ -45,6 +46,7 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   }
   await precheckParameters(rt);
   if (!rec) {
+    await refuseInvalidIdentity(rt, d.remoteIdentityId, `the notification pipeline of identity ${d.remoteIdentityId}`);
     await claimIdentity(rt, d.remoteIdentityId, key);
     rec = await rt.journal.create<PipelineDoc, NotificationPipelineState>(key, 'posting', {
       identity: d.remoteIdentityId, selection: selectionOf(d), name: d.name, storageGroupId: d.storageGroupId, removalPolicy: d.removalPolicy,

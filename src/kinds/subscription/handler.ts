@@ -12,6 +12,7 @@ import type { SubscriptionState } from './wire';
 import { deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../handler/common';
 import { createRecordedSubscription, resolveAttempt } from '../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
+import { refuseInvalidIdentity } from '../../handler/identity-health';
 import { resourceKey } from '../../handler/journal';
 import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
@@ -36,6 +37,7 @@ async function create(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Pro
     return converge(rt, rec, d);
   }
   await checkAgainstProduct(rt, d);
+  if (!rec) await refuseInvalidIdentity(rt, d.remoteIdentityId, `the subscription to product ${d.productId}`);
   const attrs = await newSubscriptionAttributes(rt, {
     product: d.productId,
     dateStart: d.dateStart,
