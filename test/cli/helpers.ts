@@ -135,6 +135,17 @@ export async function fault(emu: RunningEmulator, f: object): Promise<void> {
   if (res.status !== 200) throw new Error(`fault: ${res.status} ${await res.text()}`);
 }
 
+/** Adds fixture records (admin `POST /fixtures`). */
+export async function addFixtures(emu: RunningEmulator, f: EmulatorFixtures): Promise<void> {
+  const res = await fetch(`${emu.url}/_emulator/fixtures`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f),
+  });
+  if (res.status !== 200) throw new Error(`fixtures: ${res.status} ${await res.text()}`);
+}
+
+/** A seller identity the service marks invalid (the emulator shows `invalidated_at` 2024-01-01T00:00:00 under vendor reads). */
+export const REVOKED_IDENTITY = { id: 366, account: 1001, name: 'Revoked seller', remote_identity_type_id: 17, invalid_identity: 1 as const };
+
 export async function reset(emu: RunningEmulator): Promise<void> {
   await fetch(`${emu.url}/_emulator/reset`, { method: 'POST' });
 }

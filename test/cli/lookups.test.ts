@@ -1,4 +1,4 @@
-import { CLI_FIXTURES, dpi, fault, requests, startCliEmulator, testNoSecretsPrinted, useCliEmulator } from './helpers';
+import { addFixtures, CLI_FIXTURES, dpi, fault, requests, REVOKED_IDENTITY, startCliEmulator, testNoSecretsPrinted, useCliEmulator } from './helpers';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 
 let emu: RunningEmulator;
@@ -77,11 +77,11 @@ describe('lookups', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe([
       // The vendor's read shows the type as a relationship (its ID), not its name.
-      'ID   NAME                         TYPE  TYPE NAME  SP ACCOUNT',
-      '362  Seller US                    17    -          seller',
-      '363  Vendor US                    18    -          vendor',
-      '364  Seller MX (legacy pipeline)  17    -          seller',
-      '365  Advertising                  5     -          -',
+      'ID   NAME                         TYPE  TYPE NAME  SP ACCOUNT  HEALTH',
+      '362  Seller US                    17    -          seller      valid',
+      '363  Vendor US                    18    -          vendor      valid',
+      '364  Seller MX (legacy pipeline)  17    -          seller      valid',
+      '365  Advertising                  5     -          -           valid',
       '',
     ].join('\n'));
     const j = JSON.parse((await dpi(['identities', '--json'], { emu })).stdout) as Array<{ id: string; sp_account_type: string | null }>;
@@ -117,11 +117,49 @@ test('with the spec\'s minimal reads, identities and storages show their IDs and
   try {
     const r = await dpi(['identities'], { emu: minimal });
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[1]).toMatch(/^362\s+-\s+-\s+-\s+-$/);
+    expect(r.stdout.split('\n')[1]).toMatch(/^362\s+-\s+-\s+-\s+-\s+-$/);
     expect(JSON.parse((await dpi(['storages', '--json'], { emu: minimal })).stdout)).toEqual([{ id: '501' }]);
   } finally {
     await minimal.stop();
   }
+});
+
+describe('identity health', () => {
+  test('vendor reads: an invalid identity is marked with its date, named on stderr with what to do; --json has the fields', async () => {
+    const e = await startCliEmulator(CLI_FIXTURES, 'vendor');
+    try {
+      await addFixtures(e, { remoteIdentities: [REVOKED_IDENTITY] });
+      const r = await dpi(['identities'], { emu: e });
+      expect(r.code).toBe(0);
+      const rows = r.stdout.trimEnd().split('\n').map((l) => l.split(/\s{2,}/));
+      expect(rows[0]).toEqual(['ID', 'NAME', 'TYPE', 'TYPE NAME', 'SP ACCOUNT', 'HEALTH']);
+      expect(rows.find((x) => x[0] === '366')).toEqual(['366', 'Revoked seller', '17', '-', 'seller', 'INVALID since 2024-01-01T00:00:00']);
+      expect(rows.find((x) => x[0] === '362')?.[5]).toBe('valid');
+      expect(r.stderr).toBe('1 invalid remote identity: 366 (Revoked seller) since 2024-01-01T00:00:00; its pipelines and subscriptions get no data: '
+        + 'the seller must re-authorize it in the service\'s UI (or authorize a new identity and use its ID)\n');
+      const j = JSON.parse((await dpi(['identities', '--json'], { emu: e })).stdout) as any[];
+      expect(j.find((x) => x.id === '366')).toMatchObject({ invalid_identity: 1, invalidated_at: '2024-01-01T00:00:00', health: 'invalid' });
+      expect(j.find((x) => x.id === '362')).toMatchObject({ invalid_identity: 0, invalidated_at: null, health: 'valid' });
+    } finally {
+      await e.stop();
+    }
+  });
+
+  test('minimal reads: health is not shown, said once on stderr with the reason; --json health unknown', async () => {
+    const e = await startCliEmulator(CLI_FIXTURES, 'minimal');
+    try {
+      await addFixtures(e, { remoteIdentities: [REVOKED_IDENTITY] });
+      const r = await dpi(['identities'], { emu: e });
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/INVALID/);
+      expect(r.stderr.match(/remote identity health is not shown/g)).toHaveLength(1);
+      expect(r.stderr).toContain('no invalid_identity or invalidated_at (minimal reads)');
+      const j = JSON.parse((await dpi(['identities', '--json'], { emu: e })).stdout) as any[];
+      expect(j.find((x) => x.id === '366')).toMatchObject({ invalid_identity: null, invalidated_at: null, health: 'unknown' });
+    } finally {
+      await e.stop();
+    }
+  });
 });
 
 // Runs last (tests run in file order): secrets are never printed, error paths included.

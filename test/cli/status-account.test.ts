@@ -3,7 +3,8 @@
  * listing (one listing call), the summary line, --json, the filters mapped to the route's, and the fallback message
  * (exit 2, naming --subscription) where the route answers 404.
  */
-import { CLI_FIXTURES, dpi, ingest, requests, clearRequests, SUB, testNoSecretsPrinted, TxReport } from './helpers';
+import { addFixtures, CLI_FIXTURES, dpi, ingest, requests, clearRequests, REVOKED_IDENTITY, SUB, testNoSecretsPrinted, TxReport } from './helpers';
+import { HEALTH_NOT_SHOWN } from '../../src/cli/identity-health';
 import { RunningEmulator, startEmulator } from '../../src/emulator';
 import { makeJwt, ScriptedServer } from '../client/scripted-server';
 
@@ -44,7 +45,8 @@ const status = (args: string[] = [], e: RunningEmulator = emu) => dpi(['status',
 
 test('every subscription and payload of the account from one listing call; summary line; exit 1 on an ERROR row', async () => {
   const r = await status();
-  expect(r.stderr).toBe('');
+  // The spec's minimal reads carry no identity health: said once.
+  expect(r.stderr).toBe(`${HEALTH_NOT_SHOWN}\n`);
   expect(r.code).toBe(1);
   const lines = r.stdout.trimEnd().split('\n');
   expect(lines[0]).toBe('account 1001: latest healthcheck per subscription and payload, at 2025-11-22T08:26:40Z');
@@ -60,7 +62,9 @@ test('every subscription and payload of the account from one listing call; summa
   const seen = (await requests(emu)).filter((x) => x.path !== '/auth/api/ref');
   expect(seen.filter((x) => x.path === HC)).toHaveLength(1);
   expect(seen.filter((x) => x.path === '/service/transactions/tx')).toHaveLength(0);
-  expect(seen.length).toBeLessThanOrEqual(2);
+  // ... and one identity list read (identity health).
+  expect(seen.filter((x) => x.path === '/sri')).toHaveLength(1);
+  expect(seen.length).toBeLessThanOrEqual(3);
 });
 
 test('--json, and the filters sent as the route\'s (payload_name, product_name__icontains, subscription_name__icontains, modified_at__gte); --status applied to the newest rows', async () => {
@@ -93,6 +97,26 @@ test('--json, and the filters sent as the route\'s (payload_name, product_name__
   });
   const none = await status(['--status', 'RETRY']);
   expect([none.code, none.stdout.split('\n')[1]]).toEqual([0, 'no healthcheck records']);
+});
+
+test('identity health: vendor reads name an invalid identity with its date (text and --json); exit code unchanged', async () => {
+  const v = await startEmulator({ host: '127.0.0.1', port: 0, fixtures: CLI_FIXTURES, now: NOW, reads: 'vendor' });
+  try {
+    await addFixtures(v, { remoteIdentities: [REVOKED_IDENTITY] });
+    await ingest(v, { id: 'a', sender: 'zeroadmin', status: 'PROCESSED', subscription_id: SUB, payload_name: 'orders', attribution_date: '2025-11-21', timestamp: NOW - 900 });
+    const r = await status([], v);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[lines.length - 1]).toBe('1 invalid remote identity: 366 (Revoked seller) since 2024-01-01T00:00:00; its pipelines and subscriptions '
+      + 'get no data: the seller must re-authorize it in the service\'s UI (or authorize a new identity and use its ID)');
+    const doc = JSON.parse((await status(['--json'], v)).stdout);
+    expect(doc.identities).toEqual({ health: 'known', invalid: [{ id: '366', name: 'Revoked seller', invalidated_at: '2024-01-01T00:00:00' }] });
+    // Minimal reads: --json says unknown.
+    expect(JSON.parse((await status(['--json'])).stdout).identities).toEqual({ health: 'unknown', invalid: [] });
+  } finally {
+    await v.stop();
+  }
 });
 
 test('where the route answers 404: a message naming --subscription, exit 2, and no per-subscription paging', async () => {

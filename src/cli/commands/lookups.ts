@@ -6,6 +6,7 @@ import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
 import { renderTable, sanitize } from '../format';
+import { healthCell, healthOf, HEALTH_NOT_SHOWN, identityHealth, invalidIdentitiesLine } from '../identity-health';
 
 interface JsonFlag { json?: boolean }
 
@@ -109,21 +110,32 @@ export function stagesCommand(ctx: RunContext): Command {
 /** `dpi identities` */
 export function identitiesCommand(ctx: RunContext): Command {
   const cmd = new Command('identities')
-    .description('remote identities of the account (IDs for remoteIdentityId); marks selling-partner seller (17) and vendor (18) identities');
+    .description('remote identities of the account (IDs for remoteIdentityId); marks selling-partner seller (17) and vendor (18) identities '
+      + 'and the ones the service marks invalid (revoked or expired: the seller must re-authorize them)');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (opts: ConnectionFlags & JsonFlag) => {
     const { client, origins } = connectFor(ctx, opts);
     try {
       const ids = await client.remoteIdentities.list();
+      const health = identityHealth(ids);
+      if (!health.known) ctx.io.stderr.write(HEALTH_NOT_SHOWN + '\n');
       if (opts.json) {
-        return printJson(ctx, ids.map((r) => ({ ...r, sp_account_type: SP_IDENTITY_TYPES[r.remote_identity_type_id ?? -1] ?? null })));
+        return printJson(ctx, ids.map((r) => ({
+          ...r,
+          sp_account_type: SP_IDENTITY_TYPES[r.remote_identity_type_id ?? -1] ?? null,
+          invalid_identity: r.invalid_identity ?? null,
+          invalidated_at: r.invalidated_at ?? null,
+          health: healthOf(r),
+        })));
       }
       ctx.io.stdout.write(renderTable(
-        ['ID', 'NAME', 'TYPE', 'TYPE NAME', 'SP ACCOUNT'],
+        ['ID', 'NAME', 'TYPE', 'TYPE NAME', 'SP ACCOUNT', 'HEALTH'],
         ids.map((r) => [r.id, dash(r.name), dash(r.remote_identity_type_id), dash(r.remote_identity_type_name),
-          SP_IDENTITY_TYPES[r.remote_identity_type_id ?? -1] ?? '-']),
+          SP_IDENTITY_TYPES[r.remote_identity_type_id ?? -1] ?? '-', healthCell(r)]),
       ));
+      const line = invalidIdentitiesLine(health);
+      if (line) ctx.io.stderr.write(line + '\n');
     } catch (e) {
       throw toCliError(e, { origins });
     }

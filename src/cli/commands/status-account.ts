@@ -5,8 +5,9 @@
  */
 import { DpiClient, HealthcheckRecord } from '../../client';
 import { latestPerPayload } from '../../client/healthchecks';
-import { CliError, EXIT } from '../errors';
-import { Colour, isoSeconds, painter, renderTable, truncate } from '../format';
+import { CliError, EXIT, toCliError } from '../errors';
+import { Colour, isoSeconds, painter, renderTable, sanitize, truncate } from '../format';
+import { IdentityHealth, identityHealth, invalidIdentitiesLine } from '../identity-health';
 
 /** The account-wide filters of `dpi status`, as flags. */
 export interface AccountStatusFilters {
@@ -50,6 +51,8 @@ export interface AccountStatus {
   rows: AccountStatusRow[];
   /** True when any row is in ERROR (exit code 1). */
   hasError: boolean;
+  /** The account's remote identity health (one identity list read); `error` when that read failed. */
+  identities: IdentityHealth | { error: string };
 }
 
 /** The route's query parameters of the flags (`--status` is not one of them: see `AccountStatusFilters.status`). */
@@ -95,7 +98,11 @@ export async function collectAccountStatus(client: DpiClient, f: AccountStatusFi
     sender: r.sender,
   })).filter((r) => f.status === undefined || r.status === f.status)
     .sort((a, b) => byId(a.subscription_id, b.subscription_id) || (a.payload_name < b.payload_name ? -1 : a.payload_name > b.payload_name ? 1 : 0));
-  return { accountId, filters: { ...(f.status !== undefined ? { status: f.status } : {}), ...filters }, rows, hasError: rows.some((r) => r.status === 'ERROR') };
+  // Identity health never fails the status: a failed read is said in one line.
+  const identities = await client.remoteIdentities.list().then(identityHealth, (e: unknown) => ({ error: toCliError(e).message }));
+  return {
+    accountId, filters: { ...(f.status !== undefined ? { status: f.status } : {}), ...filters }, rows, hasError: rows.some((r) => r.status === 'ERROR'), identities,
+  };
 }
 
 /** Counts per status, and the subscriptions with at least one row in ERROR. */
@@ -119,7 +126,7 @@ export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: 
   const filters = Object.entries(s.filters).map(([k, v]) => `${k}=${v}`).join(' ');
   let text = `account ${s.accountId}: latest healthcheck per subscription and payload${filters ? ` (${filters})` : ''}, `
     + `at ${isoSeconds(Math.floor(o.now / 1000))}\n`;
-  if (s.rows.length === 0) return text + 'no healthcheck records\n';
+  if (s.rows.length === 0) return text + 'no healthcheck records\n' + identitiesText(s, paint);
   text += renderTable(
     ['SUBSCRIPTION', 'NAME', 'PRODUCT', 'PAYLOAD', 'STATUS', 'LAST RUN', 'DETAIL'],
     s.rows.map((r) => [
@@ -131,7 +138,14 @@ export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: 
   const counts = Object.entries(sum.byStatus).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${n} ${k}`).join(', ');
   const line = `${plural(s.rows.length, 'payload')} of ${plural(sum.subscriptions, 'subscription')}: ${counts}`;
   text += (sum.subscriptionsWithError > 0 ? paint('red', `${line}; ${plural(sum.subscriptionsWithError, 'subscription')} with an ERROR`) : line) + '\n';
-  return text;
+  return text + identitiesText(s, paint);
+}
+
+/** The line naming the invalid identities (red), or that their health could not be read; '' otherwise. */
+function identitiesText(s: AccountStatus, paint: (c: Colour | undefined, t: string) => string): string {
+  if ('error' in s.identities) return sanitize(`remote identity health could not be read: ${s.identities.error}`) + '\n';
+  const line = invalidIdentitiesLine(s.identities);
+  return line ? paint('red', line) + '\n' : '';
 }
 
 /** The JSON document of `dpi status --json` without `--subscription`. */
@@ -150,5 +164,8 @@ export function accountStatusJson(s: AccountStatus, o: { now: number }): object 
       subscriptions_with_error: sum.subscriptionsWithError,
     },
     rows: s.rows,
+    identities: 'error' in s.identities
+      ? { health: 'unread', error: s.identities.error, invalid: [] }
+      : { health: s.identities.known ? 'known' : 'unknown', invalid: s.identities.invalid },
   };
 }

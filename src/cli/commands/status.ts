@@ -7,6 +7,7 @@ import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
 import { Colour, isoSeconds, painter, parseIntFlag, renderTable, truncate } from '../format';
+import { HEALTH_NOT_SHOWN } from '../identity-health';
 import { CliIo, interruption } from '../io';
 import { AccountStatus, AccountStatusFilters, accountStatusJson, collectAccountStatus, renderAccountStatus } from './status-account';
 import { errorText, fetchAllTx } from './tx';
@@ -136,8 +137,13 @@ export function statusCommand(ctx: RunContext): Command {
       const s = await collectStatus(client, opts.subscription!, days, io, signal);
       return { hasError: s.hasError, s };
     };
+    let noted = false;
     const show = (r: Report, now: number): void => {
       const o = { subscription: opts.subscription ?? '', days, now };
+      if (r.a && !noted && !('error' in r.a.identities) && !r.a.identities.known) {
+        io.stderr.write(HEALTH_NOT_SHOWN + '\n');
+        noted = true;
+      }
       if (opts.json) {
         const doc = r.a ? accountStatusJson(r.a, o) : statusJson(r.s!, o);
         io.stdout.write(watchMs === undefined ? JSON.stringify(doc, null, 2) + '\n' : JSON.stringify(doc) + '\n');
