@@ -13,6 +13,7 @@ import { ConnectionProperties } from '../contract';
 import { messageOf } from './errors';
 import { log } from './log';
 import { healthFromChecks, readAccountHealthchecks } from './monitor-healthchecks';
+import { invalidIdentitiesLine } from './monitor-identities';
 import { PayloadHealth, SubscriptionHealth } from './monitor-types';
 import { loopbackHttpAllowed, runtimeFor, scheduledEnvironment } from './runtime';
 import { refuseUnboundRun } from './scheduled-binding';
@@ -34,6 +35,10 @@ export interface MonitorEvent {
    * or none (the input of every monitor synthesized before the choice existed), the transactions.
    */
   readonly Source?: string;
+  /** The app's remote identity IDs whose health the run counts (`InvalidIdentities`); none: no identity read. */
+  readonly Identities?: ReadonlyArray<string>;
+  /** The `Monitor` dimension of `InvalidIdentities` (the monitor's construct path). */
+  readonly Monitor?: string;
 }
 
 /** True when the event asks for the healthchecks listing. */
@@ -187,6 +192,11 @@ export async function monitor(event: MonitorEvent, context?: LambdaContextLike):
     if (!h.ok) failed++;
     calls += h.calls;
     for (const l of emfLines(h, namespace, nowMs)) sink(l);
+  }
+  if (rt && Array.isArray(event.Identities) && event.Identities.length > 0) {
+    const line = await invalidIdentitiesLine(rt, event.Identities.map(String), String(event.Monitor ?? ''), namespace, nowMs);
+    calls += 1;
+    if (line) sink(line);
   }
   const healthchecks = !wantsHealthchecks(event) ? 'not asked'
     : checks === undefined ? 'not read' : checks.served ? 'served' : checks.reason;

@@ -12,8 +12,11 @@ import { checkTransport, Environment, REDEPLOY } from './binding';
 import { HandlerError, reasonOf } from './errors';
 import { log } from './log';
 
-/** The fields of a run the service answers for (not bound): the monitor's subscriptions. */
-const UNBOUND = new Set(['Subscriptions']);
+/**
+ * The fields of a run the service answers for (not bound): the monitor's subscriptions, and the identities whose
+ * health it counts with the dimension value of that count (read-only: a changed list changes a metric, nothing else).
+ */
+const UNBOUND = new Set(['Subscriptions', 'Identities', 'Monitor']);
 
 /** A value in one canonical form (object keys sorted), for comparison. */
 function canonical(v: unknown): string {

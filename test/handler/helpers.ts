@@ -109,7 +109,7 @@ export class HandlerHarness {
 
   /** Binds the scheduled functions to `run` (as their construct would: all but the subscription list) and returns it. */
   bindRun<T extends object>(run: T): T {
-    const { Subscriptions: _unbound, ...bound } = run as Record<string, unknown>;
+    const { Subscriptions: _unbound, Identities: _ids, Monitor: _monitor, ...bound } = run as Record<string, unknown>;
     this.boundRun = bound;
     return run;
   }
