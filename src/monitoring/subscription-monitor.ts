@@ -8,16 +8,19 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { notifyOrAcknowledge } from '../alarm-actions';
 import { BOUND_RUN_ENV } from '../contract';
+import { invalidIdentitiesAlarm, invalidIdentitiesMetric } from './identity-health';
+import { acknowledgeMonitor } from './monitor-nag';
 import { MonitorSource } from './monitor-source';
-import { acknowledge, acknowledgeCompliance } from '../connection/nag';
+import { acknowledge } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
 import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 import { ISubscription } from '../kinds/subscription/construct';
+import type { NotificationPipelineFleet } from '../notifications/notification-pipeline-fleet';
 import { NotificationDelivery } from '../notifications/notification-type';
 
 /** The namespace of the monitor's metrics. */
@@ -165,6 +168,8 @@ export class SubscriptionMonitor extends Construct {
   private readonly topic?: sns.ITopic;
   private readonly healthchecks: boolean;
   private readonly entries: Array<{ subscription: ISubscription; label: string; alarms: MonitoredSubscriptionAlarms }> = [];
+  private readonly identities = new Set<string>();
+  private identitiesAlarm?: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: SubscriptionMonitorProps) {
     super(scope, id);
@@ -221,6 +226,9 @@ export class SubscriptionMonitor extends Construct {
         Subscriptions: Lazy.any({ produce: () => this.entries.map((e) => ({ id: e.subscription.subscriptionId, label: e.label })) }),
         Namespace: run.Namespace,
         ...(run.Source ? { Source: run.Source } : {}),
+        // Only with identities (addPipeline, addFleet): the input of a monitor without them stays what it was.
+        Identities: Lazy.any({ produce: () => (this.identities.size > 0 ? [...this.identities] : undefined) }),
+        Monitor: Lazy.any({ produce: () => (this.identities.size > 0 ? this.node.path : undefined) }),
       }),
       retryAttempts: 0,
     }));
@@ -315,6 +323,7 @@ export class SubscriptionMonitor extends Construct {
    * Alarms on them: `pipeline.addAlarms()`.
    */
   public addPipeline(pipeline: NotificationPipeline, options: MonitoredPipelineOptions = {}): void {
+    this.watchIdentities([pipeline]);
     if (!this.dashboard) return;
     const label = options.label ?? pipeline.node.path;
     const hasStream = pipeline.notificationTypes.some((t) => t.delivery === NotificationDelivery.QUEUE);
@@ -334,6 +343,41 @@ export class SubscriptionMonitor extends Construct {
         height: 6,
       })] : []),
     );
+  }
+
+  /**
+   * Count the fleet's identities in `InvalidIdentities` (no dashboard row per pipeline: the fleet's own alarms and
+   * dashboard row are `fleet.addAlarms()`). Returns the monitor's one alarm on invalid identities.
+   */
+  public addFleet(fleet: NotificationPipelineFleet): cloudwatch.Alarm {
+    return this.watchIdentities(fleet.pipelines);
+  }
+
+  /**
+   * The one alarm on the app's invalid identities (`InvalidIdentities` >= 1), created by the first `addPipeline()` or
+   * `addFleet()`; undefined without pipelines.
+   */
+  public get invalidIdentitiesAlarm(): cloudwatch.Alarm | undefined {
+    return this.identitiesAlarm;
+  }
+
+  /**
+   * The number of identities of the pipelines added with `addPipeline()` and `addFleet()` that the service marks invalid
+   * (`invalid_identity` 1: the seller revoked access or its token expired), one value per run, dimension `Monitor` = this
+   * construct's path (maximum over 15 minutes). Needs the vendor read field: not published where the reads lack it.
+   */
+  public metricInvalidIdentities(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return invalidIdentitiesMetric(SUBSCRIPTION_MONITOR_NAMESPACE, this.node.path, props);
+  }
+
+  private watchIdentities(pipelines: NotificationPipeline[]): cloudwatch.Alarm {
+    for (const p of pipelines) this.identities.add(String(p.remoteIdentityId));
+    if (!this.identitiesAlarm) {
+      this.identitiesAlarm = invalidIdentitiesAlarm(this, this.metricInvalidIdentities(), () => this.identities.size);
+      this.notify(this.identitiesAlarm);
+      this.dashboard?.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Remote identities', alarms: [this.identitiesAlarm], width: 6, height: 2 }));
+    }
+    return this.identitiesAlarm;
   }
 
   /** Records in ERROR (transactions), or payloads whose latest healthcheck is ERROR (healthchecks) (maximum over 15 minutes). */
@@ -385,15 +429,4 @@ function alarmKey(subscription: ISubscription): string {
   const readable = subscription.node.id.replace(/[^A-Za-z0-9]/g, '').slice(0, 48);
   const hash = createHash('sha256').update(subscription.node.path).digest('hex').slice(0, 8);
   return `${readable}-${hash}`;
-}
-
-/** cdk-nag acknowledgements of the monitor's function, log group and role. */
-function acknowledgeMonitor(fn: IConstruct, logGroup: IConstruct, role: IConstruct): void {
-  acknowledgeCompliance(fn, 'LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read; a dead-letter queue would hold nothing to redeliver.');
-  acknowledgeCompliance(fn, 'LambdaConcurrency', 'One run per interval; reserved concurrency would take capacity from the account for a function idle between runs.');
-  acknowledgeCompliance(fn, 'LambdaInsideVPC', 'It calls the service\'s public HTTPS interface and Secrets Manager; nothing inside a VPC.');
-  acknowledgeCompliance(logGroup, 'CloudWatchLogGroupEncrypted', 'Encrypted at rest with service-managed keys; the lines hold metrics and no secret.');
-  acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'Grants made for this role alone (its log group and the refresh token secret).');
-  acknowledge(fn, 'Serverless-LambdaDLQ', 'Invoked by its schedule: a failed run raises the FunctionErrors alarm and the next run repeats the read.');
-  acknowledge(fn, 'Serverless-LambdaTracing', 'Every run and every service call is one JSON log line, next to the metric lines.');
 }
