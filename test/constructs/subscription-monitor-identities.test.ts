@@ -10,7 +10,9 @@ describe('SubscriptionMonitor: InvalidIdentities', () => {
       connection: f.connection,
       roles: r,
       nestedStackCount: 2,
-      identities: Array.from({ length: 30 }, (_, i) => ({ remoteIdentityId: 4001 + i, accountType: AccountType.SELLER, notificationTypes: [NotificationType.ORDER_CHANGE] })),
+      identities: Array.from({ length: 30 }, (_, i) => ({
+        remoteIdentityId: 4001 + i, accountType: AccountType.SELLER, notificationTypes: [NotificationType.ORDER_CHANGE],
+      })),
     });
     const m = new SubscriptionMonitor(f.stack, 'Monitor', { connection: f.connection });
     expect(m.invalidIdentitiesAlarm).toBeUndefined();
