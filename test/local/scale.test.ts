@@ -126,7 +126,7 @@ describe('dpi local-deploy of many pipelines', () => {
     }
   });
 
-  test.each([10, 100])('service calls per pipeline at N = %i: Create 3 (+3 per Lambda container), Delete 3, with or without account history', async (n) => {
+  test.each([10, 100])('service calls per pipeline at N = %i: Create 4 (+3 per Lambda container), Delete 3, with or without account history', async (n) => {
     const noLimit = { requests: 1_000_000, seconds: 1 };
     // Each container (concurrent invocations run in containers of their own) reads the account, the user and the
     // product once, and exchanges the token once: as many times as containers served the deploy, never per pipeline.
@@ -134,6 +134,8 @@ describe('dpi local-deploy of many pipelines', () => {
       'GET /v2/product/{id}': containers,
       'GET /account': containers,
       'GET /user': containers,
+      // The identity's health before anything is made (one read per first create attempt).
+      'GET /ri/{id}': n,
       'POST /service/sp/notifications-unified/{id}': n,
       // The product's subscriptions listed before each subscription POST (what a lost answer is resolved against).
       'GET /v2/sub': n,
@@ -167,7 +169,7 @@ describe('dpi local-deploy of many pipelines', () => {
     expect(r.destroy.failures).toEqual([]);
     expect(r.deploy.ok && r.destroy.ok).toBe(true);
     expect(r.deploy.refused + r.destroy.refused).toBeGreaterThan(0);
-    expect(r.deploy.calls).toBe(3 * 40 + 3 * r.deploy.containers);
+    expect(r.deploy.calls).toBe(4 * 40 + 3 * r.deploy.containers);
     expect(r.destroy.calls).toBe(3 * 40);
     expect(r.left).toBe(0);
   });
