@@ -10,8 +10,8 @@ import { Duration } from 'aws-cdk-lib';
 import { DEFAULT_RATE_LIMIT_REQUESTS, ProviderOptions } from '../connection/provider-options';
 import { BUDGET_MARGIN_MS } from '../contract';
 
-/** Service calls of one pipeline Create or Delete (docs/handler.md, "Service calls per lifecycle event"). */
-export const CALLS_PER_PIPELINE = 3;
+/** Service calls of one pipeline Create (the most of Create and Delete: docs/handler.md, "Service calls per lifecycle event"). */
+export const CALLS_PER_PIPELINE = 4;
 /** The share of a wave's budget its pipelines may plan on: the rest is for token exchanges, reads, retries, other traffic. */
 const PLANNED_SHARE = 0.75;
 /** Of the handler's timeout, what its calls may not use: the deadline margin and the calls' own latency. */

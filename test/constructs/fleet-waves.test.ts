@@ -9,7 +9,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { roles, SECRET_ARN } from './helpers';
 import { AccountType, NotificationPipelineFleet, NotificationType, ProviderOptions, ServiceConnection } from '../../src';
 import { fleetBucketOf } from '../../src/notifications/fleet-hash';
-import { pipelinesPerWave, planWaves } from '../../src/notifications/fleet-waves';
+import { CALLS_PER_PIPELINE, pipelinesPerWave, planWaves } from '../../src/notifications/fleet-waves';
 
 function fleetOf(n: number, provider?: ProviderOptions, nestedStackCount = 8): { stack: Stack; fleet: NotificationPipelineFleet } {
   const stack = new Stack(new App(), 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
@@ -36,12 +36,13 @@ function dependsOn(stack: Stack): Map<string, string[]> {
   return new Map(Object.entries(nested).map(([id, r]) => [id, ((r.DependsOn ?? []) as string[]).filter((d) => d in nested).sort()]));
 }
 
-test('the pipelines one wave holds: the calls of one handler invocation at the rate limit, three per pipeline, three quarters planned', () => {
-  // 1,000 per 5 minutes, a 10-minute handler: two windows' worth.
-  expect(pipelinesPerWave(undefined)).toBe(500);
-  expect(pipelinesPerWave({ timeout: Duration.minutes(15) })).toBe(750);
-  expect(pipelinesPerWave({ rateLimitRequests: 100 })).toBe(50);
-  expect(pipelinesPerWave({ rateLimitRequests: 1000, rateLimitWindow: Duration.hours(1) })).toBe(250);
+test('the pipelines one wave holds: the calls of one handler invocation at the rate limit, four per pipeline create, three quarters planned', () => {
+  // 1,000 per 5 minutes, a 10-minute handler: two windows' worth, 1,500 planned, 4 calls per create.
+  expect(CALLS_PER_PIPELINE).toBe(4);
+  expect(pipelinesPerWave(undefined)).toBe(375);
+  expect(pipelinesPerWave({ timeout: Duration.minutes(15) })).toBe(562);
+  expect(pipelinesPerWave({ rateLimitRequests: 100 })).toBe(37);
+  expect(pipelinesPerWave({ rateLimitRequests: 1000, rateLimitWindow: Duration.hours(1) })).toBe(187);
   expect(pipelinesPerWave({ rateLimitRequests: 0 })).toBeUndefined();
 });
 
@@ -53,8 +54,8 @@ test('a fleet that fits one wave has no dependency between its nested stacks', (
 });
 
 test('a fleet over one wave: each wave\'s nested stacks depend on every nested stack of the wave before, and each wave fits', () => {
-  // 100 requests per 5 minutes: 50 pipelines per wave; 200 pipelines over 8 nested stacks.
-  const { stack, fleet } = fleetOf(200, { rateLimitRequests: 100 });
+  // 134 requests per 5 minutes: 50 pipelines per wave; 200 pipelines over 8 nested stacks.
+  const { stack, fleet } = fleetOf(200, { rateLimitRequests: 134 });
   const deps = dependsOn(stack);
   const perStack = new Map<number, number>();
   for (let i = 0; i < 200; i++) perStack.set(fleetBucketOf(5_000 + i, 8), (perStack.get(fleetBucketOf(5_000 + i, 8)) ?? 0) + 1);
@@ -73,5 +74,5 @@ test('a fleet over one wave: each wave\'s nested stacks depend on every nested s
 
 test('without a shared budget there are no waves; a nested stack over one wave alone is a synth error naming it and the fix', () => {
   expect(fleetOf(200, { rateLimitRequests: 0 }).fleet.deployWaves).toBe(1);
-  expect(() => fleetOf(60, { rateLimitRequests: 30 }, 1)).toThrow(/MyStack\/Sellers: nestedStackCount '1' puts 60 pipelines in nested stack 0, more than one deploy wave holds \(15: .*\); raise nestedStackCount/);
+  expect(() => fleetOf(60, { rateLimitRequests: 40 }, 1)).toThrow(/MyStack\/Sellers: nestedStackCount '1' puts 60 pipelines in nested stack 0, more than one deploy wave holds \(15: .*\); raise nestedStackCount/);
 });

@@ -20,12 +20,12 @@ if (!existsSync(defaultHandlerPath())) throw new Error('the handler bundle is mi
 const IDS = Array.from({ length: 14 }, (_, i) => FIRST_IDENTITY + i);
 const COUNT = 8;
 
-test('14 pipelines at 20 requests per hour (5 pipelines a wave): each wave starts after the one before, and is destroyed before it', async () => {
+test('14 pipelines at 28 requests per hour (5 pipelines a wave): each wave starts after the one before, and is destroyed before it', async () => {
   const tmp = tempDir();
   try {
     const app = join(tmp.dir, 'cdk.out');
     // A limit this low only decides the waves: the local run paces by its embedded emulator's limit.
-    synthFleetApp(app, { identities: IDS, nestedStackCount: COUNT, provider: { rateLimitRequests: 20, rateLimitWindow: Duration.hours(1) } });
+    synthFleetApp(app, { identities: IDS, nestedStackCount: COUNT, provider: { rateLimitRequests: 28, rateLimitWindow: Duration.hours(1) } });
     const perStack = new Map<number, number>();
     for (const id of IDS) perStack.set(fleetBucketOf(id, COUNT), (perStack.get(fleetBucketOf(id, COUNT)) ?? 0) + 1);
     const { waves } = planWaves(perStack, 5);
