@@ -1,4 +1,4 @@
-import type { AsinFixture, BackendInfo, EmulatorFixtures, MarketplaceFixture } from './fixtures';
+import type { AsinFixture, BackendInfo, EmulatorFixtures, MarketplaceFixture } from './fixture-types';
 
 export const DEFAULT_REFRESH_TOKEN = 'emulator-refresh-token';
 /** Refresh token of the second default account (1002), for ownership (403) tests. */
