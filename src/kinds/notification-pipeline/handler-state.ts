@@ -3,10 +3,11 @@
  * (the unified PATCH that brings an existing pipeline to the desired selection), the identity claim and the release
  * of a pipeline the resource no longer manages. The events are handled in notification-pipeline.ts.
  */
+import type { PipelineDesired, Selection } from './handler-types';
 import { NOTIFICATION_PIPELINE_FIELDS, NotificationPipelineKind } from './wire';
 import { UnifiedPipelineRequest, UnifiedPipelineResult } from '../../client';
 import { NotificationPipelineAttributes as A } from '../../contract';
-import { declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, RemovalPolicyValue, statusOrGone } from '../../handler/common';
+import { declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, statusOrGone } from '../../handler/common';
 import { fitData } from '../../handler/data';
 import { HandlerError, isStatus, messageOf, statusOf } from '../../handler/errors';
 import { JournalRecord } from '../../handler/journal';
@@ -19,24 +20,7 @@ import { CfnEvent, OnEventResult } from '../../handler/types';
 
 export const PRODUCT = 107;
 
-/** The desired state of a unified notification pipeline, from the resource properties. */
-export interface PipelineDesired {
-  remoteIdentityId: string;
-  accountType: string;
-  types: string[];
-  roleArn: string;
-  ebRoleArn?: string;
-  region: string;
-  storageGroupId?: number;
-  name?: string;
-  partialFailure: 'FAIL' | 'ALLOW';
-  /** An existing product-107 subscription to adopt (`existingSubscriptionId`). */
-  adoptId?: string;
-  /** An adoption may send the unified PATCH (`RebuildOnAdoption`; see `adoptPipeline`). */
-  rebuildOnAdoption: boolean;
-  /** The declared removal policy (undefined: a template from before the property). */
-  removalPolicy?: RemovalPolicyValue;
-}
+export type { PipelineDesired, Selection } from './handler-types';
 
 /** Parses the properties of `Custom::DpiNotificationPipeline`. */
 export function pipelineDesired(raw: Record<string, unknown> | undefined): PipelineDesired {
@@ -110,15 +94,6 @@ export function failedReasons(failed: Record<string, unknown>): string {
     const m = typeof o === 'string' ? o : typeof o?.message === 'string' ? o.message : JSON.stringify(o);
     return `${t}: ${m}`;
   }).join('; ');
-}
-
-/** What the service was asked for (the unified body's selection and the identity's account type). */
-export interface Selection {
-  types: string[];
-  roleArn: string;
-  ebRoleArn?: string;
-  region: string;
-  accountType: string;
 }
 
 /** The journal document of a notification pipeline. */

@@ -3,9 +3,10 @@
  * `converge` (the one PATCH that brings a subscription from what the service confirmed last to the desired state),
  * shared by the event handlers (handler.ts) and adoption/release (handler-adoption.ts).
  */
+import type { Applied, SubscriptionDesired } from './handler-types';
 import { SUBSCRIPTION_FIELDS, SubscriptionKind } from './wire';
 import { encodeStageIds, ProductRecord, Subscription } from '../../client';
-import { contradicts, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE, RemovalPolicyValue } from '../../handler/common';
+import { contradicts, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE } from '../../handler/common';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { JournalRecord } from '../../handler/journal';
 import { log } from '../../handler/log';
@@ -14,21 +15,7 @@ import { readProps } from '../../handler/props';
 import { Runtime } from '../../handler/runtime';
 import { OnEventResult } from '../../handler/types';
 
-export interface SubscriptionDesired {
-  productId: number;
-  storageGroupId?: number;
-  remoteIdentityId?: string;
-  params: Record<string, string>;
-  stageIds: string[];
-  status: 'active' | 'paused';
-  name?: string;
-  dateStart?: string;
-  onDelete: 'invalid' | 'cancelled';
-  /** An existing subscription to adopt (`existingSubscriptionId`). */
-  adoptId?: string;
-  /** The declared removal policy (undefined: a template from before the property). */
-  removalPolicy?: RemovalPolicyValue;
-}
+export type { Applied, SubscriptionDesired } from './handler-types';
 
 export function desiredOf(raw: Record<string, unknown> | undefined): SubscriptionDesired {
   const w = readProps(raw, SUBSCRIPTION_FIELDS, SubscriptionKind.shortName);
@@ -101,15 +88,6 @@ export async function checkAgainstProduct(rt: Runtime, d: SubscriptionDesired, a
   }
   if (problems.length > 0) throw new HandlerError(`Subscription to product ${d.productId} (${product.name}): ${problems.join('; ')}`);
   return product;
-}
-
-/** What the service confirmed last for the subscription. */
-export interface Applied {
-  params: Record<string, string>;
-  status: 'active' | 'paused';
-  name?: string;
-  storageGroupId?: number;
-  dateStart?: string;
 }
 
 /** The journal document of a subscription resource. */
