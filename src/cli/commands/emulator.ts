@@ -9,7 +9,7 @@ import { RunContext } from '../context';
 import { CliError } from '../errors';
 import { parseIntFlag } from '../format';
 import { interruption } from '../io';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 
 interface EmulatorFlags {
   host: string;

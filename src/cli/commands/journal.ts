@@ -22,7 +22,7 @@ import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../con
 import { connectFor, RunContext } from '../context';
 import { CliError, EXIT, toCliError } from '../errors';
 import { renderTable } from '../format';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 import { Progress, waitReporter } from '../waits';
 
 import { JournalFlags, lockLocalState, openJournal as openAt, OpenedJournal } from './journal-access';

@@ -9,7 +9,7 @@ import { parseRateLimit, READ_MODES, ReadMode } from '../../emulator/core';
 import { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from '../../local/defaults';
 import { DEFAULT_CONCURRENCY, parseConcurrency } from '../../local/scheduler';
 import { CliError } from '../errors';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 
 interface LocalDeployFlags {
   app: string;

@@ -21,7 +21,7 @@ import { ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
 import { CloudFormationSender, cloudFormationClient, deployedResources } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 import type { Progress } from '../waits';
 import { awsFailure, JournalFlags, lockLocalState, openJournal } from './journal-access';
 import { chooseJournalTable, dpiPropertiesOf, exportLookup, tableUseOf } from './journal-table';

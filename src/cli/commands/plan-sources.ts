@@ -16,7 +16,7 @@ import { readState, ResourceState } from '../../local/state';
 import { isDpiType, Template } from '../../local/template';
 import { CloudFormationSender, deployedResources, DeployedStack, journalKeyOf } from '../deployed';
 import { CliError } from '../errors';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 import { withAdoptions } from './plan-adoptions';
 import { CHANGES_REFERENCES, Planner, planTemplatePairs, TemplatePair } from './plan-compare';
 import { JournalTarget, PlanJournalOpener, readJournalHints, tableOf } from './plan-journal';

@@ -11,7 +11,7 @@ import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { CLI_MAX_RATE_LIMIT_WAIT_MS, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, RunContext } from '../context';
 import { CliError } from '../errors';
-import { loadPart } from '../lazy';
+import { loadPart } from '../load-part';
 import { Progress, waitReporter } from '../waits';
 
 /** The flags that choose the service. */
