@@ -135,3 +135,62 @@ describe('layers import downward only', () => {
     expect(importedLayers(join(SRC, 'kinds', 'registry', 'cli.ts')).map((i) => i.layer)).toEqual(expect.arrayContaining(['cli', 'kinds']));
   });
 });
+
+/** The files of src/ a file imports (relative imports, `import type` and re-exports included). */
+function importedFiles(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from\s+|import\(|require\()\s*'(\.[^']*)'/g)) {
+    const target = resolve(dirname(file), m[1]);
+    const asFile = statSafe(target) ? join(target, 'index.ts') : `${target}.ts`;
+    if (!relative(SRC, asFile).startsWith('..')) out.push(asFile);
+  }
+  return out;
+}
+
+/** The import cycles of src/ (strongly connected groups of more than one file, or a file importing itself). */
+function importCycles(nodes: readonly string[], edges: (f: string) => string[]): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    on.add(v);
+    for (const w of edges(v)) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const group: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        group.push(relative(SRC, w));
+      } while (w !== v);
+      if (group.length > 1 || edges(v).includes(v)) out.push(group.sort());
+    }
+  };
+  for (const f of nodes) if (!index.has(f)) visit(f);
+  return out;
+}
+
+describe('no import cycles', () => {
+  test('no file of src/ reaches itself through its imports (type-only imports and re-exports count)', () => {
+    expect(importCycles(ALL, importedFiles)).toEqual([]);
+  });
+
+  test('the check finds a cycle', () => {
+    const graph: Record<string, string[]> = { a: ['b'], b: ['c'], c: ['a'], d: ['a'] };
+    expect(importCycles(Object.keys(graph), (f) => graph[f]).map((g) => g.length)).toEqual([3]);
+  });
+});
