@@ -49,7 +49,9 @@ describe('handler waits for the rate limit', () => {
     const remainingMs = 100_000;
     let reason: string | undefined;
     try {
-      await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', PROPS), remainingMs);
+      // A product without a remote identity: one call meets the limit (the harness's sleeps advance the service's
+      // clock, not the deadline's, so a second call's wait would seem to fit).
+      await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', { ProductId: '4001', Status: 'active', OnDelete: 'invalid' }), remainingMs);
     } catch (e) {
       reason = (e as Error).message;
     }
