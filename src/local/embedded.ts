@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { EmulatorFixtures, ReadMode, RunningEmulator } from '../emulator';
 import { startEmulator } from './emulator-part';
+import { JOURNAL_STATE_FILE_NAME } from './journal-server';
 import type { FixturesSource } from './options';
 import { loadFixturesFile } from '../emulator/fixtures';
 
@@ -106,7 +107,9 @@ export function planFixtures(stateDir: string, source: FixturesSource): Fixtures
   if (record?.sha256 === digest) return { fixtures, digest, name, seed: false };
   throw new Error(`the embedded emulator's state ${stateFile} exists and was seeded ${record ? `with other fixtures (${record.source})` : 'without these fixtures'}; `
     + `fixtures seed a new emulator state only: destroy the app with the fixtures it was deployed with, delete ${stateFile}, `
-    + 'then deploy again with the new fixtures (or run a long-lived `dpi emulator --fixtures FILE --state-file FILE` and pass --emulator URL)');
+    + `and the lifecycle journal ${join(stateDir, JOURNAL_STATE_FILE_NAME)} with it (its records name the subscription IDs of the old state, `
+    + 'which a new state hands out again), then deploy again with the new fixtures (or run a long-lived `dpi emulator --fixtures FILE '
+    + '--state-file FILE` and pass --emulator URL)');
 }
 
 /** Starts the embedded emulator (see the module comment for the fixtures rule). */
