@@ -43,6 +43,28 @@ const md = [
   '```ts fixture=stack',
   'new Subscription(this, \'Orders\', { connection, productId: \'3001\', storageGroupId: 501 });',
   '```',
+  '',
+  '<!-- file: bin/app.ts -->',
+  '```ts',
+  'import { limit } from \'../lib/limits\';',
+  'export const n: number = limit;',
+  '```',
+  '',
+  '<!-- file: lib/limits.ts -->',
+  '```ts',
+  'export const limit: number = 3;',
+  '```',
+  '',
+  '<!-- file: lib/limits.ts -->',
+  '```ts',
+  'export const limit: string = \'3\';',
+  '```',
+  '',
+  '<!-- file: bin/app.ts -->',
+  '```ts',
+  'import { limit } from \'../lib/limits\';',
+  'export const n: number = limit;',
+  '```',
 ].join('\n');
 
 const docs = docSnippets();
@@ -64,16 +86,25 @@ describe('TypeScript blocks of docs/*.md', () => {
 describe('the checker', () => {
   test('extracts ts/typescript blocks with their line and fixture, and skips other languages', () => {
     const snippets = extractSnippets(md, CASES);
-    expect(snippets.map((s) => [s.line, s.fixture ?? null])).toEqual([[9, 'stack'], [13, null], [19, null], [24, 'stack']]);
+    expect(snippets.map((s) => [s.line, s.fixture ?? null, s.path ?? null])).toEqual([[9, 'stack', null], [13, null, null], [19, null, null],
+      [24, 'stack', null], [29, null, 'bin/app.ts'], [35, null, 'lib/limits.ts'], [40, null, 'lib/limits.ts'], [45, null, 'bin/app.ts']]);
     expect(snippets[0].code).toBe('new Subscription(this, \'Orders\', { connection, productId: 3001, storageGroupId: 501 });');
   });
 
   test('a block that does not compile fails, named by file and line; fragments and complete files that compile pass', () => {
     const cases = failures.filter((f) => f.snippet.file === CASES);
-    expect(cases.map((f) => f.snippet.line)).toEqual([19, 24]);
+    // The first bin/app.ts imports the first lib/limits.ts (a number: compiles); the last one the second (a string).
+    expect(cases.map((f) => f.snippet.line)).toEqual([19, 24, 45]);
+    expect(cases[2].messages.join('\n')).toMatch(/^checker-cases\.md:46: TS2322 Type 'string' is not assignable to type 'number'/);
+    expect(describeFailures(cases)).toMatch(/checker-cases\.md:45 \(block, file bin\/app\.ts\) does not compile:/);
     expect(cases[0].messages.join('\n')).toMatch(/^checker-cases\.md:20: TS2322 /);
     expect(cases[1].messages.join('\n')).toMatch(/^checker-cases\.md:24: TS2322 Type 'string' is not assignable to type 'number'/);
     expect(describeFailures(cases)).toMatch(/^checker-cases\.md:19 \(block\) does not compile:/);
+  });
+
+  test('a file block names a relative .ts path inside the project, and not a fixture too', () => {
+    expect(() => extractSnippets('<!-- file: ../x.ts -->\n```ts\nx;\n```', 'doc.md')).toThrow(/^doc\.md:3: the block names file '\.\.\/x\.ts'/);
+    expect(() => extractSnippets('<!-- file: lib/x.ts -->\n```ts fixture=stack\nx;\n```', 'doc.md')).toThrow(/^doc\.md:3: a block names either/);
   });
 
   test('a fixture that does not exist is an error naming the block', () => {
