@@ -78,6 +78,9 @@ describe('TypeScript blocks of docs/*.md', () => {
     // The docs have TypeScript blocks in several files: an extraction that finds none would check nothing.
     expect(docs.length).toBeGreaterThanOrEqual(15);
     expect(new Set(docs.map((s) => s.file)).size).toBeGreaterThanOrEqual(4);
+    // The tutorial's project files (lib/ and bin/, each version of the stack) are among them.
+    expect(docs.filter((s) => s.file === 'docs/tutorial.md').map((s) => s.path)).toEqual(
+      ['lib/dpi-tutorial-stack.ts', 'bin/dpi-tutorial.ts', 'lib/dpi-tutorial-stack.ts', 'lib/dpi-tutorial-stack.ts']);
     const inDocs = failures.filter((f) => f.snippet.file !== CASES);
     if (inDocs.length > 0) throw new Error(`${inDocs.length} of ${docs.length} blocks do not compile:\n\n${describeFailures(inDocs)}`);
   });
