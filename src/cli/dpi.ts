@@ -15,6 +15,13 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     process.stdout.write(line);
   }
 } else {
+  // A reader that closes the pipe early (`dpi --help | head -1`) has what it wanted: stop quietly, as Unix tools do,
+  // instead of an unhandled `write EPIPE` and exit 1.
+  const closedPipe = (e: NodeJS.ErrnoException): void => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(Number(process.exitCode ?? 0));
+  };
+  process.stdout.on('error', closedPipe);
   // Required here, not imported: the bundler then evaluates the program and its commands only on this path.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { runDpi } = require('./program') as typeof import('./program');

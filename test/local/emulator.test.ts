@@ -293,3 +293,14 @@ test('the bundled dpi finds the handler from assets/cli/dpi and exits 0, then 2 
   expect(gone.stderr).toContain('"msg":"service call"');
   expect(gone.stderr + gone.stdout + ok.stderr + ok.stdout).not.toContain(DEFAULT_REFRESH_TOKEN);
 });
+
+test('the bundled dpi stops quietly, exit 0, when its reader closes the pipe early (dpi --help | true)', () => {
+  const cli = join(findPackageRoot(), 'assets', 'cli', 'dpi', 'index.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run 'npx projen bundle' first`);
+  // A reader that exits at once (`true`) closes the pipe before dpi writes its help; pipefail keeps dpi's status.
+  const run = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${cli}" --help | true`], {
+    encoding: 'utf8', env: { ...process.env, DPI_REFRESH_TOKEN: '' },
+  });
+  expect(run.status).toBe(0);
+  expect(run.stderr).not.toMatch(/EPIPE|unexpected failure|Unhandled/);
+});
