@@ -194,6 +194,13 @@ export const DEFAULT_FIXTURES: EmulatorFixtures = {
     { id: 365, account: 1001, name: 'Advertising', remote_identity_type_id: 5, remote_identity_type_name: 'Amazon Advertising' },
     { id: 372, account: 1002, name: 'Other seller', remote_identity_type_id: 17, remote_identity_type_name: 'Amazon Selling Partner', marketplaces: ['ATVPDKIKX0DER'] },
   ],
+  // Configuration values only (no credential payload: the emulator invents none; a fixture may load one).
+  remoteIdentityMeta: [
+    { id: 3621, remote_identity: 362, remote_identity_type_meta_key: 26, meta_value: 'amzn1.application-oa2-client.emulator', meta_format: 'STRING' },
+    { id: 3622, remote_identity: 362, remote_identity_type_meta_key: 31, meta_value: 'na', meta_format: 'STRING' },
+    { id: 3623, remote_identity: 362, remote_identity_type_meta_key: 32, meta_value: 'A3EMULATORSELLER', meta_format: 'STRING' },
+    { id: 3721, remote_identity: 372, remote_identity_type_meta_key: 31, meta_value: 'na', meta_format: 'STRING' },
+  ],
   storages: [
     { id: 501, account: 1001, name: 'Main bucket', status: 'active', product: 4001 },
     { id: 502, account: 1001, name: 'Old bucket', status: 'inactive', product: 4001 },

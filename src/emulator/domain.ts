@@ -8,6 +8,9 @@ type Keyed = Record<string, unknown>;
 /** A safe integer (fixture IDs; `1e308` is not one). */
 const int = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 
+/** The `meta_format` values of a remote identity meta record (vendor doc remote-identity-api.md). */
+export const META_FORMATS: readonly string[] = ['STRING', 'JSON', 'ENCRYPTED_STRING', 'ENCRYPTED_JSON'];
+
 const KEYS: Record<string, (r: Keyed) => string | undefined> = {
   accounts: (r) => (int(r.id) ? String(r.id) : undefined),
   users: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
@@ -18,6 +21,9 @@ const KEYS: Record<string, (r: Keyed) => string | undefined> = {
     && typeof r.name === 'string' && int(r.stage_id) ? String(r.id) : undefined),
   remoteIdentities: (r) => (int(r.id) && int(r.account) && int(r.remote_identity_type_id) ? String(r.id) : undefined),
   remoteIdentityTypes: (r) => (int(r.id) && typeof r.name === 'string' ? String(r.id) : undefined),
+  remoteIdentityMeta: (r) => (int(r.id) && int(r.remote_identity) && int(r.remote_identity_type_meta_key)
+    && typeof r.meta_value === 'string' && META_FORMATS.includes(r.meta_format as string)
+    && (r.key_name === undefined || typeof r.key_name === 'string') ? String(r.id) : undefined),
   storages: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
   subscriptions: (r) => (int(r.id) && int(r.account) && int(r.user) && int(r.product) ? String(r.id) : undefined),
   marketplaces: (r) => (typeof r.id === 'string' ? r.id : undefined),
@@ -90,6 +96,7 @@ export function applyFixtures(ctx: Ctx, fx: unknown): Record<string, number> {
   for (const r of f.payloads ?? []) upsert(s.payloads, { enabled: true, ...r }, keyOf('payloads'), true);
   for (const r of f.remoteIdentities ?? []) upsert(s.remoteIdentities, r, keyOf('remoteIdentities'), true);
   for (const r of f.remoteIdentityTypes ?? []) upsert(s.remoteIdentityTypes ??= [], r, keyOf('remoteIdentityTypes'), true);
+  for (const r of f.remoteIdentityMeta ?? []) upsert(s.remoteIdentityMeta ??= [], r, keyOf('remoteIdentityMeta'), true);
   for (const r of f.storages ?? []) upsert(s.storages, { status: 'active', ...r }, keyOf('storages'), true);
   for (const r of f.marketplaces ?? []) upsert(s.marketplaces, r, keyOf('marketplaces'), true);
   for (const r of f.credentials ?? []) upsert(s.credentials, r, keyOf('credentials'), true);

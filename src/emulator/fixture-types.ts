@@ -108,6 +108,24 @@ export interface RemoteIdentityTypeFixture {
   /** Vendor reads: the provider's auth service identifier. Default `''`. */
   auth_service?: string;
 }
+/** The formats of a remote identity meta record (vendor doc remote-identity-api.md, `meta_format` filter of `GET /rim`). */
+export type RemoteIdentityMetaFormat = 'STRING' | 'JSON' | 'ENCRYPTED_STRING' | 'ENCRYPTED_JSON';
+/**
+ * A remote identity meta record (the vendor's `RemoteIdentityMeta`, `GET /rim` and `GET /ri/{id}/rim-overview` in
+ * vendor reads): one configuration or credential value of an identity. The emulator holds only what fixtures give
+ * it and answers `meta_value` as given (an `ENCRYPTED_*` value is the ciphertext a fixture holds, never invented).
+ */
+export interface RemoteIdentityMetaFixture {
+  id: number;
+  /** The identity the record belongs to. */
+  remote_identity: number;
+  /** The vendor's meta key number (e.g. 26 client_id, 31 region, 32 selling_partner_id; tutorials/amazon-identities). */
+  remote_identity_type_meta_key: number;
+  /** The meta key's name. Default: the vendor's name of the key (see docs/emulator.md), else `meta_key_<n>`. */
+  key_name?: string;
+  meta_value: string;
+  meta_format: RemoteIdentityMetaFormat;
+}
 export interface StorageFixture { id: number; account: number; name?: string; status?: string; product?: number }
 export interface SubscriptionFixture {
   id: number;
@@ -158,6 +176,8 @@ export interface EmulatorFixtures {
   payloads?: PayloadFixture[];
   remoteIdentities?: RemoteIdentityFixture[];
   remoteIdentityTypes?: RemoteIdentityTypeFixture[];
+  /** Remote identity meta records (`GET /rim`, `GET /ri/{id}/rim-overview`, vendor reads). */
+  remoteIdentityMeta?: RemoteIdentityMetaFixture[];
   storages?: StorageFixture[];
   subscriptions?: SubscriptionFixture[];
   marketplaces?: MarketplaceFixture[];

@@ -1,6 +1,6 @@
 import {
   AccountFixture, AsinFixture, CloudRoleFixture, CredentialFixture, MarketplaceFixture, PayloadFixture,
-  ProductFixture, RefreshTokenFixture, RemoteIdentityFixture, RemoteIdentityTypeFixture, StorageFixture, UserFixture,
+  ProductFixture, RefreshTokenFixture, RemoteIdentityFixture, RemoteIdentityMetaFixture, RemoteIdentityTypeFixture, StorageFixture, UserFixture,
 } from './fixtures';
 
 export interface SubscriptionRecord {
@@ -142,6 +142,8 @@ export interface EmulatorState {
   remoteIdentities: RemoteIdentityFixture[];
   /** Absent in a state file written before remote identity types existed. */
   remoteIdentityTypes?: RemoteIdentityTypeFixture[];
+  /** Absent in a state file written before remote identity meta records existed. */
+  remoteIdentityMeta?: RemoteIdentityMetaFixture[];
   storages: StorageFixture[];
   subscriptions: SubscriptionRecord[];
   marketplaces: MarketplaceFixture[];
@@ -179,6 +181,7 @@ export function emptyState(): EmulatorState {
     payloads: [],
     remoteIdentities: [],
     remoteIdentityTypes: [],
+    remoteIdentityMeta: [],
     storages: [],
     subscriptions: [],
     marketplaces: [],

@@ -5,6 +5,7 @@ import { Ctx, fail, pathId, principal } from '../core';
 import { boolFilter, orderById, timeFilter, timeOf } from '../filters';
 import { RemoteIdentityFixture } from '../fixtures';
 import { intFilter, listBody } from '../views';
+import { registerIdentityMetaRoutes } from './identity-meta';
 import { registerIdentityTypeRoutes } from './identity-types';
 
 /** Creation time shown for fixture identities (they carry none). */
@@ -74,6 +75,8 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: Ctx): void {
     return listBody(ctx, req, orderById(req, rows).map((r) => identityView(ctx, r)));
   };
   registerIdentityTypeRoutes(app, ctx);
+  // The identity meta routes: vendor reads only (the spec shows none; minimal: 404 as any unknown route).
+  if (ctx.reads === 'vendor') registerIdentityMetaRoutes(app, ctx);
   app.get('/sri', identities(true));
   app.get('/ri', identities(false));
   app.get('/ri/:id', async (req) => {
