@@ -18,6 +18,7 @@ import { registerMarketplaceRoutes } from './routes/marketplace';
 import { registerNotificationRoutes } from './routes/notifications';
 import { registerSubscriptionRoutes } from './routes/subscriptions';
 import { ingestTx, registerTxRoutes, txToApi } from './routes/transactions';
+import { serveV1Aliases } from './routes/v1-aliases';
 import { emptyState, EmulatorState, EmulatorStateSnapshot } from './state';
 import { writeStateFile, writeStateFileSync } from './state-file';
 
@@ -291,6 +292,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   });
 
   registerAdmin(app, ctx, seed, { set: (n) => clock.set(n), advance: (by) => clock.advance(by) });
+  serveV1Aliases(app);
   registerSubscriptionRoutes(app, ctx);
   registerTxRoutes(app, ctx);
   registerMarketplaceRoutes(app, ctx);
