@@ -166,7 +166,7 @@ describe('update', () => {
     expect((await h.state()).subscriptions.find((x: any) => x.id === id).product_parameters).toEqual(rec.product_parameters);
   });
 
-  test('remote_identity_id in product_parameters only when equal to remote_identity', async () => {
+  test('v2: remote_identity_id in product_parameters names the identity too; a value other than remote_identity is a 400 (subscriptions-api.md)', async () => {
     expect((await post({ ...ORDERS_SUB, product_parameters: { marketplace_id: 'X', remote_identity_id: '362' } })).status).toBe(201);
     const bad = await post({ ...ORDERS_SUB, product_parameters: { marketplace_id: 'X', remote_identity_id: '363' } });
     expect(bad.status).toBe(400);
@@ -175,8 +175,12 @@ describe('update', () => {
     expect((await post({ ...ORDERS_SUB, product_parameters: null })).status).toBe(400);
     const id = await createSub(h, ORDERS_SUB);
     expect((await patch(id, { product_parameters: { remote_identity_id: '362' } })).status).toBe(200);
-    expect((await patch(id, { product_parameters: { remote_identity_id: '364' } })).status).toBe(400);
+    expect((await patch(id, { remote_identity: 362, product_parameters: { remote_identity_id: '364' } })).status).toBe(400);
+    expect((await h.state()).subscriptions.find((x: any) => x.id === id).remote_identity).toBe(362);
     expect((await patch(id, { remote_identity: 364, product_parameters: { remote_identity_id: '364' } })).status).toBe(200);
+    // alone, it moves the subscription to that identity (vendor doc subscriptions-api.md, "Remote identity reconciliation")
+    expect((await patch(id, { product_parameters: { remote_identity_id: '362' } })).status).toBe(200);
+    expect((await h.state()).subscriptions.find((x: any) => x.id === id)).toMatchObject({ remote_identity: 362, product_parameters: { remote_identity_id: '362' } });
   });
 
   test('body id must match; immutable fields; 403 and 404', async () => {

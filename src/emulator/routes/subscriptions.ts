@@ -107,7 +107,37 @@ function checkIdentity(ctx: Ctx, who: Principal, product: ProductFixture, ri: nu
   if (ri !== undefined) {
     const identity = ctx.s.remoteIdentities.find((r) => r.id === ri);
     if (!identity || !usableBy(identity, who.account)) fail(400, `remote identity ${ri} not found for account ${who.account} (neither its own nor shared with it)`);
+    // The vendor (subscriptions-api.md, "Remote identity reconciliation"): a supplied identity must be valid.
+    if (identity.invalid_identity === 1) fail(400, `remote identity ${ri} cannot be attached: its credentials were revoked or expired (invalid_identity 1); the seller must re-authorize it`);
   }
+}
+
+/**
+ * The remote identity a v2 body supplies, in any of the locations the vendor documents (subscriptions-api.md, "Remote
+ * identity reconciliation"): `remote_identity`, `remote_identity_id`, `product_parameters.remote_identity_id`. Several
+ * are allowed when they name the same identity (numbers and numeric strings compare equal), else 400. Returns the
+ * attributes with the identity in `remote_identity` only (null: cleared; absent: not supplied) and the parameters
+ * without `remote_identity_id` (it is derived from the identity).
+ */
+function reconcileIdentity(attrs: Record<string, unknown>, params: Record<string, string> | undefined):
+{ attrs: Record<string, unknown>; params: Record<string, string> | undefined } {
+  const given: Array<[string, unknown]> = [];
+  if (attrs.remote_identity !== undefined) given.push(['remote_identity', attrs.remote_identity]);
+  if (attrs.remote_identity_id !== undefined) given.push(['remote_identity_id', attrs.remote_identity_id]);
+  if (params?.remote_identity_id !== undefined) given.push(['product_parameters.remote_identity_id', params.remote_identity_id]);
+  const { remote_identity_id: _attr, ...rest } = attrs;
+  if (given.length === 0) return { attrs: rest, params };
+  const values = given.map(([k, v]) => {
+    if (v === null) return null;
+    const n = parseIntStrict(v);
+    if (n === undefined) fail(400, `${k} must be an integer (got ${JSON.stringify(v)})`);
+    return n;
+  });
+  if (values.some((v) => v !== values[0])) {
+    fail(400, `conflicting remote identity values: ${given.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}; they must name the same identity`);
+  }
+  const { remote_identity_id: _param, ...others } = params ?? {};
+  return { attrs: { ...rest, remote_identity: values[0] }, params: params === undefined ? undefined : others };
 }
 
 function checkStorage(ctx: Ctx, who: Principal, sg: number | undefined): void {
@@ -214,6 +244,7 @@ function patchSubscription(
     if (product) checkIdentity(ctx, who, product, ri);
     next.remote_identity = ri ?? null;
     if (ri !== undefined) next.product_parameters.remote_identity_id = String(ri);
+    else delete next.product_parameters.remote_identity_id;
   }
   if (attrs.storage_group !== undefined) {
     const sg = intAttr(attrs, 'storage_group', false);
@@ -230,6 +261,8 @@ function patchSubscription(
     if (typeof to !== 'string' || !STATUSES.includes(to)) fail(400, `status must be one of ${STATUSES.join(', ')}`);
     if (to !== sub.status) {
       if (!(TRANSITIONS[sub.status] ?? []).includes(to)) fail(400, `status cannot change from ${sub.status} to ${to}`);
+      // subscriptions-api.md ("Create Subscription"): v1 and v2 refuse to reactivate a subscription of an inactive product.
+      if (to === 'active' && product?.active === 0) fail(400, `subscription ${id} cannot become active: product ${sub.product} is not active`);
       if (sub.status === 'invalid' && hasDuplicate(ctx, next)) {
         fail(409, `subscription ${id} cannot leave invalid: a duplicate active or cancelled subscription exists (same account, product, remote identity and storage group)`);
       }
@@ -294,8 +327,8 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     const who = principal(req);
     const { attrs } = envelopeAttributes(req.body, 'Subscription');
     if (attrs.subscription_product_meta_attributes !== undefined) fail(400, 'use product_parameters with /v2/sub (subscription_product_meta_attributes belongs to /sub)');
-    const params = checkParams(attrs.product_parameters);
-    const sub = createSubscription(ctx, who, attrs, params);
+    const given = reconcileIdentity(attrs, checkParams(attrs.product_parameters));
+    const sub = createSubscription(ctx, who, given.attrs, given.params ?? {});
     return reply.status(201).send({ data: subscriptionView(ctx, sub, 'v2') });
   });
   app.post('/sub', async (req, reply) => {
@@ -311,8 +344,8 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: Ctx): void
     const who = principal(req);
     const { id, attrs } = patchBody(req);
     if (attrs.subscription_product_meta_attributes !== undefined) fail(400, 'subscription_product_meta_attributes is not accepted by /v2/sub; use product_parameters');
-    const params = attrs.product_parameters === undefined ? undefined : checkParams(attrs.product_parameters);
-    return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, attrs, params), 'v2') };
+    const given = reconcileIdentity(attrs, attrs.product_parameters === undefined ? undefined : checkParams(attrs.product_parameters));
+    return { data: subscriptionView(ctx, patchSubscription(ctx, who, id, given.attrs, given.params), 'v2') };
   });
   // The unversioned update (vendor legacy docs): meta entries merged like `product_parameters`.
   app.patch('/sub/:id', async (req) => {
