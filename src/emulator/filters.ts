@@ -73,7 +73,7 @@ export function invalidatedAt(sub: SubscriptionRecord): number | null {
 
 /**
  * The documented subscription list filters (`/sub`, `/v2/sub`): `id`, `name`, `status`, `status__not`, `account`,
- * `product`, `remote_identity`, `storage_group`, `user`, and the time lookups of `date_start`, `created_at`,
+ * `product`, `product_plan`, `remote_identity`, `storage_group`, `user`, and the time lookups of `date_start`, `created_at`,
  * `modified_at`, `invalidated_at` (and `date_end` on the unversioned route, a v1-only filter).
  */
 export function subscriptionFilter(req: FastifyRequest, form: 'v1' | 'v2'): (x: SubscriptionRecord) => boolean {
@@ -87,6 +87,8 @@ export function subscriptionFilter(req: FastifyRequest, form: 'v1' | 'v2'): (x: 
     [intFilter(req, 'remote_identity'), (x) => x.remote_identity],
     [intFilter(req, 'storage_group'), (x) => x.storage_group],
     [intFilter(req, 'user'), (x) => x.user],
+    // subscriptions-api.md names a product-plan filter; the emulator's subscriptions have no plan, so none matches.
+    [intFilter(req, 'product_plan'), () => null],
   ];
   const times: Array<[(t: number | null) => boolean, (x: SubscriptionRecord) => number | null]> = [
     [timeFilter(req, 'date_start'), (x) => timeOf(x.date_start)],
