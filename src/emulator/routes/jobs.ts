@@ -49,6 +49,45 @@ export function jobView(ctx: Ctx, j: JobRecord, mode: ReadMode = ctx.reads): Rec
   return jobToApi(j, ctx);
 }
 
+/** The fields `order_by` accepts: `id` and the documented attributes (jobs-api.md, "Field Reference"). */
+const ORDER_FIELDS = ['id', 'report_date', 'subscription_id', 'valid_date_start', 'valid_date_end', 'status', 'schedule', 'orig_schedule',
+  'request_start', 'request_end', 'created_at', 'modified_at', 'is_primary', 'stage_id', 'extra_context', 'product_id', 'subproduct_id'];
+
+/** A job ID's number (`j-12` and `12` -> 12): jobs sort by ID in creation order. */
+function idNumber(id: string): number {
+  return Number(/\d+$/.exec(id)?.[0] ?? 0);
+}
+
+/**
+ * Sorts by `order_by` (vendor doc jobs-api.md: "sort field (e.g., `id`)"): a comma list of the job's fields (`id` and
+ * the documented attributes), `-` for descending, `null`s last ascending (first descending), ties by ID; an unknown field is a 400.
+ * Absent: creation order.
+ */
+function sortJobs(ctx: Ctx, rows: JobRecord[], orderBy: string | undefined): JobRecord[] {
+  if (orderBy === undefined) return rows;
+  const fields = ORDER_FIELDS;
+  const keys = orderBy.split(',').map((k) => k.trim()).filter((k) => k !== '').map((k) => {
+    const field = k.replace(/^-/, '');
+    if (!fields.includes(field)) fail(400, `order_by: unknown field '${field}' (one of ${fields.join(', ')})`);
+    return { field, sign: k.startsWith('-') ? -1 : 1 };
+  });
+  const value = (j: JobRecord, field: string): unknown => (field === 'id' ? idNumber(j.id) : (jobToApi(j, ctx).attributes as Record<string, unknown>)[field]);
+  const cmp = (a: unknown, b: unknown): number => {
+    if (a === b) return 0;
+    if (a === null || a === undefined) return 1;
+    if (b === null || b === undefined) return -1;
+    return typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : 1;
+  };
+  return [...rows].sort((a, b) => {
+    for (const { field, sign } of keys) {
+      const c = cmp(value(a, field), value(b, field));
+      if (c !== 0) return sign * c;
+    }
+    return idNumber(a.id) - idNumber(b.id);
+  });
+}
+
+
 export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get('/service/jobs/jobs', async (req) => {
     const who = principal(req);
@@ -71,8 +110,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: Ctx): void {
     const rows = ctx.s.jobs.filter((j) => j.account === who.account && (ids === undefined || ids.includes(j.subscription_id))
       && (stage === undefined || j.stage_id === null || j.stage_id === stage)
       && (jobIds === undefined || jobIds.includes(j.id)));
-    if (queryOne(req.query, 'order_by') === '-id') rows.reverse();
-    return listBody(ctx, req, rows.map((j) => jobView(ctx, j)));
+    return listBody(ctx, req, sortJobs(ctx, rows, queryOne(req.query, 'order_by')).map((j) => jobView(ctx, j)));
   });
   app.get('/service/jobs/jobs/:id', async (req) => {
     const who = principal(req);
