@@ -4,6 +4,9 @@ import { FastifyInstance } from 'fastify';
 import { ApiError, Ctx, fail, parseIntStrict, principal, queryOne } from '../core';
 import { ProductFixture } from '../fixtures';
 
+/** Creation and modification time of payload records in vendor reads (fixtures carry none). */
+const FIXTURE_TIME = '2024-01-01T00:00:00';
+
 function stageNames(ctx: Ctx, p: ProductFixture): string[] {
   if (p.stages && p.stages.length > 0) return p.stages.map((s) => s.name);
   return ctx.s.payloads.filter((x) => x.product === p.id && x.stage_id >= 1000 && x.enabled !== false).map((x) => x.name);
@@ -66,6 +69,8 @@ export function registerCatalogRoutes(app: FastifyInstance, ctx: Ctx): void {
     const rows = ctx.s.payloads.filter((x) => x.product === p.id
       && (gte === undefined || x.stage_id >= gte)
       && (enabledRaw === undefined || (x.enabled !== false) === (enabledRaw === 'true')));
-    return { data: rows.map((x) => ({ type: 'Product', id: String(x.id), attributes: { name: x.name, stage_id: x.stage_id } })) };
+    // Vendor reads add the documented times (products-api.md, "Payload Definition Fields"); fixtures carry none.
+    const times = ctx.reads === 'vendor' ? { created_at: FIXTURE_TIME, modified_at: FIXTURE_TIME } : {};
+    return { data: rows.map((x) => ({ type: 'Product', id: String(x.id), attributes: { name: x.name, ...times, stage_id: x.stage_id } })) };
   });
 }

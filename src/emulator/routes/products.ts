@@ -6,7 +6,13 @@ import { boolFilter } from '../filters';
 import { ProductFixture } from '../fixtures';
 import { intFilter, listBody } from '../views';
 
-/** A Product record (subscriptions service), as the spec shows it; vendor reads add the documented extras. */
+/** Creation and modification time shown for products in vendor reads (fixtures carry none). */
+const FIXTURE_TIME = '2024-01-01T00:00:00';
+
+/**
+ * A Product record (subscriptions service), as the spec shows it; vendor reads add the documented extras `summary`,
+ * `created_at` and `modified_at` (vendor doc products-api.md, "Product Fields").
+ */
 export function productRecord(p: ProductFixture, vendor = false): Record<string, unknown> {
   return {
     type: 'Product',
@@ -16,6 +22,7 @@ export function productRecord(p: ProductFixture, vendor = false): Record<string,
       name: p.name,
       ...(vendor ? { summary: p.summary ?? '' } : {}),
       is_storage_product: p.is_storage_product ?? 0,
+      ...(vendor ? { created_at: FIXTURE_TIME, modified_at: FIXTURE_TIME } : {}),
       required_meta_fields: p.required_meta_fields ?? [],
     },
     relationships: {
