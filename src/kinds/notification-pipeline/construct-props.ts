@@ -2,10 +2,70 @@
  * The props and option interfaces of `NotificationPipeline` (kept apart from the construct to keep files small).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { IConstruct } from 'constructs';
 import { ServiceConnection } from '../../connection/service-connection';
 import { INotificationPipelineRoles } from '../../notifications/notification-pipeline-roles';
 import { AccountType, NotificationType, PartialFailure } from '../../notifications/notification-type';
+
+/**
+ * A unified notification pipeline as its consumers see it: a `NotificationPipeline` of this stack, or one of another
+ * stack or app imported with `NotificationPipeline.fromPipelineAttributes()`.
+ */
+export interface INotificationPipeline extends IConstruct {
+  /** The service's subscription ID of the pipeline (product 107). */
+  readonly subscriptionId: string;
+
+  /** The shared bucket the pipeline's delivery stream writes into (imported handle). */
+  readonly bucket: s3.IBucket;
+
+  /** The pipeline's key prefix in the shared bucket, ending with `/` (so `<prefix>*` covers this pipeline's keys only). */
+  readonly prefix: string;
+
+  /** The object-notification queue of the pipeline's prefix (imported handle). */
+  readonly notificationQueue: sqs.IQueue;
+
+  /**
+   * Let `grantee` read the pipeline's notifications: `s3:GetObject` on the pipeline's prefix in the shared bucket,
+   * `s3:ListBucket` limited to that prefix, and consuming the object-notification queue.
+   */
+  grantReadNotifications(grantee: iam.IGrantable): iam.Grant;
+
+  /** Invoke `fn` for the object-notification queue (an SQS event source) and let it read the notification objects. */
+  addConsumer(fn: lambda.IFunction, options?: NotificationConsumerOptions): void;
+
+  /** Age of the oldest message in the object-notification queue (maximum over 5 minutes): a consumer falling behind. */
+  metricOldestMessageAge(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+
+  /** Messages waiting in the object-notification queue (maximum over 5 minutes). */
+  metricMessagesVisible(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+}
+
+/**
+ * The attributes of a deployed unified notification pipeline, to use it from another stack or app
+ * (`NotificationPipeline.fromPipelineAttributes()`). In the same app, pass the pipeline's own values
+ * (`pipeline.subscriptionId`, `pipeline.bucket.bucketName`, `pipeline.prefix`, `pipeline.notificationQueue.queueArn`):
+ * aws-cdk-lib turns them into cross-stack references. From another app, give the deployed pipeline's values (for example
+ * `CfnOutput`s of its stack).
+ */
+export interface NotificationPipelineAttributes {
+  /** The service's subscription ID of the pipeline (product 107). */
+  readonly subscriptionId: string;
+
+  /** Name of the shared bucket. */
+  readonly bucketName: string;
+
+  /** The pipeline's key prefix in the shared bucket, ending with `/`. */
+  readonly prefix: string;
+
+  /** ARN of the pipeline's object-notification queue. */
+  readonly notificationQueueArn: string;
+}
 
 /** Options of `NotificationPipeline.addAlarms()`. */
 export interface NotificationPipelineAlarmOptions {

@@ -4,26 +4,26 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct } from 'constructs';
-import { NotificationConsumerOptions, NotificationPipelineAlarmOptions, NotificationPipelineProps } from './construct-props';
+import {
+  INotificationPipeline, NotificationConsumerOptions, NotificationPipelineAlarmOptions, NotificationPipelineAttributes, NotificationPipelineProps,
+} from './construct-props';
+import { addQueueConsumer, grantRead, importPipeline, messagesVisible, oldestMessageAge, PipelineReadTarget } from './pipeline-access';
 import { NotificationPipelineKind, NotificationPipelineWire } from './wire';
 import { notifyOrAcknowledge } from '../../alarm-actions';
-import { acknowledge, acknowledgeWildcards } from '../../connection/nag';
 import { DpiProvider } from '../../connection/provider';
 import { invalid, numStr, requireAdoptableId, requirePositiveInteger } from '../../connection/validation';
-import { NotificationPipelineAttributes } from '../../contract';
+import { NotificationPipelineAttributes as Att } from '../../contract';
 import { INotificationPipelineRoles } from '../../notifications/notification-pipeline-roles';
+import { ACCEPTED_DEPLOYMENT_REGIONS } from '../../notifications/notification-pipeline-roles-policy';
 import { AccountType, NotificationDelivery, NotificationType, PartialFailure } from '../../notifications/notification-type';
 import { checkPipelineResourceLimit } from '../../notifications/resource-limit';
 import { LegacyNotificationPipeline } from '../legacy-notification-pipeline/construct';
 
 export * from './construct-props';
 
-/** The deployment regions the service accepts for unified notification pipelines. */
-const ACCEPTED_DEPLOYMENT_REGIONS: string[] = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'af-south-1', 'ap-east-1'];
 
 /** The unified pipelines of an app, by remote identity (construct path of the first). */
 const pipelinesByIdentity = new WeakMap<IConstruct, Map<number, string>>();
@@ -70,24 +70,35 @@ function grantRoleReadOnce(provider: DpiProvider, roleArns: string[]): void {
  * });
  * seller.addConsumer(consumer, { batchSize: 10 });
  */
-export class NotificationPipeline extends Construct {
-  /** The deployment regions the service accepts. */
-  public static readonly ACCEPTED_DEPLOYMENT_REGIONS: string[] = [...ACCEPTED_DEPLOYMENT_REGIONS];
+export class NotificationPipeline extends Construct implements INotificationPipeline {
+  /** The deployment regions the service accepts (`deploymentRegion`); a new array on every call. */
+  public static acceptedDeploymentRegions(): string[] {
+    return [...ACCEPTED_DEPLOYMENT_REGIONS];
+  }
+
+  /**
+   * A pipeline declared in another stack or app, from its attributes: what its consumers need (`addConsumer()`,
+   * `grantReadNotifications()`, the queue and bucket handles, the queue metrics). Errors at synth name the attribute
+   * that is missing or malformed.
+   */
+  public static fromPipelineAttributes(scope: Construct, id: string, attrs: NotificationPipelineAttributes): INotificationPipeline {
+    return importPipeline(scope, id, attrs);
+  }
 
   /** The service's subscription ID of the pipeline (product 107). */
-  public get subscriptionId(): string { return this.att(NotificationPipelineAttributes.SUBSCRIPTION_ID); }
+  public get subscriptionId(): string { return this.att(Att.SUBSCRIPTION_ID); }
   /** Comma-separated names of the types that were subscribed. */
-  public get subscribedTypes(): string { return this.att(NotificationPipelineAttributes.SUBSCRIBED_TYPES); }
+  public get subscribedTypes(): string { return this.att(Att.SUBSCRIBED_TYPES); }
   /** Comma-separated names of the types that failed (only with `PartialFailure.ALLOW`). */
-  public get failedTypes(): string { return this.att(NotificationPipelineAttributes.FAILED_TYPES); }
+  public get failedTypes(): string { return this.att(Att.FAILED_TYPES); }
   /** Name of the shared bucket. */
-  public get bucketName(): string { return this.att(NotificationPipelineAttributes.BUCKET_NAME); }
+  public get bucketName(): string { return this.att(Att.BUCKET_NAME); }
   /** The pipeline's key prefix in the shared bucket, ending with `/` (so `<prefix>*` covers this pipeline's keys only). */
-  public get prefix(): string { return this.att(NotificationPipelineAttributes.PREFIX); }
+  public get prefix(): string { return this.att(Att.PREFIX); }
   /** ARN of the object-notification queue of the pipeline's prefix. */
-  public get notificationQueueArn(): string { return this.att(NotificationPipelineAttributes.NOTIFICATION_QUEUE_ARN); }
+  public get notificationQueueArn(): string { return this.att(Att.NOTIFICATION_QUEUE_ARN); }
   /** ARN of the delivery stream. */
-  public get deliveryStreamArn(): string { return this.att(NotificationPipelineAttributes.DELIVERY_STREAM_ARN); }
+  public get deliveryStreamArn(): string { return this.att(Att.DELIVERY_STREAM_ARN); }
   /** The object-notification queue (imported handle). */
   public get notificationQueue(): sqs.IQueue {
     this._notificationQueue ??= sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
@@ -107,13 +118,13 @@ export class NotificationPipeline extends Construct {
   /**
    * Name of the event bus the service's rule is on (event-bus types); `''` when the selection has none.
    */
-  public get eventBusName(): string { return this.att(NotificationPipelineAttributes.EVENT_BUS_NAME); }
+  public get eventBusName(): string { return this.att(Att.EVENT_BUS_NAME); }
   /** ID (name) of the service's rule on that bus (event-bus types); `''` when the selection has none. */
-  public get eventBridgeRuleId(): string { return this.att(NotificationPipelineAttributes.EVENT_BRIDGE_RULE_ID); }
+  public get eventBridgeRuleId(): string { return this.att(Att.EVENT_BRIDGE_RULE_ID); }
   /** The event-bus destination the service registered upstream (event-bus types); `''` otherwise. */
-  public get eventBridgeDestinationId(): string { return this.att(NotificationPipelineAttributes.EVENT_BRIDGE_DESTINATION_ID); }
+  public get eventBridgeDestinationId(): string { return this.att(Att.EVENT_BRIDGE_DESTINATION_ID); }
   /** The queue destination the service registered upstream (queue types); `''` otherwise. */
-  public get sqsDestinationId(): string { return this.att(NotificationPipelineAttributes.SQS_DESTINATION_ID); }
+  public get sqsDestinationId(): string { return this.att(Att.SQS_DESTINATION_ID); }
 
   private readonly resource: CustomResource;
   /** The attribute tokens made so far (made on first use: most pipelines of a large app never read them). */
@@ -261,38 +272,21 @@ export class NotificationPipeline extends Construct {
    * prefix, and consuming the object-notification queue.
    */
   public grantReadNotifications(grantee: iam.IGrantable): iam.Grant {
-    const partition = Stack.of(this).partition;
-    const objects = iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['s3:GetObject'],
-      resourceArns: [`arn:${partition}:s3:::${this.bucketName}/${this.prefix}*`],
-    });
-    const list = iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['s3:ListBucket'],
-      resourceArns: [`arn:${partition}:s3:::${this.bucketName}`],
-      conditions: { StringLike: { 's3:prefix': [`${this.prefix}*`] } },
-    });
-    const queue = this.notificationQueue.grantConsumeMessages(grantee);
-    // The object keys are generated under the pipeline's prefix: the `<prefix>*` wildcard is the narrowest grant there is,
-    // so the grantee is not left with a cdk-nag finding it cannot fix.
-    if (Construct.isConstruct(grantee.grantPrincipal)) {
-      acknowledgeWildcards(grantee.grantPrincipal, [{
-        pattern: /^arn:<AWS::Partition>:s3:::<[A-Za-z0-9]+\.BucketName>\/<[A-Za-z0-9]+\.Prefix>\*$/,
-        reason: 'Notification objects have names the delivery stream generates under the pipeline prefix; read access is limited to that prefix.',
-      }]);
-    }
-    return objects.combine(list).combine(queue);
+    return grantRead(this.readTarget(), grantee);
+  }
+
+  private readTarget(): PipelineReadTarget {
+    return { scope: this, bucketName: this.bucketName, prefix: this.prefix, queue: this.notificationQueue };
   }
 
   /** Age of the oldest message in the object-notification queue (maximum over 5 minutes): a consumer falling behind. */
   public metricOldestMessageAge(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
-    return this.notificationQueue.metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, ...props });
+    return oldestMessageAge(this.notificationQueue, props);
   }
 
   /** Messages waiting in the object-notification queue (maximum over 5 minutes). */
   public metricMessagesVisible(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
-    return this.notificationQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, ...props });
+    return messagesVisible(this.notificationQueue, props);
   }
 
   /**
@@ -363,20 +357,7 @@ export class NotificationPipeline extends Construct {
    * source) and let it read the notification objects.
    */
   public addConsumer(fn: lambda.IFunction, options: NotificationConsumerOptions = {}): void {
-    const before = new Set(fn.node.findAll());
-    fn.addEventSource(new SqsEventSource(this.notificationQueue, {
-      batchSize: options.batchSize ?? 10,
-      maxBatchingWindow: options.maxBatchingWindow,
-      reportBatchItemFailures: options.reportBatchItemFailures ?? true,
-    }));
-    for (const c of fn.node.findAll()) {
-      if (!before.has(c) && c instanceof lambda.EventSourceMapping) {
-        acknowledge(c, 'Serverless-LambdaEventSourceMappingDestination', 'An SQS event source: a message that fails stays in the queue until it '
-          + 'succeeds or expires (with reportBatchItemFailures only the failed ones); on-failure destinations apply to stream and Kafka '
-          + 'sources only.');
-      }
-    }
-    this.grantReadNotifications(fn);
+    addQueueConsumer(this.readTarget(), fn, options);
   }
 
   /**
