@@ -111,9 +111,8 @@ export interface NotificationPipelineFleetProps {
    * identity changes exactly one nested stack. Changing it moves about `1 - old/new` of the identities (raising
    * it from n to m moves only identities into the new nested stacks). A moved pipeline would be a new resource
    * while the old one still exists, which the handler refuses (one pipeline per identity): change it in two
-   * deploys, first without the identities that move (`NotificationPipelineFleet.nestedStackIndex()` differs for
-   * the two counts), then
-   * with the new count and all identities.
+   * deploys, first without the identities that move (`fleet.identitiesMovedBy(newCount)` lists them), then with the
+   * new count and all identities.
    *
    * Each pipeline costs one resource in its nested stack (`addAlarms()` adds up to three more); CloudFormation
    * allows 500 per stack. The default holds about 4,000 pipelines without alarms with room to spare (on average
@@ -197,17 +196,6 @@ const MAX_OUTPUTS = 200;
  * const seller = fleet.pipelineFor(362);
  */
 export class NotificationPipelineFleet extends Construct {
-  /** Default number of nested stacks. */
-  public static readonly DEFAULT_NESTED_STACK_COUNT: number = DEFAULT_NESTED_STACK_COUNT;
-
-  /**
-   * The nested stack (0 to `nestedStackCount` - 1) a remote identity goes to with `nestedStackCount` nested stacks:
-   * compare two counts to see which identities a change of `nestedStackCount` moves.
-   */
-  public static nestedStackIndex(remoteIdentityId: number, nestedStackCount: number): number {
-    return fleetBucketOf(remoteIdentityId, nestedStackCount);
-  }
-
   /** The number of nested stacks the identities are spread over (those with no identity are not created). */
   public readonly nestedStackCount: number;
 
@@ -351,9 +339,17 @@ export class NotificationPipelineFleet extends Construct {
     return p;
   }
 
-  /** The nested stack of a remote identity (whether or not the fleet has it): where it is, or would be, deployed. */
-  public nestedStackIndexOf(remoteIdentityId: number): number {
-    return fleetBucketOf(remoteIdentityId, this.nestedStackCount);
+  /**
+   * The remote identities of the fleet that a change of `nestedStackCount` to `nestedStackCount` would move to another
+   * nested stack (ascending): deploy once without them before changing the count (see `nestedStackCount`).
+   */
+  public identitiesMovedBy(nestedStackCount: number): number[] {
+    const n = nestedStackCount;
+    if (Token.isUnresolved(n) || !Number.isInteger(n) || n < 1 || n > MAX_NESTED_STACK_COUNT) {
+      throw invalid(this, 'identitiesMovedBy', nestedStackCount, 'is not a nested stack count', `use an integer from 1 to ${MAX_NESTED_STACK_COUNT}`);
+    }
+    return [...this.byIdentity.keys()].sort((a, b) => a - b)
+      .filter((id) => fleetBucketOf(id, nestedStackCount) !== fleetBucketOf(id, this.nestedStackCount));
   }
 
   /**

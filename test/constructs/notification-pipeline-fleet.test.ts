@@ -108,11 +108,26 @@ describe('NotificationPipelineFleet', () => {
     expect(fleet.pipelineFor(450).remoteIdentityId).toBe(450);
     expect(Stack.of(fleet.pipelineFor(450))).toBeInstanceOf(NestedStack);
     expect(fleet.nestedStacks.every((s) => s instanceof NestedStack)).toBe(true);
-    expect(fleet.nestedStackCount).toBe(NotificationPipelineFleet.DEFAULT_NESTED_STACK_COUNT);
-    expect(fleet.nestedStackIndexOf(450)).toBe(fleetBucketOf(450, 16));
-    expect(NotificationPipelineFleet.nestedStackIndex(450, 5)).toBe(fleetBucketOf(450, 5));
-    expect(Stack.of(fleet.pipelineFor(903)).node.id).toBe(`Pipelines${String(NotificationPipelineFleet.nestedStackIndex(903, 16)).padStart(2, '0')}`);
+    // The documented default of nestedStackCount.
+    expect(fleet.nestedStackCount).toBe(16);
+    expect(Stack.of(fleet.pipelineFor(903)).node.id).toBe(`Pipelines${String(fleetBucketOf(903, 16)).padStart(2, '0')}`);
     expect(() => fleet.pipelineFor(451)).toThrow("MyStack/Fleet: remoteIdentityId '451' is not an identity of this fleet");
+  });
+
+  test('identitiesMovedBy: the identities whose nested stack differs under another count, ascending', () => {
+    const f = fixture();
+    const identityIds = Array.from({ length: 40 }, (_, i) => 100 + i * 7);
+    const fleet = new NotificationPipelineFleet(f.stack, 'Fleet', {
+      connection: f.connection, roles: roles(f.stack), identities: identityIds.map((id) => seller(id)), nestedStackCount: 4,
+    });
+    const moved = fleet.identitiesMovedBy(6);
+    expect(moved).toEqual(identityIds.filter((id) => fleetBucketOf(id, 6) !== fleetBucketOf(id, 4)));
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.length).toBeLessThan(identityIds.length);
+    // Growing moves identities into the new nested stacks only.
+    expect(moved.every((id) => fleetBucketOf(id, 6) >= 4)).toBe(true);
+    expect(fleet.identitiesMovedBy(4)).toEqual([]);
+    expect(() => fleet.identitiesMovedBy(0)).toThrow("MyStack/Fleet: identitiesMovedBy '0' is not a nested stack count");
   });
 
   test('synth errors: a duplicate identity names both entries; invalid types, regions and counts name the value', () => {

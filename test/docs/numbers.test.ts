@@ -9,6 +9,7 @@ import {
   AccountType, DriftMonitor, HistoryRequest, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles,
   NotificationType, ServiceConnection, Subscription, SubscriptionMonitor,
 } from '../../src';
+import { fleetBucketOf } from '../../src/notifications/fleet-hash';
 
 /**
  * Every number README.md, docs/constructs.md, docs/fleets.md, docs/handler.md and docs/operations.md state about what
@@ -65,7 +66,7 @@ const range = (from: number, to: number): number[] => Array.from({ length: to - 
 /** The most identities of `ids` in one of `nestedStacks` nested stacks. */
 function largestNestedStack(ids: number[], nestedStacks: number): number {
   const load = new Array<number>(nestedStacks).fill(0);
-  for (const id of ids) load[NotificationPipelineFleet.nestedStackIndex(id, nestedStacks)] += 1;
+  for (const id of ids) load[fleetBucketOf(id, nestedStacks)] += 1;
   return Math.max(...load);
 }
 
