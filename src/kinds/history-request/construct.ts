@@ -130,7 +130,10 @@ export interface HistoryRequestProps {
 export class HistoryRequest extends Construct {
   /** The history transaction ID. */
   public readonly historyTransactionId: string;
-  /** The status after the deploy (`pending`, `processing`, `completed`, ...). */
+  /**
+   * The transaction's status after the deploy, a deploy-time value (a token at synth): `pending`, `processing`,
+   * `completed`, `failed` or `cancelled`. A string, not an enum: the service reports it when the deploy runs.
+   */
   public readonly status: string;
 
   constructor(scope: Construct, id: string, props: HistoryRequestProps) {

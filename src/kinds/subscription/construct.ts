@@ -181,8 +181,11 @@ export class Subscription extends Construct implements ISubscription {
 
   /** The subscription ID. */
   public readonly subscriptionId: string;
-  /** The status after the deploy. */
-  public readonly status: string;
+  /**
+   * The declared status (`ACTIVE` or `PAUSED`): what every deploy sets the subscription to (the handler returns it as
+   * the resource's `Status` attribute).
+   */
+  public readonly status: SubscriptionStatus;
 
   constructor(scope: Construct, id: string, props: SubscriptionProps) {
     super(scope, id);
@@ -272,7 +275,7 @@ export class Subscription extends Construct implements ISubscription {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.subscriptionId = resource.getAttString('SubscriptionId');
-    this.status = resource.getAttString('Status');
+    this.status = status;
   }
 }
 
