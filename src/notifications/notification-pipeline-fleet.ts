@@ -5,91 +5,18 @@ import { addFleetAlarms, NotificationPipelineFleetAlarmOptions } from './fleet-a
 import { fleetBucketOf } from './fleet-hash';
 import { pipelinesPerWave, planWaves } from './fleet-waves';
 import { INotificationPipelineRoles } from './notification-pipeline-roles';
-import { AccountType, NotificationType, PartialFailure } from './notification-type';
+import { PartialFailure } from './notification-type';
 import { stackResourceLimit } from './resource-limit';
 import { useParentProvider } from '../connection/provider';
 import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
-import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
+import { NotificationPipeline, NotificationPipelineOptions } from '../kinds/notification-pipeline/construct';
 
 /**
- * One remote identity of a `NotificationPipelineFleet`: its notification pipeline's settings. Optional settings
- * left out take the fleet's defaults.
+ * One remote identity of a `NotificationPipelineFleet`: its notification pipeline's settings (those of a
+ * `NotificationPipeline`, see `NotificationPipelineOptions`). Optional settings left out take the fleet's defaults.
  */
-export interface NotificationPipelineFleetIdentity {
-  /**
-   * The remote identity (seller: type 17, vendor: type 18). It decides which nested stack holds the pipeline and
-   * the pipeline's logical ID; changing it replaces the pipeline.
-   */
-  readonly remoteIdentityId: number;
-
-  /** The account type of the remote identity; it decides which notification types are allowed. */
-  readonly accountType: AccountType;
-
-  /** The notification types to subscribe (non-empty, no duplicates, valid for the account type). */
-  readonly notificationTypes: NotificationType[];
-
-  /**
-   * Display name of the pipeline's subscription.
-   *
-   * @default - the service's default name
-   */
-  readonly name?: string;
-
-  /**
-   * Destination (storage group) ID recorded with the pipeline's subscription.
-   *
-   * @default - the fleet's `storageGroupId`
-   */
-  readonly storageGroupId?: number;
-
-  /**
-   * The AWS region in which the service provisions the pipeline's delivery resources.
-   *
-   * @default - the fleet's `deploymentRegion`
-   */
-  readonly deploymentRegion?: string;
-
-  /**
-   * What to do when some types fail to subscribe.
-   *
-   * @default - the fleet's `partialFailure`
-   */
-  readonly partialFailure?: PartialFailure;
-
-  /**
-   * What happens to the pipeline when it leaves the app (or the stack is deleted).
-   *
-   * `DESTROY` deletes it, `RETAIN` keeps it running and releases it (see `NotificationPipelineProps.removalPolicy`).
-   * Only these two are accepted.
-   *
-   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set (the fleet's `removalPolicy` applies only to the
-   * pipelines the fleet creates), otherwise the fleet's `removalPolicy`
-   */
-  readonly removalPolicy?: RemovalPolicy;
-
-  /**
-   * The ID of the existing product-107 subscription of this identity's unified pipeline, to adopt it instead of
-   * creating a pipeline (see `NotificationPipelineProps.existingSubscriptionId`).
-   *
-   * The first deploy makes no new pipeline: it claims the subscription and the identity for this resource and takes
-   * the pipeline over as the service stores it, with no changing call, when its stored types, region and account are
-   * the declared ones; otherwise it fails before any change unless `rebuildOnAdoption` allows the unified update
-   * (see `NotificationPipelineProps.existingSubscriptionId`). An adopted
-   * pipeline is kept and released when it leaves the app unless its `removalPolicy` is `DESTROY`. Setting it does
-   * not move the identity to another nested stack (the nested stack depends on the remote identity ID only).
-   * Unique across the identities (a positive integer).
-   *
-   * @default - a new pipeline is created
-   */
-  readonly existingSubscriptionId?: number;
-
-  /**
-   * Whether adopting this identity's pipeline rebuilds it (see `NotificationPipelineProps.rebuildOnAdoption`).
-   *
-   * @default false
-   */
-  readonly rebuildOnAdoption?: boolean;
+export interface NotificationPipelineFleetIdentity extends NotificationPipelineOptions {
 }
 
 /** Properties of a `NotificationPipelineFleet`. */

@@ -92,15 +92,16 @@ export interface NotificationPipelineAlarmOptions {
 }
 
 /**
- * Properties of a `NotificationPipeline`.
+ * The settings of one unified notification pipeline, shared by `NotificationPipelineProps` and by each identity of a
+ * `NotificationPipelineFleet` (`NotificationPipelineFleetIdentity`). In a fleet, an optional setting left out takes
+ * the fleet's default of the same name.
  */
-export interface NotificationPipelineProps {
-  /** Connection to the service. */
-  readonly connection: ServiceConnection;
-
+export interface NotificationPipelineOptions {
   /**
    * The remote identity (seller: type 17, vendor: type 18) whose notifications
-   * the pipeline delivers. Changing it replaces the pipeline.
+   * the pipeline delivers. Changing it replaces the pipeline. In a fleet it
+   * also decides the nested stack that holds the pipeline and the pipeline's
+   * logical ID (a literal ID, unique in the app).
    */
   readonly remoteIdentityId: number;
 
@@ -113,22 +114,20 @@ export interface NotificationPipelineProps {
   /** The notification types to subscribe (non-empty, no duplicates, valid for the account type). */
   readonly notificationTypes: NotificationType[];
 
-  /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
-  readonly roles: INotificationPipelineRoles;
-
   /**
    * The AWS region in which the service provisions the pipeline's delivery
-   * resources; one of us-east-1, us-east-2, us-west-1, us-west-2, af-south-1,
-   * ap-east-1.
+   * resources; one of `NotificationPipeline.acceptedDeploymentRegions()`
+   * (us-east-1, us-east-2, us-west-1, us-west-2, af-south-1, ap-east-1).
    *
-   * @default - the stack's region (required when the stack is environment-agnostic)
+   * @default - in a fleet, the fleet's `deploymentRegion`; otherwise the stack's region (required when the stack is
+   * environment-agnostic)
    */
   readonly deploymentRegion?: string;
 
   /**
    * Destination (storage group) ID recorded with the pipeline's subscription.
    *
-   * @default - none
+   * @default - in a fleet, the fleet's `storageGroupId`; otherwise none
    */
   readonly storageGroupId?: number;
 
@@ -142,7 +141,7 @@ export interface NotificationPipelineProps {
   /**
    * What to do when some types fail to subscribe.
    *
-   * @default PartialFailure.FAIL
+   * @default - in a fleet, the fleet's `partialFailure`; otherwise PartialFailure.FAIL
    */
   readonly partialFailure?: PartialFailure;
 
@@ -168,7 +167,10 @@ export interface NotificationPipelineProps {
    * A Delete uses the properties of the last successful deploy: change the
    * removal policy in a deploy before the one that removes the resource.
    *
-   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set, otherwise RemovalPolicy.DESTROY
+   * In a fleet, the fleet's `removalPolicy` applies only to the pipelines the fleet creates.
+   *
+   * @default - RemovalPolicy.RETAIN when existingSubscriptionId is set; otherwise, in a fleet, the fleet's
+   * `removalPolicy`, and RemovalPolicy.DESTROY for a pipeline of its own
    */
   readonly removalPolicy?: RemovalPolicy;
 
@@ -187,6 +189,10 @@ export interface NotificationPipelineProps {
    * service's reads do not show it, the deploy fails before any change unless
    * `rebuildOnAdoption` is set. `removalPolicy` then defaults to `RETAIN`: a
    * delete releases the pipeline and leaves it running.
+   *
+   * In a fleet, setting it does not move the identity to another nested
+   * stack (the nested stack depends on the remote identity ID only), and
+   * each ID is adopted once across the identities.
    *
    * @default - a new pipeline is created
    */
@@ -210,6 +216,17 @@ export interface NotificationPipelineProps {
    * @default false
    */
   readonly rebuildOnAdoption?: boolean;
+}
+
+/**
+ * Properties of a `NotificationPipeline`.
+ */
+export interface NotificationPipelineProps extends NotificationPipelineOptions {
+  /** Connection to the service. */
+  readonly connection: ServiceConnection;
+
+  /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
+  readonly roles: INotificationPipelineRoles;
 }
 
 /**
