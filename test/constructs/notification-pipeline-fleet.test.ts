@@ -176,7 +176,7 @@ describe('NotificationPipelineFleet', () => {
     });
     // Three attributes per pipeline used in the parent: 201 outputs.
     for (const p of fleet.pipelines) {
-      new CfnOutput(f.stack, `Out${p.remoteIdentityId}`, { value: Fn.join(',', [p.subscriptionId, p.prefix, p.bucketName]) });
+      new CfnOutput(f.stack, `Out${p.remoteIdentityId}`, { value: Fn.join(',', [p.subscriptionId, p.prefix, p.bucket.bucketName]) });
     }
     expect(() => f.app.synth()).toThrow(/MyStack\/Fleet\/Pipelines0: nested stack 0 of the fleet has 201 outputs \(67 pipelines\), more than CloudFormation's limit of 200/);
   });

@@ -91,22 +91,16 @@ export class NotificationPipeline extends Construct implements INotificationPipe
   public get subscribedTypes(): string { return this.att(Att.SUBSCRIBED_TYPES); }
   /** Comma-separated names of the types that failed (only with `PartialFailure.ALLOW`). */
   public get failedTypes(): string { return this.att(Att.FAILED_TYPES); }
-  /** Name of the shared bucket. */
-  public get bucketName(): string { return this.att(Att.BUCKET_NAME); }
   /** The pipeline's key prefix in the shared bucket, ending with `/` (so `<prefix>*` covers this pipeline's keys only). */
   public get prefix(): string { return this.att(Att.PREFIX); }
-  /** ARN of the object-notification queue of the pipeline's prefix. */
-  public get notificationQueueArn(): string { return this.att(Att.NOTIFICATION_QUEUE_ARN); }
-  /** ARN of the delivery stream. */
-  public get deliveryStreamArn(): string { return this.att(Att.DELIVERY_STREAM_ARN); }
-  /** The object-notification queue (imported handle). */
+  /** The object-notification queue of the pipeline's prefix (imported handle; its ARN is `notificationQueue.queueArn`). */
   public get notificationQueue(): sqs.IQueue {
-    this._notificationQueue ??= sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.notificationQueueArn);
+    this._notificationQueue ??= sqs.Queue.fromQueueArn(this, 'NotificationQueue', this.att(Att.NOTIFICATION_QUEUE_ARN));
     return this._notificationQueue;
   }
-  /** The shared bucket (imported handle). */
+  /** The shared bucket (imported handle; its name is `bucket.bucketName`). */
   public get bucket(): s3.IBucket {
-    this._bucket ??= s3.Bucket.fromBucketName(this, 'Bucket', this.bucketName);
+    this._bucket ??= s3.Bucket.fromBucketName(this, 'Bucket', this.att(Att.BUCKET_NAME));
     return this._bucket;
   }
   /** The deployment region. */
@@ -115,10 +109,6 @@ export class NotificationPipeline extends Construct implements INotificationPipe
   public readonly remoteIdentityId: number;
   /** The selected notification types. */
   public readonly notificationTypes: NotificationType[];
-  /**
-   * Name of the event bus the service's rule is on (event-bus types); `''` when the selection has none.
-   */
-  public get eventBusName(): string { return this.att(Att.EVENT_BUS_NAME); }
   /** ID (name) of the service's rule on that bus (event-bus types); `''` when the selection has none. */
   public get eventBridgeRuleId(): string { return this.att(Att.EVENT_BRIDGE_RULE_ID); }
   /** The event-bus destination the service registered upstream (event-bus types); `''` otherwise. */
@@ -226,7 +216,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
    */
   public get eventBus(): events.IEventBus {
     this.requirePath(NotificationDelivery.EVENT_BUS, 'eventBus');
-    this._eventBus ??= events.EventBus.fromEventBusName(this, 'EventBus', this.eventBusName);
+    this._eventBus ??= events.EventBus.fromEventBusName(this, 'EventBus', this.att(Att.EVENT_BUS_NAME));
     return this._eventBus;
   }
 
@@ -241,7 +231,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
         service: 'events',
         region: this.deploymentRegion,
         resource: 'rule',
-        resourceName: `${this.eventBusName}/${this.eventBridgeRuleId}`,
+        resourceName: `${this.att(Att.EVENT_BUS_NAME)}/${this.eventBridgeRuleId}`,
       }, Stack.of(this));
       this._rule = events.Rule.fromEventRuleArn(this, 'Rule', arn);
     }
@@ -255,7 +245,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
    */
   public get deliveryStream(): firehose.IDeliveryStream {
     this.requirePath(NotificationDelivery.QUEUE, 'deliveryStream');
-    this._deliveryStream ??= firehose.DeliveryStream.fromDeliveryStreamArn(this, 'DeliveryStream', this.deliveryStreamArn);
+    this._deliveryStream ??= firehose.DeliveryStream.fromDeliveryStreamArn(this, 'DeliveryStream', this.att(Att.DELIVERY_STREAM_ARN));
     return this._deliveryStream;
   }
 
@@ -276,7 +266,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
   }
 
   private readTarget(): PipelineReadTarget {
-    return { scope: this, bucketName: this.bucketName, prefix: this.prefix, queue: this.notificationQueue };
+    return { scope: this, bucketName: this.att(Att.BUCKET_NAME), prefix: this.prefix, queue: this.notificationQueue };
   }
 
   /** Age of the oldest message in the object-notification queue (maximum over 5 minutes): a consumer falling behind. */
