@@ -15,6 +15,7 @@ import {
   NotificationType,
   ProductOrderJobs,
   ServiceConnection,
+  ServiceEndpoints,
   Subscription,
   SubscriptionMonitor,
 } from 'data-pipeline-integration-cdk';
@@ -45,14 +46,14 @@ export interface ExampleAppOptions {
 }
 
 /** The service's endpoints: separate hosts for the gateway, subscriptions, account, user, remote identities and auth. */
-export const SERVICE_ENDPOINTS = {
+export const SERVICE_ENDPOINTS = ServiceEndpoints.of({
   baseUrl: 'https://api.example-dpi.com',
   subscriptionsUrl: 'https://subscriptions.example-dpi.com',
   accountUrl: 'https://account.example-dpi.com',
   userUrl: 'https://user.example-dpi.com',
   remoteIdentityUrl: 'https://remote-identity.example-dpi.com',
   authUrl: 'https://authentication.example-dpi.com',
-};
+});
 
 /** Order IDs for the order-level product jobs (250: three batches of at most 100). */
 export function exampleOrderIds(count = 250): string[] {
@@ -102,7 +103,8 @@ export class MarketplaceDataStack extends Stack {
     // Connection: endpoints + the refresh token secret (only its ARN reaches the template).
     const connection = new ServiceConnection(this, 'Dpi', {
       // Every service URL (or `-c singleOriginUrl=...` for one origin, e.g. a proxy).
-      ...(this.node.tryGetContext('singleOriginUrl') ? { singleOriginUrl: String(this.node.tryGetContext('singleOriginUrl')) } : SERVICE_ENDPOINTS),
+      endpoints: this.node.tryGetContext('singleOriginUrl')
+        ? ServiceEndpoints.singleOrigin(String(this.node.tryGetContext('singleOriginUrl'))) : SERVICE_ENDPOINTS,
       refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'RefreshToken', context(this, 'refreshTokenSecretName', 'dpi/refresh-token')),
       // The journal of what the handler made: its stack is deployed first (one `cdk deploy --all`).
       journal: props.journal,

@@ -27,7 +27,7 @@ export class SellerFleetStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const connection = new ServiceConnection(this, 'Dpi', {
-      ...SERVICE_ENDPOINTS,
+      endpoints: SERVICE_ENDPOINTS,
       refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'RefreshToken', 'dpi/refresh-token'),
       journalTableName: 'dpi-lifecycle-journal',
     });

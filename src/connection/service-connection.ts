@@ -5,6 +5,7 @@ import { Construct, IConstruct } from 'constructs';
 import { ILifecycleJournal } from './lifecycle-journal';
 import { ConnectionBinding, DpiProvider } from './provider';
 import { ProviderOptions, validateProviderOptions } from './provider-options';
+import { resolveEndpoints, ServiceEndpoints } from './service-endpoints';
 import { invalid, numStr, requirePositiveInteger } from './validation';
 import { ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
 
@@ -34,15 +35,25 @@ export interface PipelineMetadataKeys {
  * Properties of a `ServiceConnection`.
  *
  * The service has separate hosts for the gateway, subscriptions, account, user, remote identities and
- * authentication: give all six URLs, or `singleOriginUrl` alone when one origin serves everything (the
- * emulator, a proxy).
+ * authentication: give them as `endpoints` (`ServiceEndpoints.of({...})`, or `ServiceEndpoints.singleOrigin(url)`
+ * when one origin serves everything: the emulator, a proxy).
  */
 export interface ServiceConnectionProps {
+  /**
+   * Where the service is: `ServiceEndpoints.of({ baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl,
+   * authUrl })`, or `ServiceEndpoints.singleOrigin(url)` for one origin. Checked at synth (https, or http on a
+   * loopback host; no credentials).
+   *
+   * @default - required, unless the deprecated URL properties are given
+   */
+  readonly endpoints?: ServiceEndpoints;
+
   /**
    * One origin that serves every part of the service (the local emulator, or a proxy in front of the service):
    * sets all six URLs. When given, none of the six URL properties may be given.
    *
-   * @default - none: all six URLs must be given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.singleOrigin(url)`
    */
   readonly singleOriginUrl?: string;
 
@@ -52,42 +63,48 @@ export interface ServiceConnectionProps {
    * Must be an `https://` URL; `http://` is accepted only for a loopback host
    * (`localhost`, `127.0.0.1`, `::1`), e.g. the local emulator.
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ baseUrl, ... })`
    */
   readonly baseUrl?: string;
 
   /**
    * Base address of the subscriptions service (`/v2/sub`, `/v2/product`, `/storages`).
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ subscriptionsUrl, ... })`
    */
   readonly subscriptionsUrl?: string;
 
   /**
    * Base address of the account service (`/account`).
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ accountUrl, ... })`
    */
   readonly accountUrl?: string;
 
   /**
    * Base address of the user service (`/user`).
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ userUrl, ... })`
    */
   readonly userUrl?: string;
 
   /**
    * Base address of the remote identity service (`/sri`, `/ri`).
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ remoteIdentityUrl, ... })`
    */
   readonly remoteIdentityUrl?: string;
 
   /**
    * Base address of the authentication service (refresh token exchange).
    *
-   * @default - required unless `singleOriginUrl` is given
+   * @default - none
+   * @deprecated use `endpoints: ServiceEndpoints.of({ authUrl, ... })`
    */
   readonly authUrl?: string;
 
@@ -177,8 +194,6 @@ export interface ServiceConnectionProps {
   readonly pipelineMetadataKeys?: PipelineMetadataKeys;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
 /**
  * Connection settings of the Data Pipeline Integration Service: endpoints and
  * the refresh token secret.
@@ -190,12 +205,14 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  *
  * @example
  * const connection = new ServiceConnection(this, 'Dpi', {
- *   baseUrl: 'https://api.example-dpi.com',
- *   subscriptionsUrl: 'https://subscriptions.example-dpi.com',
- *   accountUrl: 'https://account.example-dpi.com',
- *   userUrl: 'https://user.example-dpi.com',
- *   remoteIdentityUrl: 'https://remote-identity.example-dpi.com',
- *   authUrl: 'https://authentication.example-dpi.com',
+ *   endpoints: ServiceEndpoints.of({
+ *     baseUrl: 'https://api.example-dpi.com',
+ *     subscriptionsUrl: 'https://subscriptions.example-dpi.com',
+ *     accountUrl: 'https://account.example-dpi.com',
+ *     userUrl: 'https://user.example-dpi.com',
+ *     remoteIdentityUrl: 'https://remote-identity.example-dpi.com',
+ *     authUrl: 'https://authentication.example-dpi.com',
+ *   }),
  *   refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'Token', 'dpi/refresh-token'),
  * });
  */
@@ -237,38 +254,13 @@ export class ServiceConnection extends Construct {
     if (props.refreshToken === undefined || props.refreshToken === null) {
       throw invalid(this, 'refreshToken', props.refreshToken, 'is missing', 'pass a secretsmanager.ISecret holding the refresh token');
     }
-    const urls: Array<[keyof ServiceConnectionProps, string | undefined]> = [
-      ['baseUrl', props.baseUrl],
-      ['subscriptionsUrl', props.subscriptionsUrl],
-      ['accountUrl', props.accountUrl],
-      ['userUrl', props.userUrl],
-      ['remoteIdentityUrl', props.remoteIdentityUrl],
-      ['authUrl', props.authUrl],
-    ];
-    const given = urls.filter(([, v]) => v !== undefined);
-    if (props.singleOriginUrl !== undefined) {
-      if (given.length > 0) {
-        throw invalid(this, 'singleOriginUrl', props.singleOriginUrl, `cannot be combined with ${given.map(([n]) => n).join(', ')}`,
-          'give either singleOriginUrl alone (one origin serves every service) or all six service URLs');
-      }
-      validateUrl(this, 'singleOriginUrl', props.singleOriginUrl);
-    } else {
-      const missing = urls.filter(([, v]) => v === undefined).map(([n]) => n);
-      if (missing.length > 0) {
-        throw new Error(`${this.node.path}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing; the service has separate hosts `
-          + 'for the gateway, subscriptions, account, user, remote identities and authentication: give all six URLs '
-          + '(baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl, authUrl), or singleOriginUrl alone for one origin '
-          + '(the emulator, a proxy)');
-      }
-      for (const [name, value] of urls) validateUrl(this, name, value);
-    }
-    const url = (v: string | undefined): string => v ?? props.singleOriginUrl!;
-    this.baseUrl = url(props.baseUrl);
-    this.subscriptionsUrl = url(props.subscriptionsUrl);
-    this.accountUrl = url(props.accountUrl);
-    this.userUrl = url(props.userUrl);
-    this.remoteIdentityUrl = url(props.remoteIdentityUrl);
-    this.authUrl = url(props.authUrl);
+    const endpoints = resolveEndpoints(this, props);
+    this.baseUrl = endpoints.baseUrl;
+    this.subscriptionsUrl = endpoints.subscriptionsUrl;
+    this.accountUrl = endpoints.accountUrl;
+    this.userUrl = endpoints.userUrl;
+    this.remoteIdentityUrl = endpoints.remoteIdentityUrl;
+    this.authUrl = endpoints.authUrl;
     this.refreshToken = props.refreshToken;
     this.accountId = props.accountId;
     this.userId = props.userId;
@@ -404,30 +396,4 @@ function checkJournalPlace(connection: ServiceConnection, journal: ILifecycleJou
       'declare the LifecycleJournal in a top-level stack of its own (or in the connection\'s own stack)');
   }
   here.node.addDependency(there);
-}
-
-function validateUrl(scope: IConstruct, prop: string, value: string | undefined): void {
-  if (typeof value === 'string' && Token.isUnresolved(value)) {
-    return;
-  }
-  const fix = 'use an https:// URL (http:// only for localhost, 127.0.0.1 or ::1)';
-  if (typeof value !== 'string' || value.length === 0) {
-    throw invalid(scope, prop, value, 'is not a URL', fix);
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalid(scope, prop, value, 'is not a URL', fix);
-  }
-  if (url.username || url.password) {
-    throw invalid(scope, prop, `${url.protocol}//***@${url.host}`, 'must not carry credentials', 'keep credentials in the refresh token secret');
-  }
-  if (url.protocol === 'https:') {
-    return;
-  }
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) {
-    return;
-  }
-  throw invalid(scope, prop, value, 'is not accepted', fix);
 }

@@ -132,12 +132,12 @@ describe('example app', () => {
     expect(new Set(exampleOrderIds(250)).size).toBe(250);
     template.hasResourceProperties('Custom::DpiSubscription', {
       Connection: Match.objectLike({
-        BaseUrl: SERVICE_ENDPOINTS.baseUrl,
-        SubscriptionsUrl: SERVICE_ENDPOINTS.subscriptionsUrl,
-        AccountUrl: SERVICE_ENDPOINTS.accountUrl,
-        UserUrl: SERVICE_ENDPOINTS.userUrl,
-        RemoteIdentityUrl: SERVICE_ENDPOINTS.remoteIdentityUrl,
-        AuthUrl: SERVICE_ENDPOINTS.authUrl,
+        BaseUrl: SERVICE_ENDPOINTS.urls.baseUrl,
+        SubscriptionsUrl: SERVICE_ENDPOINTS.urls.subscriptionsUrl,
+        AccountUrl: SERVICE_ENDPOINTS.urls.accountUrl,
+        UserUrl: SERVICE_ENDPOINTS.urls.userUrl,
+        RemoteIdentityUrl: SERVICE_ENDPOINTS.urls.remoteIdentityUrl,
+        AuthUrl: SERVICE_ENDPOINTS.urls.authUrl,
       }),
     });
   });

@@ -10,6 +10,7 @@ import {
   NotificationPipelineRoles,
   NotificationType,
   ServiceConnection,
+  ServiceEndpoints,
 } from '../../src';
 
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi/refresh-token-AbCdEf';
@@ -26,7 +27,7 @@ export function fixture(stackProps: { region?: string | null } = {}): Fixture {
   const region = stackProps.region === null ? undefined : (stackProps.region ?? 'us-east-1');
   const stack = new Stack(app, 'MyStack', region ? { env: { account: '123456789012', region } } : {});
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     journalTableName: 'dpi-lifecycle-journal',
   });

@@ -13,6 +13,8 @@ import {
   ProductOrderJobs,
   ProductOrderJobsProps,
   ServiceConnection,
+  ServiceEndpoints,
+  ServiceEndpointUrls,
   Subscription,
   SubscriptionProps,
   SubscriptionStatus,
@@ -47,32 +49,52 @@ const URLS = {
   remoteIdentityUrl: 'https://remote-identity.example.com',
   authUrl: 'https://authentication.example.com',
 };
-const connection = (baseUrl: string, extra: Record<string, string | undefined> = {}): Build => (f) => new ServiceConnection(f.stack, 'Conn', {
-  baseUrl,
-  ...URLS,
-  refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN),
-  journalTableName: 'dpi-lifecycle-journal',
-  ...extra,
-});
+const URL_KEYS = new Set(['subscriptionsUrl', 'accountUrl', 'userUrl', 'remoteIdentityUrl', 'authUrl']);
+/** A connection with `endpoints: ServiceEndpoints.of(...)`; URL keys of `extra` go into the endpoints, the rest into the props. */
+const connection = (baseUrl: string, extra: Record<string, string | undefined> = {}): Build => (f) => {
+  const urls = Object.fromEntries(Object.entries(extra).filter(([k]) => URL_KEYS.has(k)));
+  const rest = Object.fromEntries(Object.entries(extra).filter(([k]) => !URL_KEYS.has(k)));
+  return new ServiceConnection(f.stack, 'Conn', {
+    endpoints: ServiceEndpoints.of({ baseUrl, ...URLS, ...urls } as ServiceEndpointUrls),
+    refreshToken: secretsmanager.Secret.fromSecretCompleteArn(f.stack, 'T2', SECRET_ARN),
+    journalTableName: 'dpi-lifecycle-journal',
+    ...rest,
+  });
+};
 
 // [rule, build, expected message fragments (construct path, bad value, what to do)]
 const cases: Array<[string, Build, string[], { region?: string | null }?]> = [
   // ServiceConnection
-  ['baseUrl not https', connection('ftp://api.example.com'), ['MyStack/Conn: baseUrl \'ftp://api.example.com\' is not accepted', 'https://']],
-  ['baseUrl http to a remote host', connection('http://10.0.0.5:8080'), ['MyStack/Conn: baseUrl \'http://10.0.0.5:8080\'', 'localhost']],
-  ['baseUrl not a URL', connection('api.example.com'), ['MyStack/Conn: baseUrl \'api.example.com\' is not a URL']],
-  ['authUrl not https', connection('https://ok.example.com', { authUrl: 'http://auth.example.com' }), ['MyStack/Conn: authUrl \'http://auth.example.com\'']],
-  ['url with credentials', connection('https://user:pw@api.example.com'), ['MyStack/Conn: baseUrl', 'must not carry credentials']],
+  ['baseUrl not https', connection('ftp://api.example.com'), ['MyStack/Conn: endpoints.baseUrl \'ftp://api.example.com\' is not accepted', 'https://']],
+  ['baseUrl http to a remote host', connection('http://10.0.0.5:8080'), ['MyStack/Conn: endpoints.baseUrl \'http://10.0.0.5:8080\'', 'localhost']],
+  ['baseUrl not a URL', connection('api.example.com'), ['MyStack/Conn: endpoints.baseUrl \'api.example.com\' is not a URL']],
+  ['authUrl not https', connection('https://ok.example.com', { authUrl: 'http://auth.example.com' }), ['MyStack/Conn: endpoints.authUrl \'http://auth.example.com\'']],
+  ['url with credentials', connection('https://user:pw@api.example.com'), ['MyStack/Conn: endpoints.baseUrl', 'must not carry credentials']],
   ['a service URL missing', connection('https://api.example.com', { userUrl: undefined, authUrl: undefined }),
-    ['MyStack/Conn: userUrl, authUrl are missing', 'separate hosts', 'singleOriginUrl alone']],
+    ['MyStack/Conn: endpoints: userUrl, authUrl are missing', 'separate hosts', 'ServiceEndpoints.singleOrigin(url)']],
+  ['a service URL missing (deprecated URL props)', (f) => new ServiceConnection(f.stack, 'Conn', {
+    baseUrl: 'https://api.example.com', ...URLS, authUrl: undefined, refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal',
+  }), ['MyStack/Conn: authUrl is missing', 'separate hosts', 'ServiceEndpoints.of']],
+  ['deprecated baseUrl not https', (f) => new ServiceConnection(f.stack, 'Conn', {
+    baseUrl: 'ftp://api.example.com', ...URLS, refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal',
+  }), ['MyStack/Conn: baseUrl \'ftp://api.example.com\' is not accepted']],
   ['no URL at all', (f) => new ServiceConnection(f.stack, 'Conn', { refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }),
-    ['MyStack/Conn: baseUrl, subscriptionsUrl, accountUrl, userUrl, remoteIdentityUrl, authUrl are missing']],
+    ['MyStack/Conn: endpoints is missing', 'ServiceEndpoints.of', 'ServiceEndpoints.singleOrigin(url)']],
+  ['single origin endpoints not https', (f) => new ServiceConnection(f.stack, 'Conn', {
+    endpoints: ServiceEndpoints.singleOrigin('http://10.1.1.1'), refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal',
+  }), ['MyStack/Conn: endpoints (ServiceEndpoints.singleOrigin) \'http://10.1.1.1\' is not accepted', 'https://']],
+  ['endpoints combined with a deprecated URL prop', (f) => new ServiceConnection(f.stack, 'Conn', {
+    endpoints: ServiceEndpoints.singleOrigin('http://127.0.0.1:4010'),
+    authUrl: 'https://authentication.example.com',
+    refreshToken: f.connection.refreshToken,
+    journalTableName: 'dpi-lifecycle-journal',
+  }), ['MyStack/Conn: endpoints \'http://127.0.0.1:4010\' cannot be combined with authUrl', 'give the addresses once']],
   ['single origin combined with a service URL', (f) => new ServiceConnection(f.stack, 'Conn', {
     singleOriginUrl: 'http://127.0.0.1:4010',
     authUrl: 'https://authentication.example.com',
     refreshToken: f.connection.refreshToken,
     journalTableName: 'dpi-lifecycle-journal',
-  }), ['MyStack/Conn: singleOriginUrl \'http://127.0.0.1:4010\' cannot be combined with authUrl', 'all six service URLs']],
+  }), ['MyStack/Conn: singleOriginUrl \'http://127.0.0.1:4010\' cannot be combined with authUrl', 'ServiceEndpoints.singleOrigin(url)']],
   ['single origin not https', (f) => new ServiceConnection(f.stack, 'Conn', { singleOriginUrl: 'http://10.1.1.1', refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }),
     ['MyStack/Conn: singleOriginUrl \'http://10.1.1.1\' is not accepted']],
   ['journal table name', connection('https://api.example.com', { journalTableName: 'x' }),
