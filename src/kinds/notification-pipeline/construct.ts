@@ -7,10 +7,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct } from 'constructs';
+import { addQueueConsumer, grantRead, importPipeline, messagesVisible, oldestMessageAge, PipelineReadTarget } from './construct-access';
 import {
   INotificationPipeline, NotificationConsumerOptions, NotificationPipelineAlarmOptions, NotificationPipelineAttributes, NotificationPipelineProps,
 } from './construct-props';
-import { addQueueConsumer, grantRead, importPipeline, messagesVisible, oldestMessageAge, PipelineReadTarget } from './pipeline-access';
 import { NotificationPipelineKind, NotificationPipelineWire } from './wire';
 import { notifyOrAcknowledge } from '../../alarm-actions';
 import { DpiProvider } from '../../connection/provider';
