@@ -20,11 +20,12 @@ import { ServiceConnection } from '../connection/service-connection';
 import { invalid } from '../connection/validation';
 import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 import { ISubscription } from '../kinds/subscription/construct';
+import { MONITOR_METRICS_NAMESPACE, subscriptionMetric } from '../kinds/subscription/construct-metrics';
 import type { NotificationPipelineFleet } from '../notifications/notification-pipeline-fleet';
 import { NotificationDelivery } from '../notifications/notification-type';
 
 /** The namespace of the monitor's metrics. */
-export const SUBSCRIPTION_MONITOR_NAMESPACE = 'DataPipelineIntegration';
+export const SUBSCRIPTION_MONITOR_NAMESPACE = MONITOR_METRICS_NAMESPACE;
 
 /**
  * Properties of a `SubscriptionMonitor`.
@@ -404,14 +405,7 @@ export class SubscriptionMonitor extends Construct {
   }
 
   private metric(name: string, subscription: ISubscription, props: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: SUBSCRIPTION_MONITOR_NAMESPACE,
-      metricName: name,
-      dimensionsMap: { SubscriptionId: subscription.subscriptionId },
-      statistic: cloudwatch.Stats.MAXIMUM,
-      period: Duration.minutes(15),
-      ...props,
-    });
+    return subscriptionMetric(name, subscription.subscriptionId, props);
   }
 
   private notify(alarm: cloudwatch.Alarm): void {

@@ -1,5 +1,7 @@
 import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct, IConstruct } from 'constructs';
+import { subscriptionMetric } from './construct-metrics';
 import { SubscriptionKind, SubscriptionWire } from './wire';
 import { ServiceConnection } from '../../connection/service-connection';
 import { invalid, isIsoDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../../connection/validation';
@@ -277,5 +279,30 @@ export class Subscription extends Construct implements ISubscription {
     this.subscriptionId = resource.getAttString('SubscriptionId');
     this.status = status;
   }
-}
 
+  /**
+   * Records in ERROR (transactions), or payloads whose latest healthcheck is ERROR (healthchecks) (maximum over 15
+   * minutes). Published by a `SubscriptionMonitor` that watches this subscription (`monitor.addSubscription()`).
+   */
+  public metricErrorRecords(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return subscriptionMetric('ErrorRecords', this.subscriptionId, props);
+  }
+
+  /** Records still in progress or retrying (transactions only; maximum over 15 minutes). Published by a `SubscriptionMonitor`. */
+  public metricInProgressRecords(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return subscriptionMetric('InProgressRecords', this.subscriptionId, props);
+  }
+
+  /**
+   * Hours since the end of the newest loaded attribution date (transactions), or since the newest OK healthcheck
+   * (healthchecks); 72, the transactions' window, when none. Published by a `SubscriptionMonitor`.
+   */
+  public metricFreshnessHours(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return subscriptionMetric('FreshnessHours', this.subscriptionId, props);
+  }
+
+  /** 1 when the monitor could not read the subscription's transactions in a run. Published by a `SubscriptionMonitor`. */
+  public metricMonitorFailed(props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return subscriptionMetric('MonitorFailed', this.subscriptionId, props);
+  }
+}
