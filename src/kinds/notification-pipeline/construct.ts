@@ -107,8 +107,10 @@ export class NotificationPipeline extends Construct implements INotificationPipe
   public readonly deploymentRegion: string;
   /** The remote identity. */
   public readonly remoteIdentityId: number;
-  /** The selected notification types. */
-  public readonly notificationTypes: NotificationType[];
+  /** The selected notification types (a new array on every read). */
+  public get notificationTypes(): NotificationType[] {
+    return [...this.types];
+  }
   /** ID (name) of the service's rule on that bus (event-bus types); `''` when the selection has none. */
   public get eventBridgeRuleId(): string { return this.att(Att.EVENT_BRIDGE_RULE_ID); }
   /** The event-bus destination the service registered upstream (event-bus types); `''` otherwise. */
@@ -117,6 +119,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
   public get sqsDestinationId(): string { return this.att(Att.SQS_DESTINATION_ID); }
 
   private readonly resource: CustomResource;
+  private readonly types: NotificationType[];
   /** The attribute tokens made so far (made on first use: most pipelines of a large app never read them). */
   private readonly atts: Partial<Record<string, string>> = {};
   private _notificationQueue?: sqs.IQueue;
@@ -202,7 +205,7 @@ export class NotificationPipeline extends Construct implements INotificationPipe
 
     this.deploymentRegion = region;
     this.remoteIdentityId = props.remoteIdentityId;
-    this.notificationTypes = [...types];
+    this.types = [...types];
   }
 
   /** The token of attribute `name` (one per attribute and pipeline, so a property reads the same string every time). */
