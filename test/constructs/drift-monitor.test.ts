@@ -5,7 +5,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks, AwsSolutionsChecks } from 'cdk-nag';
 import { fixture, SECRET_ARN } from './helpers';
-import { DriftMonitor, LifecycleJournal, ServiceConnection, Subscription } from '../../src';
+import { DriftMonitor, LifecycleJournal, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 import { DECLARED_JOURNAL_TABLES_ENV, PROVIDED_JOURNAL_TABLES_ENV } from '../../src/contract';
 
 describe('DriftMonitor', () => {
@@ -52,7 +52,7 @@ describe('DriftMonitor', () => {
     const app = new App();
     const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
       journal: LifecycleJournal.fromTableName(stack, 'Journal', 'team-journal'),
     });

@@ -7,14 +7,14 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { roles, SECRET_ARN } from './helpers';
-import { AccountType, NotificationPipelineFleet, NotificationType, ProviderOptions, ServiceConnection } from '../../src';
+import { AccountType, NotificationPipelineFleet, NotificationType, ProviderOptions, ServiceConnection, ServiceEndpoints } from '../../src';
 import { fleetBucketOf } from '../../src/notifications/fleet-hash';
 import { CALLS_PER_PIPELINE, pipelinesPerWave, planWaves } from '../../src/notifications/fleet-waves';
 
 function fleetOf(n: number, provider?: ProviderOptions, nestedStackCount = 8): { stack: Stack; fleet: NotificationPipelineFleet } {
   const stack = new Stack(new App(), 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     journalTableName: 'dpi-lifecycle-journal',
     provider,

@@ -4,7 +4,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { SECRET_ARN } from './helpers';
-import { DriftMonitor, ServiceConnection, Subscription } from '../../src';
+import { DriftMonitor, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 import { PROVIDED_JOURNAL_TABLES_ENV as CONSTRUCT_ENV } from '../../src/connection/provider';
 import { CREATED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { PROVIDED_JOURNAL_TABLES_ENV as HANDLER_ENV } from '../../src/handler/journal-provided';
@@ -13,7 +13,7 @@ function setup(table?: (s: Stack) => dynamodb.ITable, extra: { journalTableName?
   const app = new App();
   const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     journalTable: table?.(stack),
     ...extra,
@@ -135,7 +135,7 @@ describe('ServiceConnection journalTable in the stack it serves', () => {
     const table = journalTable(journalStack);
     const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
     new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
       journalTable: table,
     });

@@ -10,7 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { SECRET_ARN } from './helpers';
-import { ILifecycleJournal, LifecycleJournal, ServiceConnection, Subscription } from '../../src';
+import { ILifecycleJournal, LifecycleJournal, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 import { DECLARED_JOURNAL_TABLES_ENV } from '../../src/contract';
 
 const ENV = { account: '123456789012', region: 'us-east-1' };
@@ -22,7 +22,7 @@ function app(journalOf: (app: App, stack: Stack) => ILifecycleJournal, provider?
   const stack = new Stack(a, 'MyStack', { env: ENV });
   const journal = journalOf(a, stack);
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     journal,
     ...(provider ? { provider: provider(stack) } : {}),
@@ -110,7 +110,7 @@ describe('LifecycleJournal', () => {
     const journal = new LifecycleJournal(new Stack(a, 'DpiJournal', { env: { ...ENV, region: 'eu-west-1' }, terminationProtection: true }), 'Journal');
     const s = new Stack(a, 'MyStack', { env: ENV });
     expect(() => new ServiceConnection(s, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
       journal,
     })).toThrow(/MyStack\/Dpi: journal 'DpiJournal\/Journal' is in region eu-west-1, not in this stack's region us-east-1/);
@@ -122,7 +122,7 @@ describe('LifecycleJournal', () => {
     const journal = new LifecycleJournal(new NestedStack(top, 'Nested'), 'Journal');
     const s = new Stack(a, 'MyStack', { env: ENV });
     expect(() => new ServiceConnection(s, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
       journal,
     })).toThrow(/MyStack\/Dpi: journal 'DpiJournal\/Nested\/Journal' is in stack DpiJournal\/Nested, and the journal's stack is nested/);
@@ -146,7 +146,7 @@ describe('LifecycleJournal', () => {
     const s = new Stack(new App(), 'MyStack', { env: ENV });
     const journal = LifecycleJournal.fromTableName(s, 'Journal', 'team-journal');
     expect(() => new ServiceConnection(s, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN),
       journal,
       journalTableName: 'other',
@@ -158,12 +158,12 @@ describe('LifecycleJournal', () => {
       const s = new Stack(new App(), 'MyStack', { env: ENV });
       const token = secretsmanager.Secret.fromSecretCompleteArn(s, 'Token', SECRET_ARN);
       const first = new ServiceConnection(s, 'Dpi', {
-        singleOriginUrl: 'https://api.example-dpi.com', refreshToken: token, journal: LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'),
+        endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'), refreshToken: token, journal: LifecycleJournal.fromTableName(s, 'Journal', 'team-journal'),
       });
       new Subscription(s, 'A', { connection: first, productId: 3001, remoteIdentityId: 362, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
       const kind = 'journalTableName' in other ? 'journalTableName \\(a table the handler creates\\)' : 'journalTable \\(a table you manage\\)';
       expect(() => {
-        const second = new ServiceConnection(s, 'Second', { singleOriginUrl: 'https://second.example-dpi.com', refreshToken: token, ...other });
+        const second = new ServiceConnection(s, 'Second', { endpoints: ServiceEndpoints.singleOrigin('https://second.example-dpi.com'), refreshToken: token, ...other });
         new Subscription(s, 'B', { connection: second, productId: 3001, remoteIdentityId: 363, productParameters: { marketplace_id: 'ATVPDKIKX0DER' } });
       })
         .toThrow(new RegExp(`^MyStack/Second: the journal table 'team-journal' is given as ${kind} here and as journal \\(a declared LifecycleJournal\\) `

@@ -6,8 +6,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { Fixture, fixture, roles, SECRET_ARN } from './helpers';
 import {
-  AccountType, NotificationPipelineFleet, NotificationPipelineFleetAlarmOptions, NotificationPipelineFleetIdentity, NotificationType,
-  ServiceConnection,
+  AccountType, NotificationPipelineFleet, NotificationPipelineFleetAlarmOptions,
+  NotificationPipelineFleetIdentity, NotificationType, ServiceConnection, ServiceEndpoints,
 } from '../../src';
 import { FLEET_QUERIES } from '../../src/notifications/fleet-alarms';
 
@@ -194,7 +194,7 @@ describe('NotificationPipelineFleet.addAlarms()', () => {
     const app = new App();
     const stack = new Stack(app, 'Agnostic');
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
       journalTableName: 'dpi-lifecycle-journal',
     });

@@ -7,8 +7,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { fixture, roles, SECRET_ARN } from './helpers';
 import {
-  AccountType, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineFleetIdentity, NotificationPipelineRoles,
-  NotificationType, PartialFailure, ServiceConnection,
+  AccountType, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineFleetIdentity,
+  NotificationPipelineRoles, NotificationType, PartialFailure, ServiceConnection, ServiceEndpoints,
 } from '../../src';
 import { fleetBucketOf, jumpConsistentHash } from '../../src/notifications/fleet-hash';
 import { tempDir } from '../local/helpers';
@@ -156,7 +156,7 @@ describe('NotificationPipelineFleet', () => {
     const app = new App({ context: { '@aws-cdk/core:stackResourceLimit': 10 } });
     const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
       journalTableName: 'dpi-lifecycle-journal',
     });
@@ -208,7 +208,7 @@ describe('stable assignment', () => {
     const app = new App({ outdir: dir });
     const stack = new Stack(app, 'Parent', { env: { account: '123456789012', region: 'us-east-1' } });
     const connection = new ServiceConnection(stack, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
       journalTableName: 'dpi-lifecycle-journal',
     });
@@ -299,7 +299,7 @@ describe('resource limit of a plain stack', () => {
       const app = new App({ context: { '@aws-cdk/core:stackResourceLimit': 40 } });
       const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
       const connection = new ServiceConnection(stack, 'Dpi', {
-        singleOriginUrl: 'https://api.example-dpi.com',
+        endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
         refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'T', SECRET_ARN),
         journalTableName: 'dpi-lifecycle-journal',
       });

@@ -6,12 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { fixture, LEGACY_QUEUE_ARN, legacyPipeline, roles, SECRET_ARN, sellerPipeline } from './helpers';
 import {
-  AccountType,
-  NotificationPipeline,
-  NotificationPipelineRoles,
-  NotificationType,
-  PartialFailure,
-  ServiceConnection,
+  AccountType, NotificationPipeline, NotificationPipelineRoles, NotificationType, PartialFailure, ServiceConnection, ServiceEndpoints,
 } from '../../src';
 
 describe('NotificationPipeline', () => {
@@ -247,7 +242,7 @@ describe('one unified pipeline per remote identity', () => {
     const r = roles(f.stack);
     sellerPipeline(f, r, 'First');
     const other = new Stack(f.app, 'OtherStack', { env: { account: '123456789012', region: 'us-east-1' } });
-    const c2 = new ServiceConnection(other, 'Dpi', { singleOriginUrl: 'https://api.example-dpi.com', refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' });
+    const c2 = new ServiceConnection(other, 'Dpi', { endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'), refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' });
     expect(() => new NotificationPipeline(other, 'Second', {
       connection: c2,
       roles: NotificationPipelineRoles.fromRoleArns(other, 'R', { managementRoleArn: 'arn:aws:iam::123456789012:role/m' }),

@@ -7,7 +7,7 @@ import { App, CfnParameter, Fn, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { fixture, roles, SECRET_ARN } from './helpers';
-import { AccountType, HistoryRequest, NotificationPipelineFleet, NotificationType, ServiceConnection, Subscription } from '../../src';
+import { AccountType, HistoryRequest, NotificationPipelineFleet, NotificationType, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 import { BOUND_CONNECTION_FIELDS, BOUND_CONNECTIONS_ENV, BOUND_STACKS_ENV } from '../../src/contract';
 
 const OTHER_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi/other-token-XyZ123';
@@ -117,7 +117,7 @@ describe('the provider binds its connections and stacks in the handler functions
     const env = { account: '123456789012', region: 'us-east-1' };
     const shared = new Stack(app, 'Shared', { env });
     const connection = new ServiceConnection(shared, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: new secretsmanager.Secret(shared, 'Token'),
       journalTableName: 'dpi-lifecycle-journal',
     });
@@ -153,7 +153,7 @@ describe('the provider binds its connections and stacks in the handler functions
     const f = fixture();
     const nested = new NestedStack(f.stack, 'Inner');
     const connection = new ServiceConnection(nested, 'Dpi', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(nested, 'Token', SECRET_ARN),
       journalTableName: 'dpi-lifecycle-journal',
     });

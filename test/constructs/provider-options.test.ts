@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks } from 'cdk-nag';
 import { SECRET_ARN } from './helpers';
-import { HistoryRequest, ProviderOptions, ServiceConnection, Subscription } from '../../src';
+import { HistoryRequest, ProviderOptions, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 import { HANDLER_LOG_GROUP_ENV as CONSTRUCT_ENV } from '../../src/connection/provider';
 import { REQUEST_BUDGET_ENV } from '../../src/contract';
 import { HANDLER_LOG_GROUP_ENV as HANDLER_ENV } from '../../src/handler/errors';
@@ -18,7 +18,7 @@ function stackWith(provider?: ProviderOptions, setup?: (stack: Stack) => Provide
   const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
   const options = setup ? setup(stack) : provider;
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token', SECRET_ARN),
     provider: options,
     journalTableName: 'dpi-lifecycle-journal',
@@ -172,7 +172,7 @@ describe('ServiceConnection provider options', () => {
     const { stack } = stackWith(undefined, (s) => ({ vpc: vpcOf(s), memorySize: 512 }));
     const first = stack.node.findChild('Dpi') as ServiceConnection;
     const second = (id: string, provider?: ProviderOptions): ServiceConnection => new ServiceConnection(stack, id, {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, `${id}Token`, SECRET_ARN),
       provider,
       journalTableName: 'dpi-lifecycle-journal',
@@ -187,7 +187,7 @@ describe('ServiceConnection provider options', () => {
   test('options on a second connection when the first made the provider without them fail too', () => {
     const { stack } = stackWith();
     expect(() => new ServiceConnection(stack, 'Dpi2', {
-      singleOriginUrl: 'https://api.example-dpi.com',
+      endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
       refreshToken: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Token2', SECRET_ARN),
       provider: { memorySize: 512 },
       journalTableName: 'dpi-lifecycle-journal',

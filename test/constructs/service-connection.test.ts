@@ -3,7 +3,7 @@ import { App, FileSystem, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { countOf, fixture, roles, SECRET_ARN, sellerPipeline, template } from './helpers';
-import { HistoryRequest, NotificationType, ServiceConnection, Subscription } from '../../src';
+import { HistoryRequest, NotificationType, ServiceConnection, ServiceEndpoints, Subscription } from '../../src';
 
 describe('ServiceConnection and the stack provider', () => {
   test('one provider Lambda (+ framework) serves three pipelines and a subscription', () => {
@@ -85,7 +85,7 @@ describe('ServiceConnection and the stack provider', () => {
     const app = new App();
     const stack = new Stack(app, 'S', { env: { account: '123456789012', region: 'us-east-1' } });
     const secret = new secretsmanager.Secret(stack, 'Token');
-    const connection = new ServiceConnection(stack, 'Dpi', { singleOriginUrl: 'https://x.example.com', refreshToken: secret, journalTableName: 'dpi-lifecycle-journal' });
+    const connection = new ServiceConnection(stack, 'Dpi', { endpoints: ServiceEndpoints.singleOrigin('https://x.example.com'), refreshToken: secret, journalTableName: 'dpi-lifecycle-journal' });
     new Subscription(stack, 'Sub', { connection, productId: 3001 });
     const t = Template.fromStack(stack);
     t.hasResourceProperties('Custom::DpiSubscription', {
@@ -150,7 +150,7 @@ describe('ServiceConnection and the stack provider', () => {
 
   test('the provider may use each connection\'s journal table (exact ARN) and nothing else in DynamoDB', () => {
     const f = fixture();
-    new ServiceConnection(f.stack, 'Dpi2', { singleOriginUrl: 'https://x.example.com', refreshToken: f.connection.refreshToken, journalTableName: 'other-journal' });
+    new ServiceConnection(f.stack, 'Dpi2', { endpoints: ServiceEndpoints.singleOrigin('https://x.example.com'), refreshToken: f.connection.refreshToken, journalTableName: 'other-journal' });
     new Subscription(f.stack, 'A', { connection: f.connection, productId: 3001 });
     const t = template(f.stack);
     const actions = [
@@ -172,11 +172,11 @@ describe('ServiceConnection and the stack provider', () => {
   test('http is accepted for loopback hosts only', () => {
     const f = fixture();
     for (const url of ['http://127.0.0.1:4010', 'http://localhost:8080/base', 'http://[::1]:9000']) {
-      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { singleOriginUrl: url, refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
+      expect(() => new ServiceConnection(f.stack, `L${url.length}${url.charCodeAt(8)}`, { endpoints: ServiceEndpoints.singleOrigin(url), refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
         .not.toThrow();
     }
-    expect(() => new ServiceConnection(f.stack, 'Remote', { singleOriginUrl: 'http://api.example-dpi.com', refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
-      .toThrow("MyStack/Remote: singleOriginUrl 'http://api.example-dpi.com' is not accepted; use an https:// URL");
+    expect(() => new ServiceConnection(f.stack, 'Remote', { endpoints: ServiceEndpoints.singleOrigin('http://api.example-dpi.com'), refreshToken: f.connection.refreshToken, journalTableName: 'dpi-lifecycle-journal' }))
+      .toThrow("MyStack/Remote: endpoints (ServiceEndpoints.singleOrigin) 'http://api.example-dpi.com' is not accepted; use an https:// URL");
   });
 
   test('the waiting provider exists only with a HistoryRequest', () => {

@@ -6,8 +6,9 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { IConstruct } from 'constructs';
 import { buildExampleApp } from '../../examples/app';
 import {
-  AccountType, DriftMonitor, HistoryRequest, NotificationPipeline, NotificationPipelineFleet, NotificationPipelineRoles,
-  NotificationType, ServiceConnection, Subscription, SubscriptionMonitor,
+  AccountType, DriftMonitor, HistoryRequest, NotificationPipeline, NotificationPipelineFleet,
+  NotificationPipelineRoles, NotificationType, ServiceConnection, ServiceEndpoints, Subscription,
+  SubscriptionMonitor,
 } from '../../src';
 import { fleetBucketOf } from '../../src/notifications/fleet-hash';
 
@@ -52,7 +53,7 @@ function base(): { app: App; stack: Stack; connection: ServiceConnection; roles:
   const app = new App();
   const stack = new Stack(app, 'MyStack', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
     journalTableName: 'dpi-lifecycle-journal',
   });
