@@ -41,7 +41,11 @@ export interface EmulatorOptions {
   readonly host?: string;
   /** Port. @default 0 (a free port) */
   readonly port?: number;
-  /** Records merged over the default fixtures (the format of `dpi emulator --fixtures`). @default none */
+  /**
+   * Records merged over the default fixtures (the format of `dpi emulator --fixtures`). With a `stateFile` that
+   * exists, the records its state lacks are added and the others kept as saved (see `RunningEmulator.fixturesMerge`).
+   * @default none
+   */
   readonly fixtures?: EmulatorFixtures;
   /** Lifetime of issued access tokens in seconds. @default 3600 */
   readonly tokenTtlSeconds?: number;
@@ -81,6 +85,11 @@ export interface EmulatorOptions {
 export interface RunningEmulator {
   /** Its base URL, e.g. `http://127.0.0.1:49152` (every service address of a connection). */
   readonly url: string;
+  /**
+   * What `fixtures` did to the state loaded from an existing `stateFile`: records added and kept (by fixtures key,
+   * e.g. `{ remoteIdentities: 10 }`) and settings applied. Undefined when no saved state was loaded or no fixtures given.
+   */
+  readonly fixturesMerge?: { readonly added: Record<string, number>; readonly kept: Record<string, number>; readonly set: string[] };
   /** Stops it (and saves the state file, when it has one). */
   stop(): Promise<void>;
   /** The whole state: fixtures, subscriptions, pipelines, customer-cloud resources, ... */

@@ -11,7 +11,8 @@ const int = (v: unknown): v is number => typeof v === 'number' && Number.isSafeI
 /** The `meta_format` values of a remote identity meta record (vendor doc remote-identity-api.md). */
 export const META_FORMATS: readonly string[] = ['STRING', 'JSON', 'ENCRYPTED_STRING', 'ENCRYPTED_JSON'];
 
-const KEYS: Record<string, (r: Keyed) => string | undefined> = {
+/** The key of a fixture record of each keyed list (undefined: the record lacks a required field). */
+export const KEYS: Record<string, (r: Keyed) => string | undefined> = {
   accounts: (r) => (int(r.id) ? String(r.id) : undefined),
   users: (r) => (int(r.id) && int(r.account) ? String(r.id) : undefined),
   refreshTokens: (r) => (typeof r.token === 'string' && int(r.accountId) && int(r.userId) ? r.token : undefined),
@@ -35,7 +36,7 @@ const KEYS: Record<string, (r: Keyed) => string | undefined> = {
     && Array.isArray(r.notificationTypes) ? String(r.subscriptionId) : undefined),
 };
 
-const LISTS = ['failingNotificationTypes', 'failingCleanupSubscriptions', 'failingHistorySubscriptions', 'failingCatalogProducts'] as const;
+export const LISTS = ['failingNotificationTypes', 'failingCleanupSubscriptions', 'failingHistorySubscriptions', 'failingCatalogProducts'] as const;
 
 function upsert<T>(list: T[], rec: T, key: (r: T) => string | undefined, merge: boolean): void {
   const k = key(rec);

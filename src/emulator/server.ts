@@ -8,6 +8,7 @@ import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, Latency,
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
+import { FixturesMerge, newFixtureRecords } from './fixture-merge';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
 import { registerCatalogRoutes } from './routes/catalog';
@@ -27,7 +28,10 @@ export interface EmulatorOptions {
   host?: string;
   /** Default 0 (a free port). */
   port?: number;
-  /** Merged over DEFAULT_FIXTURES. */
+  /**
+   * Merged over DEFAULT_FIXTURES. With a `stateFile` that exists, the records the saved state lacks are added to it
+   * (the ones it has stay as they are) and the settings are applied; `RunningEmulator.fixturesMerge` says what.
+   */
   fixtures?: EmulatorFixtures;
   /** Lifetime of issued access tokens; default 3600. */
   tokenTtlSeconds?: number;
@@ -78,6 +82,8 @@ export interface EmulatorOptions {
   pagination?: boolean;
 }
 
+export { describeFixturesMerge } from './fixture-merge';
+
 /** The read modes `EmulatorOptions.reads` accepts. */
 export { READ_MODES } from './core';
 
@@ -86,6 +92,8 @@ const MAX_CLOCK = 253402300799;
 
 export interface RunningEmulator {
   url: string;
+  /** What the fixtures did to the state loaded from an existing state file (undefined otherwise). */
+  readonly fixturesMerge?: FixturesMerge;
   stop(): Promise<void>;
   state(): EmulatorStateSnapshot;
   /** How many times the state file was written (0 without a state file). */
@@ -123,6 +131,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     applyFixtures(ctx, DEFAULT_FIXTURES);
     if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
   };
+  let fixturesMerge: FixturesMerge | undefined;
   if (opts.stateFile && existsSync(opts.stateFile)) {
     let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
     try {
@@ -134,6 +143,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     ctx.s = { ...emptyState(), ...loaded.state };
     if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
       clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
+    }
+    if (opts.fixtures) {
+      const split = newFixtureRecords(ctx.s, opts.fixtures);
+      try {
+        applyFixtures(ctx, split.fixtures);
+      } catch (e) {
+        throw new Error(`fixtures cannot be merged into the state of ${opts.stateFile}: ${(e as Error).message}`);
+      }
+      fixturesMerge = split.merge;
     }
   } else {
     seed();
@@ -307,8 +325,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   if (u.hostname === '[::1]' || u.hostname === '::1') u.hostname = '[::1]';
   const url = u.origin;
   let stopped = false;
+  // Merged fixtures are on disk before anyone can read the state.
+  if (fixturesMerge) save();
   return {
     url,
+    ...(fixturesMerge ? { fixturesMerge } : {}),
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -2,20 +2,18 @@
  * The embedded emulator of `dpi local-deploy` (started for the run when no `--emulator URL` is given): its state lives
  * beside the state file (`emulator-state.json`), and `--fixtures FILE` seeds it.
  *
- * The fixtures rule: fixtures seed a NEW emulator state. When `emulator-state.json` does not exist yet, the emulator
- * starts with the fixtures merged over its defaults, and their digest is recorded in `emulator-fixtures.json`; a later
- * run with the same fixtures (same content) starts from the saved state as usual. A run with other fixtures (or with
- * fixtures when the state was made without them) is refused before anything changes: the state is the emulated
- * service's database, and records the app made there would not match a different seed. Destroy with the old
- * fixtures and delete `emulator-state.json` (or the whole state directory) to seed again. A run without fixtures
- * always starts from the saved state.
+ * The fixtures rule: when `emulator-state.json` does not exist yet, the emulator starts with the fixtures merged over
+ * its defaults (a new state). When it exists, the run starts from it, and fixtures other than the ones recorded in
+ * `emulator-fixtures.json` are merged into it: the records the state lacks (e.g. the identities of sellers added to
+ * the app) are added, the records it has are kept as saved (the app's records there may depend on them), the settings
+ * are applied, and the run's progress says what was added and kept. The digest of the fixtures is recorded each time.
+ * A run without fixtures always starts from the saved state.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { EmulatorFixtures, ReadMode, RunningEmulator } from '../emulator';
-import { startEmulator } from './emulator-part';
-import { JOURNAL_STATE_FILE_NAME } from './journal-server';
+import { describeFixturesMerge, startEmulator } from './emulator-part';
 import type { FixturesSource } from './options';
 import { loadFixturesFile } from '../emulator/fixtures';
 
@@ -46,6 +44,8 @@ export interface EmbeddedEmulator {
   readonly stateFile: string;
   /** Where the fixtures came from, when this run seeded a new state with them. */
   readonly seededWith?: string;
+  /** When this run merged other fixtures into the saved state: where they came from and what they added and kept. */
+  readonly mergedWith?: { readonly name: string; readonly summary: string };
 }
 
 interface FixturesRecord {
@@ -91,25 +91,22 @@ export interface FixturesPlan {
   readonly name: string;
   /** True when the emulator state does not exist yet (the fixtures seed it). */
   readonly seed: boolean;
+  /** True when the emulator state exists and was seeded or merged with other fixtures (these are merged into it). */
+  readonly merge: boolean;
 }
 
 /**
  * Applies the fixtures rule (module comment) without starting anything: loads the fixtures (a bad file is an error
- * naming it) and refuses fixtures other than the ones the existing emulator state was seeded with. The runner calls it
- * before any change, also when the run turns out to need no emulator.
+ * naming it) and says whether they seed a new state, are merged into the saved one, or are the ones it already has.
+ * The runner calls it before any change, also when the run turns out to need no emulator.
  */
 export function planFixtures(stateDir: string, source: FixturesSource): FixturesPlan {
   const stateFile = join(stateDir, EMULATOR_STATE_FILE_NAME);
   const { fixtures, name } = loadFixtures(source);
   const digest = fixturesDigest(fixtures);
-  if (!existsSync(stateFile)) return { fixtures, digest, name, seed: true };
+  if (!existsSync(stateFile)) return { fixtures, digest, name, seed: true, merge: false };
   const record = readRecord(join(stateDir, EMULATOR_FIXTURES_RECORD_NAME));
-  if (record?.sha256 === digest) return { fixtures, digest, name, seed: false };
-  throw new Error(`the embedded emulator's state ${stateFile} exists and was seeded ${record ? `with other fixtures (${record.source})` : 'without these fixtures'}; `
-    + `fixtures seed a new emulator state only: destroy the app with the fixtures it was deployed with, delete ${stateFile}, `
-    + `and the lifecycle journal ${join(stateDir, JOURNAL_STATE_FILE_NAME)} with it (its records name the subscription IDs of the old state, `
-    + 'which a new state hands out again), then deploy again with the new fixtures (or run a long-lived `dpi emulator --fixtures FILE '
-    + '--state-file FILE` and pass --emulator URL)');
+  return { fixtures, digest, name, seed: false, merge: record?.sha256 !== digest };
 }
 
 /** Starts the embedded emulator (see the module comment for the fixtures rule). */
@@ -121,10 +118,11 @@ export async function startEmbeddedEmulator(o: EmbeddedEmulatorOptions): Promise
     ...(o.latency !== undefined ? { latency: o.latency } : {}),
     ...(o.timeScale !== undefined ? { timeScale: o.timeScale } : {}),
   };
-  if (!plan || !plan.seed) return { emulator: await startEmulator({ port: 0, stateFile, reads: o.reads, ...limit }), stateFile };
+  if (!plan || (!plan.seed && !plan.merge)) return { emulator: await startEmulator({ port: 0, stateFile, reads: o.reads, ...limit }), stateFile };
   const emulator = await startEmulator({ port: 0, stateFile, reads: o.reads, fixtures: plan.fixtures, ...limit });
   const recordFile = join(o.stateDir, EMULATOR_FIXTURES_RECORD_NAME);
   mkdirSync(dirname(recordFile), { recursive: true });
   writeFileSync(recordFile, `${JSON.stringify({ sha256: plan.digest, source: plan.name } satisfies FixturesRecord, undefined, 2)}\n`);
-  return { emulator, stateFile, seededWith: plan.name };
+  if (plan.seed || !emulator.fixturesMerge) return { emulator, stateFile, seededWith: plan.name };
+  return { emulator, stateFile, mergedWith: { name: plan.name, summary: describeFixturesMerge(emulator.fixturesMerge) } };
 }

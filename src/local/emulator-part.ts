@@ -30,3 +30,8 @@ export function emulatorServer(from: string = __dirname): EmulatorServer {
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   return emulatorServer().startEmulator(options);
 }
+
+/** One line saying what fixtures did to a saved emulator state (see src/emulator/fixture-merge.ts). */
+export function describeFixturesMerge(merge: NonNullable<RunningEmulator['fixturesMerge']>): string {
+  return emulatorServer().describeFixturesMerge(merge);
+}

@@ -19,7 +19,8 @@ export interface LocalDeployOptions {
   readonly emulatorUrl?: string;
   /**
    * Fixtures of the embedded emulator (the format of `dpi emulator --fixtures`, docs/emulator.md): a JSON file's path
-   * or the object. They seed a new emulator state only (see docs/local-deploy.md, "Fixtures"); refused together with
+   * or the object. They seed a new emulator state; into a saved one, the records it lacks are added and the others kept
+   * (see docs/local-deploy.md, "Fixtures"); refused together with
    * `emulatorUrl` (give a running emulator its fixtures when starting it). @default none (the emulator's defaults)
    */
   readonly fixtures?: FixturesSource;

@@ -64,6 +64,8 @@ export abstract class RunnerBase {
   protected containers?: LambdaContainers;
   /** The cloud's clock (`timeScale`): set at connect, on the embedded emulator's clock. */
   protected clock = new CloudClock(1);
+  /** True when the run's fixtures are merged into a saved embedded emulator state (it starts even when nothing changes). */
+  protected fixturesToMerge = false;
 
   constructor(protected readonly options: LocalDeployOptions) {
     this.stateFile = resolve(options.stateFile ?? DEFAULT_STATE_FILE);
@@ -110,7 +112,8 @@ export abstract class RunnerBase {
       throw new Error('timeScale and waits: \'emulator-clock\' are two ways to pass the cloud\'s time: choose one');
     }
     if (!this.options.emulatorUrl) {
-      if (this.options.fixtures !== undefined) planFixtures(dirname(this.stateFile), this.options.fixtures);
+      // Other fixtures for a saved emulator state are merged into it even when the app has nothing to change.
+      if (this.options.fixtures !== undefined) this.fixturesToMerge = planFixtures(dirname(this.stateFile), this.options.fixtures).merge;
       return;
     }
     requireSecureEmulatorUrl('emulatorUrl', this.options.emulatorUrl);
@@ -185,6 +188,7 @@ export abstract class RunnerBase {
       if (!this.secrets.includes(this.tokenValue)) this.secrets.push(this.tokenValue);
       this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
       if (embedded.seededWith) this.progress(`Embedded emulator seeded with ${embedded.seededWith}`);
+      if (embedded.mergedWith) this.progress(`Embedded emulator: fixtures ${embedded.mergedWith.name} merged into the saved state: ${embedded.mergedWith.summary}`);
     }
     // Fail early (before any change) when no token is available.
     void this.token;

@@ -31,6 +31,7 @@ class Runner extends RunnerDeploy {
       this.checkOptions();
       unlock = lockState(this.stateFile);
       this.state = readState(this.stateFile);
+      if (this.fixturesToMerge) await this.connect();
       if (this.options.destroy) await this.destroy();
       else await this.deploy();
       // Events saved lazily (concurrency) are on disk before the run reports.

@@ -98,12 +98,17 @@ test('a fleet alarming to a parent topic, with nested stacks using a parent key 
   expect(again.success).toBe(true);
   expect(again.events.filter((e) => e.type !== 'AWS::CloudFormation::Stack')).toEqual([]);
 
-  // Other fixtures for the existing emulator state are refused before anything changes.
+  // Other fixtures (a seller added) are merged into the existing emulator state, without a destroy: the new identity
+  // is added, the saved ones kept as they are, and the progress says so.
   const other = writeFixtures(join(tmp.dir, 'other.json'), [...IDS, 4200]);
-  const refused = await runLocalDeploy({ ...opts, fixtures: other });
-  expect(refused.success).toBe(false);
-  expect(refused.events).toEqual([]);
-  expect(refused.error).toMatch(/exists and was seeded with other fixtures/);
+  const merged: string[] = [];
+  const more = await runLocalDeploy({ ...opts, fixtures: other, progress: (l) => merged.push(l) });
+  expect(more.error).toBeUndefined();
+  expect(more.success).toBe(true);
+  expect(merged).toContain(`Embedded emulator: fixtures ${other} merged into the saved state: added 1 remoteIdentities; `
+    + `kept ${IDS.length} records the state already has, as the state has them (${IDS.length} remoteIdentities)`);
+  const saved = JSON.parse(readFileSync(join(stateDir, 'emulator-state.json'), 'utf8')) as { state: { remoteIdentities: Array<{ id: number }> } };
+  expect(saved.state.remoteIdentities.map((r) => r.id)).toContain(4200);
 
   const destroyed = await runLocalDeploy({ ...opts, destroy: true });
   expect(destroyed.success).toBe(true);

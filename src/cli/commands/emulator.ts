@@ -78,9 +78,9 @@ export function emulatorCommand(ctx: RunContext): Command {
       // Subscribe before starting so that an early Ctrl-C still stops the server cleanly.
       const intr = interruption(io);
       let emu;
+      // The server (fastify) is loaded only when the emulator runs.
+      const { startEmulator, describeFixturesMerge } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
       try {
-        // The server (fastify) is loaded only when the emulator runs.
-        const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
         emu = await startEmulator({
           host: opts.host,
           port,
@@ -99,6 +99,9 @@ export function emulatorCommand(ctx: RunContext): Command {
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
       }
       io.stdout.write(`listening on ${emu.url}\n`);
+      if (emu.fixturesMerge) {
+        io.stdout.write(`fixtures merged into the saved state of ${opts.stateFile}: ${describeFixturesMerge(emu.fixturesMerge)}\n`);
+      }
       if (!isLoopbackHost(opts.host)) {
         io.stderr.write(`warning: --host ${opts.host} is not this machine's loopback address: anyone who can reach ${emu.url} can use the `
           + 'admin API (/_emulator/*: reset, faults, the state with its tokens) and the default refresh token; it has no authentication\n');

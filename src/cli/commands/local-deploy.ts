@@ -45,7 +45,8 @@ export function localDeployCommand(): Command {
     .option('--concurrency <n>', 'resource operations of a stack in flight at once (independent resources concurrently, dependencies '
       + 'first, like CloudFormation); 1 runs one resource at a time', String(DEFAULT_CONCURRENCY))
     .option('--fixtures <file>', 'JSON file of fixtures seeding the embedded emulator, as for dpi emulator --fixtures (e.g. the app\'s '
-      + 'identities); applied when the embedded emulator\'s state is new, refused when it was seeded with other fixtures or with --emulator')
+      + 'identities); seed a new embedded emulator state; into a saved one, the records it lacks are added (e.g. new sellers), the others '
+      + 'kept; refused with --emulator')
     .option('--json', 'print the result as JSON on stdout instead of the summary table')
     .addOption(new Option('--reads <mode>', 'how the embedded emulator answers reads: minimal (only what the spec shows) or vendor '
       + '(the vendor\'s documented shapes); default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
