@@ -16,6 +16,7 @@ import { identitiesCommand, productsCommand, stagesCommand, storagesCommand } fr
 import { orphansCommand } from './commands/orphans-command';
 import { planCommand } from './commands/plan-command';
 import { statusCommand } from './commands/status';
+import { subscriptionsCommand } from './commands/subscriptions';
 import { txCommand } from './commands/tx';
 import { REFRESH_TOKEN_ENV } from './connection';
 import { RunContext } from './context';
@@ -85,6 +86,7 @@ function build(ctx: RunContext): Command {
   add(productsCommand(ctx));
   add(stagesCommand(ctx));
   add(identitiesCommand(ctx));
+  add(subscriptionsCommand(ctx));
   add(storagesCommand(ctx));
   add(importCommand(ctx));
   plainDefaults(program);

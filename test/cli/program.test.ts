@@ -37,7 +37,7 @@ describe('dpi program', () => {
     const p = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, env: {} });
     expect(p.name()).toBe('dpi');
     expect(p.commands.map((c) => c.name()).sort()).toEqual(
-      ['drift', 'emulator', 'identities', 'import', 'journal', 'local-deploy', 'orphans', 'plan', 'products', 'stages', 'status', 'storages', 'tx'],
+      ['drift', 'emulator', 'identities', 'import', 'journal', 'local-deploy', 'orphans', 'plan', 'products', 'stages', 'status', 'storages', 'subscriptions', 'tx'],
     );
   });
 });

@@ -4,11 +4,12 @@ import { Command, Option } from 'commander';
 import { DpiClient, ServiceError } from '../../client';
 import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../../client/classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
-import { addJsonOption, connectFor, RunContext, useColour } from '../context';
+import { addJsonOption, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
 import { Colour, isoSeconds, painter, parseIntFlag, renderTable, truncate } from '../format';
 import { HEALTH_NOT_SHOWN } from '../identity-health';
 import { CliIo, interruption } from '../io';
+import { addLocalOptions, openService } from './local-service';
 import { AccountStatus, AccountStatusFilters, accountStatusJson, collectAccountStatus, renderAccountStatus } from './status-account';
 import { errorText, fetchAllTx } from './tx';
 
@@ -33,6 +34,9 @@ interface StatusFlags extends ConnectionFlags {
   days: string;
   watch?: string;
   json?: boolean;
+  local?: boolean;
+  state: string;
+  reads?: string;
 }
 
 /** Fetches the records of the last `days` days and summarises them. */
@@ -95,6 +99,7 @@ export function statusCommand(ctx: RunContext): Command {
     .option('--payload <name>', 'without --subscription: only this payload')
     .option('--product <text>', 'without --subscription: product names containing TEXT (any case)')
     .option('--name <text>', 'without --subscription: subscription names containing TEXT (any case)');
+  addLocalOptions(cmd);
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   return cmd.action(async (opts: StatusFlags) => {
@@ -118,7 +123,9 @@ export function statusCommand(ctx: RunContext): Command {
     } catch (e) {
       throw new CliError((e as Error).message);
     }
-    const { client, origins } = connectFor(ctx, opts);
+    if (opts.local && watchMs !== undefined) throw new CliError('--watch reads a running service: with --local, the saved state does not change');
+    const service = await openService(ctx, opts);
+    const { client, origins } = service;
     const fctx: FailureContext = accountWide ? { origins } : { transactions: true, subscription: opts.subscription, origins };
     const colour = useColour(ctx);
     const filters: AccountStatusFilters = {
@@ -160,6 +167,8 @@ export function statusCommand(ctx: RunContext): Command {
         r = await collect();
       } catch (e) {
         throw toCliError(e, fctx);
+      } finally {
+        await service.close();
       }
       show(r, io.now());
       if (r.hasError) throw new CliError('', EXIT.DATA_ERROR);
