@@ -136,8 +136,14 @@ describe('minimal reads (only what the spec shows)', () => {
     const inSync: Record<string, [string, string[]]> = {
       Pipeline: ['IN_SYNC', ['']], Orders: ['IN_SYNC', ['']], Backfill: ['IN_SYNC', ['status pending']], Jobs: ['IN_SYNC', ['']],
     };
+    // The closing summary says what could not be checked (not only --all's rows).
     expect(r.stdout).toBe(table(logical, ids, inSync, 0) + MINIMAL_NOT_CHECKED(logical)
-      + `\nNo drift (journal: ${join(tmp.dir, 'state', 'journal.json')})\n`);
+      + `\nNo drift in what the service shows (journal: ${join(tmp.dir, 'state', 'journal.json')})\n`
+      + 'Not checked on 4 of 4 resources (the service does not show them): remoteIdentityId,\n'
+      + '  notificationTypes, deploymentRegion, roles, name, storageGroupId, productParameters, stageIds,\n'
+      + '  startDate, endDate, stageId, orderIds\n');
+    const short = await dpi(['drift', '--local', '--state', stateFile()], { env: env() });
+    expect(short.stdout).toMatch(/\nNo drift in what the service shows \(journal: [^)]+\)\nNot checked on 4 of 4 resources \(the service does not show them\): remoteIdentityId,\n {2}notificationTypes,/);
     const j = await drift('--json');
     expect(j.code).toBe(0);
     type Doc = { drifted: number; stacks: Array<{ stack: string; resources: Array<{ logicalId: string; status: string; notChecked: string[] }> }> };

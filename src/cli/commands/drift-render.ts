@@ -4,7 +4,7 @@
  */
 import { DriftRow, DriftStatus, isDrifted } from '../../handler/drift';
 import { kindOf } from '../../kinds';
-import { Colour, painter, renderTable } from '../format';
+import { Colour, painter, renderTable, visibleLength } from '../format';
 
 const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
 
@@ -67,6 +67,43 @@ export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolea
     out += paint('dim', `  ${hidden} in-sync resource${hidden === 1 ? ' has' : 's have'} properties the service does not show (not checked); --all lists them`) + '\n';
   }
   return out;
+}
+
+/**
+ * The closing summary of `dpi drift`: `No drift in what the service shows` (or `N of M resources drifted`), and, when
+ * any checked resource has properties the service's reads do not show, a second line naming them (with how many
+ * resources have them), so a summary never reads as "everything checked" when it was not.
+ */
+export function driftTotals(rows: readonly DriftRow[], where: string): string {
+  const drifted = rows.filter(isDrifted).length;
+  const partial = rows.filter((r) => r.notChecked.length > 0);
+  const first = drifted > 0
+    ? `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`
+    : partial.length > 0 ? 'No drift in what the service shows' : 'No drift';
+  let out = `${first} (journal: ${where})\n`;
+  if (partial.length > 0) {
+    const names = [...new Set(partial.flatMap((r) => r.notChecked))];
+    out += wrapText(`Not checked on ${partial.length} of ${rows.length} resource${rows.length === 1 ? '' : 's'} (the service does not `
+      + `show them): ${names.join(', ')}`, 100, '  ');
+  }
+  return out;
+}
+
+/** Wraps a text at spaces to lines of at most `width` characters; continuation lines start with `indent`. */
+export function wrapText(text: string, width: number, indent = ''): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (visibleLength(next) > width && line !== '' && line !== indent) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else {
+      line = next;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines.map((l) => `${l}\n`).join('');
 }
 
 /** The `summary` of `dpi drift --json`: counts per verdict, overall and per stack. */

@@ -20,7 +20,7 @@ import {
 } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
 import { allRestored, confirmFix, fixable, fixDrift, FixOutcome, renderFix } from './drift-fix';
-import { driftJson, FIX_HINT, renderStackDrift } from './drift-render';
+import { driftJson, driftTotals, FIX_HINT, renderStackDrift } from './drift-render';
 import { chooseJournalTable, deployedTableUse, dpiPropertiesOf, exportLookup, TableUse, tableUseOf } from './journal-table';
 import { embeddedEmulatorState, Service, serviceOf } from './service-of';
 
@@ -263,8 +263,7 @@ function report(ctx: RunContext, flags: DriftFlags, stacks: string[], parents: R
   // A blank line around a stack's table; stacks that are one summary line each follow one another.
   const lines = (b: string): number => b.split('\n').length - 1;
   let out = blocks.map((b, i) => (i > 0 && (lines(b) > 1 || lines(blocks[i - 1]) > 1) ? '\n' : '') + b).join('');
-  const drifted = rows.filter(isDrifted).length;
-  out += `\n${drifted === 0 ? 'No drift' : `${drifted} of ${rows.length} resource${rows.length === 1 ? '' : 's'} drifted`} (journal: ${where})\n`;
-  if (hint && drifted > 0) out += `${FIX_HINT}\n`;
+  out += `\n${driftTotals(rows, where)}`;
+  if (hint && rows.some(isDrifted)) out += `${FIX_HINT}\n`;
   return out;
 }
