@@ -119,7 +119,7 @@ test('a notification-type change that removes every queue type is a rebuild, nam
 test('a product change is a replacement naming the subscription that becomes invalid; --fail-on replace gates on it alone', async () => {
   const before = synthExample(join(work.dir, 'gate-update'), { sellerTypes: 'ORDER_CHANGE,LISTINGS_ITEM_STATUS_CHANGE', ordersName: 'other-name' });
   const update = await dpi(['plan', '--local', '--state', state(), '--app', before, '--fail-on', 'replace']);
-  expect(update.stdout).toContain('update in place');
+  expect(update.stdout).toMatch(/^\s+update\s/m);
   expect(update.code).toBe(0);
 
   const app = synthExample(join(work.dir, 'gate-replace'), { sellerTypes: 'ORDER_CHANGE,LISTINGS_ITEM_STATUS_CHANGE', ordersName: 'orders-us-renamed', ordersProduct: NEW_PRODUCT });
@@ -133,7 +133,7 @@ test('a product change is a replacement naming the subscription that becomes inv
   const live = /MarketplaceData\/Orders\s+\(Subscription (\d+)\)/.exec(gate.stdout)?.[1];
   expect(live).toMatch(/^\d+$/);
   expect(gate.stdout).toContain(`subscription: ${live} -> {OrdersA9B65338.SubscriptionId after the deploy}`);
-  expect(gate.stdout).toMatch(/Plan: 0 create, 0 update in place, 0 rebuild, 3 replace, 0 delete, 0 retain, 2 no change/);
+  expect(gate.stdout).toMatch(/Plan: 0 create, 0 update, 0 rebuild, 3 replace, 0 delete, 0 retain, 2 no-change/);
   const other = await dpi(['plan', '--local', '--state', state(), '--app', app, '--fail-on', 'delete,rebuild']);
   expect(other.code).toBe(0);
   const bad = await dpi(['plan', '--local', '--state', state(), '--app', app, '--fail-on', 'explode']);

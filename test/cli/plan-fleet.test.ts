@@ -80,8 +80,8 @@ test('one identity whose types keep a queue type: one resource, update in place,
   const text = await dpi(['plan', '--app', v1, '--from', v0]);
   expect(text.stdout).not.toContain('TemplateURL');
   expect(text.stdout).toContain(`Identity${ONE}`);
-  expect(text.stdout.split('\n').filter((l) => /^\s+(update in place|no change)\s/.test(l))).toHaveLength(1);
-  expect(text.stdout).toContain(`Plan: 0 create, 1 update in place, 0 rebuild, 0 replace, 0 delete, 0 retain, ${N - 1} no change`);
+  expect(text.stdout.split('\n').filter((l) => /^\s+(update|no-change)\s/.test(l))).toHaveLength(1);
+  expect(text.stdout).toContain(`Plan: 0 create, 1 update, 0 rebuild, 0 replace, 0 delete, 0 retain, ${N - 1} no-change`);
 
   await clearRequests(emu);
   await deploy(v1);

@@ -2,13 +2,25 @@
  * The parts of `dpi plan`'s review output that need no service: the markdown escaping, the review order, the markdown
  * layout, and the live findings of a subscription from made-up listings (what the deploy does about each difference).
  */
+import { parseFailOn } from '../../src/cli/commands/plan';
 import { LiveRecords, liveStatusOf, minimalNote, ReviewedEntry, withLiveFindings } from '../../src/cli/commands/plan-live';
 import { groupOf, md, renderPlanMarkdown, reviewOrder } from '../../src/cli/commands/plan-markdown';
+import { ACTION_LABEL } from '../../src/cli/commands/plan-render';
 import { planResource } from '../../src/handler/plan';
 import type { PlanAction, PlanInput } from '../../src/handler/plan-types';
 
 const entry = (path: string, action: PlanAction, more: Partial<ReviewedEntry> = {}): ReviewedEntry => ({
   type: 'Custom::DpiSubscription', stack: 'S', logicalId: path.replace(/\W/g, ''), constructPath: path, action, changes: [], calls: [], effects: [], ...more,
+});
+
+describe('--fail-on', () => {
+  test('one name per action (the table\'s), destructive = rebuild, replace, delete; the old spellings still parse', () => {
+    expect(parseFailOn('destructive,failure')).toEqual(['rebuild', 'replace', 'delete', 'failure']);
+    expect(parseFailOn('update-in-place, no change,replace,destructive')).toEqual(['update', 'no-change', 'replace', 'rebuild', 'delete']);
+    expect(() => parseFailOn('rebuilds')).toThrow("--fail-on: 'rebuilds' is not an action; use a comma-separated list of create, update, rebuild, "
+      + 'replace, delete, retain, no-change, failure or destructive (rebuild, replace, delete)');
+    expect(Object.entries(ACTION_LABEL).every(([action, label]) => action === label)).toBe(true);
+  });
 });
 
 describe('markdown escaping', () => {
@@ -59,8 +71,8 @@ describe('review order', () => {
       entry('S/A', 'no-change'),
       entry('S/B', 'no-change', { live: [{ kind: 'status', text: 'subscription 1 is paused in the service; it stays paused', undoes: false, risk: false }] }),
     ]);
-    expect(text.split('\n')[0]).toBe('## dpi plan: 2 no change');
-    expect(text).toContain('<details><summary><b>no change</b> <code>S/B</code> (Subscription)</summary>');
+    expect(text.split('\n')[0]).toBe('## dpi plan: 2 no-change');
+    expect(text).toContain('<details><summary><b>no-change</b> <code>S/B</code> (Subscription)</summary>');
     expect(text).toContain('- **live:** subscription 1 is paused in the service; it stays paused');
     expect(text).toContain('<details><summary>1 resource with no change and no live difference</summary>\n\n- <code>S/A</code> (Subscription)\n');
   });

@@ -77,9 +77,9 @@ test('the fleet with one replacement and one paused subscription: the replacemen
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const md = r.stdout;
-  expect(md.split('\n')[0]).toBe('## dpi plan: 1 update in place, 1 replace, 300 no change');
+  expect(md.split('\n')[0]).toBe('## dpi plan: 1 update, 1 replace, 300 no-change');
   expect(md).toContain('| replace | 1 |');
-  expect(md).toContain('| no change | 300 |');
+  expect(md).toContain('| no-change | 300 |');
   // The groups in review order, each resource in the group it belongs to.
   const at = (text: string): number => {
     const i = md.indexOf(text);
@@ -89,7 +89,7 @@ test('the fleet with one replacement and one paused subscription: the replacemen
   const risky = at('### Ends, replaces or rebuilds records, fails, or names an unknown or invalid identity (1)');
   const replaced = at('<details><summary><b>replace</b> <code>Platform/Orders</code>');
   const undo = at('### Undoes a change made in the service (1)');
-  const paused = at('<details><summary><b>update in place</b> <code>Platform/Returns</code>');
+  const paused = at('<details><summary><b>update</b> <code>Platform/Returns</code>');
   const unchanged = at('### No change (300)');
   expect([risky, replaced, undo, paused, unchanged]).toEqual([...[risky, replaced, undo, paused, unchanged]].sort((a, b) => a - b));
   expect(md).not.toContain('### Updates in place');
@@ -130,7 +130,7 @@ test('the fleet with one replacement and one paused subscription: the replacemen
   expect(after.name).toBe('returns-2');
   // Nothing is left to undo: the next plan has no change and no live difference.
   const next = await dpi([...args, '--format', 'markdown'], { emu });
-  expect(next.stdout.split('\n')[0]).toBe('## dpi plan: 302 no change');
+  expect(next.stdout.split('\n')[0]).toBe('## dpi plan: 302 no-change');
   expect(next.stdout).toContain('; no live differences.');
   expect(next.stdout).not.toContain('<details><summary><b>');
 });

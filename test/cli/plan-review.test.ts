@@ -51,7 +51,14 @@ test('a remote identity from a template parameter: no change now, a possible rep
 
   const text = await dpi(['plan', '--app', head, '--from', base]);
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(/no change\s+MarketplaceData\/Orders\s+\(Subscription\)\s+\[possibly replace\]/);
+  expect(text.stdout).toMatch(/no-change\s+MarketplaceData\/Orders\s+\(Subscription\)\s+\[possibly replace\]/);
   expect(text.stdout).toContain('with a worse possible action (a value decided at deploy time)');
-  expect((await dpi(['plan', '--app', head, '--from', base, '--fail-on', 'delete'])).code).toBe(0);
+  // A gate that lets a possible replace through says so; `destructive` (rebuild, replace, delete) trips on it.
+  const lets = await dpi(['plan', '--app', head, '--from', base, '--fail-on', 'delete']);
+  expect(lets.code).toBe(0);
+  expect(lets.stderr).toContain('note: --fail-on delete lets replace through (planned or possible); --fail-on destructive covers rebuild, replace, delete');
+  const destructive = await dpi(['plan', '--app', head, '--from', base, '--fail-on', 'destructive']);
+  expect(destructive.code).toBe(1);
+  expect(destructive.stderr).toContain('--fail-on: 3 resources planned to possibly replace');
+  expect(destructive.stderr).not.toContain('note: --fail-on');
 });

@@ -80,7 +80,7 @@ describe('against CloudFormation (fake client), nested stacks followed', () => {
     expect(calls.filter((c) => c.startsWith('GetTemplateCommand')).length).toBeGreaterThanOrEqual(2);
     expect(calls.some((c) => c.includes('-1RANDOM'))).toBe(true);
     const text = await dpi(['plan', '--app', v0]);
-    expect(text.stdout).toBe(`No changes.\n\nPlan: 0 create, 0 update in place, 0 rebuild, 0 replace, 0 delete, 0 retain, ${IDS.length} no change\n`
+    expect(text.stdout).toBe(`No changes.\n\nPlan: 0 create, 0 update, 0 rebuild, 0 replace, 0 delete, 0 retain, ${IDS.length} no-change\n`
       + 'Live state: not read (no service address: set DPI_BASE_URL and DPI_REFRESH_TOKEN (or pass --base-url) to read it); each record is '
       + 'assumed live and as last deployed\n');
   });

@@ -65,8 +65,8 @@ test('every dpi option the workflow uses is in dpi plan --help, and its plan com
     expect(args).toEqual(['plan', '--app', head, '--from', base, '--format', 'markdown']);
     const r = await dpi([...args, '--fail-on', workflow.env.FAIL_ON]);
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[0]).toMatch(/^## dpi plan: 1 update in place, \d+ no change$/);
-    expect(r.stdout).toContain('<details><summary><b>update in place</b> <code>MarketplaceData/Orders</code>');
+    expect(r.stdout.split('\n')[0]).toMatch(/^## dpi plan: 1 update, \d+ no-change$/);
+    expect(r.stdout).toContain('<details><summary><b>update</b> <code>MarketplaceData/Orders</code>');
     expect(r.stdout).toContain('**Live state:** not read (--from compares two cloud assemblies offline)');
   } finally {
     work.cleanup();

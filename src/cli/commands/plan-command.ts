@@ -15,8 +15,8 @@ import { runOp } from '../lazy';
 /** `dpi plan` */
 export function planCommand(ctx: RunContext): Command {
   const cmd = new Command('plan')
-    .description('what the next deploy does to each Custom::Dpi* resource: create, update in place, rebuild, replace, delete, retain or '
-      + 'no change, with the changed props, the service calls, the effects on live records and what the service shows differently '
+    .description('what the next deploy does to each Custom::Dpi* resource: create, update (in place), rebuild, replace, delete, retain or '
+      + 'no-change, with the changed props, the service calls, the effects on live records and what the service shows differently '
       + '(reads only; --fail-on for CI; --format markdown for a pull request)')
     .option('--app <dir>', 'the synthesized app (cloud assembly) to deploy', './cdk.out')
     .option('--local', 'compare with the dpi local-deploy state (--state) instead of CloudFormation')
@@ -34,8 +34,8 @@ export function planCommand(ctx: RunContext): Command {
     .addOption(new Option('--reads <mode>', 'with --local and no service address: how the embedded emulator (on emulator-state.json beside '
       + '--state) answers reads; default DPI_EMULATOR_READS or minimal').choices(READ_MODES))
     .option('--fail-on <actions>', 'exit 1 when any of these actions is planned or possible (a value decided at deploy time), comma-separated: '
-      + 'create, update, rebuild, replace, delete, retain, no-change, failure (a change the handler refuses, an unknown identity); '
-      + 'e.g. replace,rebuild,delete');
+      + 'create, update, rebuild, replace, delete, retain, no-change, failure (a change the handler refuses, an unknown identity), or '
+      + 'destructive (= rebuild,replace,delete: anything that ends or rebuilds a live record); e.g. destructive,failure');
   addJsonOption(cmd);
   addConnectionOptions(cmd);
   // Loaded when the command runs (the cli/ops part): the start-up of the other commands does not parse the

@@ -7,15 +7,18 @@ import { PLAN_ACTIONS, PlanAction, PlanEntry } from '../../handler/plan-types';
 import { Colour, Painter, sanitize, truncate } from '../format';
 import type { LiveSummary, ReviewedEntry } from './plan-live';
 
-/** How each action reads in the plan. */
+/**
+ * How each action reads in the plan: its one name, the same in the table, the summary, markdown, `--json` and
+ * `--fail-on` (`update` is an update in place: the record stays; `rebuild` keeps the record and recreates its delivery).
+ */
 export const ACTION_LABEL: Record<PlanAction, string> = {
   'create': 'create',
-  'update': 'update in place',
+  'update': 'update',
   'rebuild': 'rebuild',
   'replace': 'replace',
   'delete': 'delete',
   'retain': 'retain',
-  'no-change': 'no change',
+  'no-change': 'no-change',
 };
 
 const ACTION_COLOUR: Record<PlanAction, Colour | undefined> = {
@@ -37,7 +40,7 @@ export function summarise(entries: readonly PlanEntry[]): PlanSummary {
   return out;
 }
 
-/** The summary line, e.g. `Plan: 1 create, 2 update in place, 0 rebuild, 1 replace, 0 delete, 0 retain, 5 no change`. */
+/** The summary line, e.g. `Plan: 1 create, 2 update, 0 rebuild, 1 replace, 0 delete, 0 retain, 5 no-change`. */
 export function summaryLine(s: PlanSummary, failures: number, possible = 0): string {
   const counts = PLAN_ACTIONS.map((a) => `${s[a]} ${ACTION_LABEL[a]}`).join(', ');
   return `Plan: ${counts}${failures > 0 ? `; ${failures} refused by the handler (the deploy would fail)` : ''}`

@@ -1,7 +1,7 @@
 /**
  * `dpi plan`: what the next deploy does to each `Custom::Dpi*` resource of the app, in the service's terms, from the
- * handler's own decision code (`planResource`, src/handler/plan.ts): the action (create, update in place, rebuild,
- * replace, delete, retain, no change), the property changes by construct prop, the service calls and the effects on
+ * handler's own decision code (`planResource`, src/handler/plan.ts): the action (create, update (in place), rebuild,
+ * replace, delete, retain, no-change), the property changes by construct prop, the service calls and the effects on
  * live records. Compares the synthesized app (--app) with CloudFormation's deployed templates (default), the
  * `dpi local-deploy` state (--local) or another cloud assembly (--from DIR). Against CloudFormation or --local it reads the
  * account's subscriptions and remote identities (two listings, plan-live.ts) for the live differences and the identity
@@ -52,6 +52,9 @@ export const PLAN_FORMATS = ['table', 'json', 'markdown'] as const;
 /** What `--fail-on` can name besides the actions: `failure`, a change the handler refuses (the deploy would fail). */
 export const FAIL_ON_FAILURE = 'failure';
 
+/** `--fail-on destructive`: every action that ends or rebuilds a live record. */
+export const DESTRUCTIVE_ACTIONS: readonly PlanAction[] = ['rebuild', 'replace', 'delete'];
+
 /**
  * Seams of `dpi plan` (tests): the CloudFormation client, the decision function and the journal opener of
  * CloudFormation mode (with a CloudFormation seam and no journal seam, the journal table is not read).
@@ -70,17 +73,23 @@ function journalOpener(flags: PlanFlags): PlanJournalOpener | undefined {
   return planSeams.cloudFormation ? undefined : dynamoJournalOpener({ region: flags.region, profile: flags.profile, state: flags.state });
 }
 
-/** Parses `--fail-on` (comma-separated actions; `update-in-place` and `no-change` spelled with dashes or spaces). */
+/**
+ * Parses `--fail-on` (comma-separated actions; `no-change` also with a space; `update-in-place` as `update`;
+ * `destructive` as rebuild, replace and delete).
+ */
 export function parseFailOn(value: string | undefined): string[] {
   if (value === undefined) return [];
   const out: string[] = [];
   for (const raw of value.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '')) {
     const v = raw.replace(/[\s_]+/g, '-');
-    const name = v === 'update-in-place' ? 'update' : v;
-    if (!(PLAN_ACTIONS as readonly string[]).includes(name) && name !== FAIL_ON_FAILURE) {
-      throw new CliError(`--fail-on: '${raw}' is not an action; use a comma-separated list of ${PLAN_ACTIONS.join(', ')} or ${FAIL_ON_FAILURE}`);
+    const names = v === 'update-in-place' ? ['update'] : v === 'destructive' ? [...DESTRUCTIVE_ACTIONS] : [v];
+    for (const name of names) {
+      if (!(PLAN_ACTIONS as readonly string[]).includes(name) && name !== FAIL_ON_FAILURE) {
+        throw new CliError(`--fail-on: '${raw}' is not an action; use a comma-separated list of ${PLAN_ACTIONS.join(', ')}, ${FAIL_ON_FAILURE} `
+          + `or destructive (${DESTRUCTIVE_ACTIONS.join(', ')})`);
+      }
+      if (!out.includes(name)) out.push(name);
     }
-    if (!out.includes(name)) out.push(name);
   }
   if (out.length === 0) throw new CliError(`--fail-on: expected a comma-separated list of actions (${PLAN_ACTIONS.join(', ')}), got '${value}'`);
   return out;
@@ -221,6 +230,13 @@ export async function runPlan(ctx: RunContext, flags: PlanFlags): Promise<void> 
     ctx.io.stdout.write(renderPlanMarkdown(entries, { live: live.summary }));
   } else {
     ctx.io.stdout.write(renderPlan(entries, { all: !!flags.all, paint: painter(useColour(ctx)), live: live.summary }));
+  }
+  // A gate that lets a record-ending or rebuilding action through says so (e.g. --fail-on replace and a rebuild).
+  const passed = failOn.length === 0 ? [] : DESTRUCTIVE_ACTIONS.filter((a) => !failOn.includes(a)
+    && entries.some((e) => e.action === a || e.possibleAction === a));
+  if (passed.length > 0) {
+    ctx.io.stderr.write(`note: --fail-on ${failOn.join(',')} lets ${passed.join(', ')} through (planned or possible); `
+      + `--fail-on destructive covers ${DESTRUCTIVE_ACTIONS.join(', ')}\n`);
   }
   if (tripped.length > 0) {
     const kinds = [...new Set(tripped.map((e) => trippedAs(e, failOn)))];
