@@ -9,7 +9,9 @@ import type { LocalDeployOptions, LocalDeployResult } from './options';
 import { renderSummary, summaryRows } from './output';
 import { RunnerDeploy } from './runner-deploy';
 import { RunFailure } from './runner-helpers';
-import { lockState, readState, removeState } from './state';
+import { LocalState, lockState, readState, removeState } from './state';
+
+type LocalStateResources = LocalState['resources'];
 
 export { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
 export type { LocalDeployOptions, LocalDeployResult } from './options';
@@ -27,10 +29,12 @@ class Runner extends RunnerDeploy {
   async run(): Promise<LocalDeployResult> {
     let error: string | undefined;
     let unlock: (() => void) | undefined;
+    let stateRead = false;
     try {
       this.checkOptions();
       unlock = lockState(this.stateFile);
       this.state = readState(this.stateFile);
+      stateRead = true;
       if (this.fixturesToMerge) await this.connect();
       if (this.options.destroy) await this.destroy();
       else await this.deploy();
@@ -67,11 +71,18 @@ class Runner extends RunnerDeploy {
       if (this.emulator) await this.emulator.stop();
       unlock?.();
     }
-    const rows = summaryRows(Object.values(this.state.resources));
+    // A run refused before it read the state changed nothing: its summary is what the state file says is deployed.
+    const untouched = stateRead ? undefined : this.savedResources();
+    const rows = summaryRows(Object.values(untouched?.resources ?? this.state.resources));
     const elapsedMs = Date.now() - this.started;
     this.progress('');
     this.progress(`${this.failed ? '❌  local-deploy failed' : '✅  local-deploy complete'} (${this.options.destroy ? 'destroy' : 'deploy'}) in ${(elapsedMs / 1000).toFixed(2)}s`);
-    for (const line of renderSummary(rows)) this.output(line);
+    if (!stateRead) {
+      this.output(untouched?.error !== undefined
+        ? `Nothing changed; what is deployed is not known: ${untouched.error}`
+        : `Nothing changed; deployed per ${this.stateFile}: ${rows.length} resource${rows.length === 1 ? '' : 's'}`);
+    }
+    if (untouched?.error === undefined) for (const line of renderSummary(rows)) this.output(line);
     if (!error && this.secretLeaks.length > 0) error = `the refresh token appears in ${this.secretLeaks.join(', ')}`;
     const leaks = this.secretLeaks.length > 0 ? { secretLeaks: [...this.secretLeaks] } : {};
     const used = this.containers?.used ?? 0;
@@ -79,6 +90,15 @@ class Runner extends RunnerDeploy {
     const abandoned = this.abandoned.length > 0 ? { abandoned: [...this.abandoned] } : {};
     const { url: emulatorUrl, stateFile, events } = this;
     return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks, ...containers, ...abandoned };
+  }
+
+  /** The resources of the state file as saved (for the summary of a run that stopped before reading it). */
+  private savedResources(): { resources: LocalStateResources; error?: string } {
+    try {
+      return { resources: readState(this.stateFile).resources };
+    } catch (e) {
+      return { resources: {}, error: this.scrubbed((e as Error).message, 'the run\'s error') };
+    }
   }
 
   protected async destroy(): Promise<void> {
