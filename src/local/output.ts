@@ -31,11 +31,70 @@ export const STATUS_WIDTH = Math.max(...PROGRESS_STATUSES.map((x) => x.length));
 /** Width of the type column: the longest type of a resource the runner drives, or of a stack. */
 export const TYPE_WIDTH = Math.max('AWS::CloudFormation::Stack'.length, ...KINDS.map((k) => k.type.length));
 
-/** Formats a progress event: `<Stack> | <time> | <STATUS> | <Type> | <LogicalId> [reason]`. */
-export function formatEvent(e: ProgressEvent, statusWidth = STATUS_WIDTH, typeWidth = TYPE_WIDTH): string {
+/** The status column of a progress line: the usual statuses (`CREATE_IN_PROGRESS`) fit, rarer longer ones overflow it. */
+export const PROGRESS_STATUS_COLUMN = 'CREATE_IN_PROGRESS'.length;
+/** The type column of a progress line: `AWS::CloudFormation::Stack` and most resource types fit. */
+export const PROGRESS_TYPE_COLUMN = 'AWS::CloudFormation::Stack'.length;
+/** The width progress lines fit when the terminal's is not known (output not to a terminal). */
+export const DEFAULT_PROGRESS_WIDTH = 100;
+
+/** Columns a progress line keeps for the stack name and the logical ID together. */
+const MIN_NAMES_ROOM = 24;
+
+/** `text` at most `max` characters, its middle replaced by `…` (the start and the end, e.g. a hash, stay). */
+export function middleTruncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 1) return '…'.slice(0, max);
+  const tail = Math.floor((max - 1) / 2);
+  return `${text.slice(0, max - 1 - tail)}…${text.slice(text.length - tail)}`;
+}
+
+/**
+ * A nested stack's name as a person reads it: CDK names it `<Parent>-<Id>NestedStack<Id>NestedStackResource<HASH>`;
+ * the progress shows `<Parent>-<Id>` (the JSON result and the state keep the full name).
+ */
+export function shortStackName(name: string): string {
+  return name.replace(/NestedStack.+NestedStackResource[0-9A-F]{8}$/, '') || name;
+}
+
+/** Wraps `text` at spaces into lines of at most `width` characters, each starting with `indent`. */
+function wrap(text: string, width: number, indent: string): string[] {
+  const lines: string[] = [];
+  let line = indent;
+  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
+    if (line !== indent && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = indent;
+    }
+    line = line === indent ? `${indent}${word}` : `${line} ${word}`;
+  }
+  if (line !== indent) lines.push(line);
+  return lines;
+}
+
+/**
+ * Formats a progress event: `<Stack> | <time> | <STATUS> | <Type> | <LogicalId>`, at most `width` columns (a nested
+ * stack by its short name, a long stack name or logical ID shortened in the middle), and the reason, if any, on the
+ * lines below it (indented, wrapped to `width`).
+ */
+export function formatEvent(e: ProgressEvent, width = DEFAULT_PROGRESS_WIDTH): string {
   const time = e.time.slice(11, 19);
-  const reason = e.reason ? ` ${e.reason}` : '';
-  return `${e.stack} | ${time} | ${e.status.padEnd(statusWidth)} | ${e.type.padEnd(typeWidth)} | ${e.logicalId}${reason}`;
+  let fixed = ` | ${time} | ${e.status.padEnd(PROGRESS_STATUS_COLUMN)} | ${e.type.padEnd(PROGRESS_TYPE_COLUMN)} | `;
+  if (width - fixed.length < MIN_NAMES_ROOM) {
+    // A long status with a long type: the type without its namespace (`Stack`, `DpiLegacyNotificationPipeline`).
+    fixed = ` | ${time} | ${e.status} | ${e.type.replace(/^(Custom|AWS::CloudFormation)::/, '')} | `;
+  }
+  const room = Math.max(MIN_NAMES_ROOM, width - fixed.length);
+  let stack = shortStackName(e.stack);
+  // A nested stack's own events name it (its stack name, or its logical ID in the parent): by its short name too.
+  let logicalId = e.type === 'AWS::CloudFormation::Stack' ? shortStackName(e.logicalId) : e.logicalId;
+  if (stack.length + logicalId.length > room) {
+    // The stack gets up to half of the room, the logical ID the rest.
+    stack = middleTruncate(stack, Math.max(Math.ceil(room / 2), room - logicalId.length));
+    logicalId = middleTruncate(logicalId, room - stack.length);
+  }
+  const head = `${stack}${fixed}${logicalId}`;
+  return e.reason ? [head, ...wrap(e.reason, width, '    ')].join('\n') : head;
 }
 
 /** Attributes shown in the summary table, in this order, when a resource has them. */

@@ -13,7 +13,7 @@ import { defaultHandlerPath, HandlerLogSink, HandlerModule, loadHandler, redact,
 import { evaluateCondition, resolveValue, ResolveContext } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import type { AbandonedResource, LocalDeployOptions } from './options';
-import { formatEvent, ProgressEvent } from './output';
+import { DEFAULT_PROGRESS_WIDTH, formatEvent, ProgressEvent } from './output';
 import { SAVE_INTERVAL_MS, roleTrustsService, readsOf, networkCode } from './runner-helpers';
 import { parseConcurrency } from './scheduler';
 import { emptyState, LocalState, ResourceState, StackState, writeState } from './state';
@@ -252,7 +252,7 @@ export abstract class RunnerBase {
       stack, time: new Date().toISOString(), status, type, logicalId, reason: said ? this.scrubbed(said, `the reason of ${stack}/${logicalId} ${status}`) : undefined, physicalId,
     };
     this.events.push(e);
-    this.progress(formatEvent(e));
+    this.progress(formatEvent(e, progressWidth(this.options.progress === undefined)));
   }
 
   /**
@@ -326,4 +326,10 @@ export function withFixturesHint(reason: string, embedded: boolean): string {
   if (!embedded || !/(remote identity|storage group|storage) \S+ (was )?not found|(identity|storage)[^;]* does not exist/i.test(reason)) return reason;
   return `${reason} (the embedded emulator knows its default fixtures and those of --fixtures FILE: add your app's identities and storage `
     + 'groups there; docs/local-deploy.md, "Fixtures: your app\'s identities")';
+}
+
+/** The width progress lines fit: the terminal's when they go to one (stderr), else DEFAULT_PROGRESS_WIDTH. */
+function progressWidth(toStderr: boolean): number {
+  const columns = toStderr && process.stderr.isTTY ? process.stderr.columns : undefined;
+  return columns !== undefined && columns >= 40 ? columns : DEFAULT_PROGRESS_WIDTH;
 }

@@ -138,7 +138,7 @@ test('the old physical resource of a replacement is in the saved state before th
   let savedOrphans: Array<{ physicalId: string; replaced?: boolean }> | undefined;
   const progress = (l: string): void => {
     lines.push(l);
-    if (savedOrphans === undefined && /UPDATE_COMPLETE\s+\| Custom::DpiSubscription\s+\| A replaced/.test(l)) {
+    if (savedOrphans === undefined && /UPDATE_COMPLETE\s+\| Custom::DpiSubscription\s+\| A\n\s+replaced/.test(l)) {
       savedOrphans = JSON.parse(readFileSync(stateFile, 'utf8')).orphans;
     }
   };
