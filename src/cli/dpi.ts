@@ -1,6 +1,6 @@
 /** Entry point of the bundled `dpi` command line (assets/cli/dpi/index.js; the bundler adds the shebang). */
-import './node-version'; // first: replaces the AWS SDK's Node.js version warning before any client loads
 import { writeSync } from 'node:fs';
+import { tellOldNodeFirst } from './node-version'; // first: replaces the AWS SDK's Node.js version warning before any client loads
 import * as pkg from '../../package.json';
 
 const argv = process.argv.slice(2);
@@ -22,6 +22,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     process.exit(Number(process.exitCode ?? 0));
   };
   process.stdout.on('error', closedPipe);
+  // On a deprecated Node.js, its one line comes first, not between a command's progress lines.
+  tellOldNodeFirst(argv.find((a) => !a.startsWith('-')));
   // Required here, not imported: the bundler then evaluates the program and its commands only on this path.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { runDpi } = require('./program') as typeof import('./program');

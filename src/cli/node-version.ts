@@ -39,6 +39,26 @@ export function nodeVersionNotice(version: string, sdkWarning = ''): string {
   return `dpi: Node.js ${version} ${why}${sdk}: run dpi on Node.js ${supported}.`;
 }
 
+/** The commands that create AWS SDK clients (DynamoDB for the journal, CloudFormation for deployed stacks). */
+export const SDK_COMMANDS: readonly string[] = ['local-deploy', 'drift', 'orphans', 'plan', 'journal'];
+
+/** The processes told already (the notice is printed once per run). */
+const told = new WeakSet<object>();
+
+/**
+ * Prints the notice before the command's first line (on a deprecated Node.js, for a command in {@link SDK_COMMANDS}),
+ * so that it never lands between a command's progress lines when the SDK loads later; the SDK's warning is then
+ * dropped. Returns whether it printed.
+ */
+export function tellOldNodeFirst(command: string | undefined, proc: NodeJS.Process = process): boolean {
+  const oldNode = nodeMajor(proc.version) < Math.min(...SUPPORTED_NODE_MAJORS);
+  if (!oldNode || command === undefined || !SDK_COMMANDS.includes(command) || told.has(proc)) return false;
+  told.add(proc);
+  if (warningsOff(proc) || proc.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED === 'true') return false;
+  proc.stderr.write(`${nodeVersionNotice(proc.version, 'node >=22')}\n`);
+  return true;
+}
+
 /** Whether Node's own warnings are switched off for this process (`--no-warnings`, `NODE_NO_WARNINGS=1`). */
 function warningsOff(proc: NodeJS.Process): boolean {
   const options = `${proc.execArgv.join(' ')} ${proc.env.NODE_OPTIONS ?? ''}`;
@@ -52,7 +72,6 @@ function warningsOff(proc: NodeJS.Process): boolean {
 export function replaceUnactionableWarnings(proc: NodeJS.Process = process): void {
   const oldNode = nodeMajor(proc.version) < Math.min(...SUPPORTED_NODE_MAJORS);
   const emitWarning = proc.emitWarning;
-  let told = false;
   const replaced = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
     const text = typeof warning === 'string' ? warning : String(warning?.message ?? '');
     const options = typeof rest[0] === 'object' ? rest[0] as { type?: string; code?: string } | null : undefined;
@@ -60,8 +79,8 @@ export function replaceUnactionableWarnings(proc: NodeJS.Process = process): voi
     const code = typeof rest[0] === 'string' ? rest[1] : options?.code;
     if (type === 'DeprecationWarning' && typeof code === 'string' && BUNDLED_DEPRECATIONS.includes(code)) return;
     if (oldNode && (text.startsWith(SDK_WARNING) || type === SDK_WARNING)) {
-      if (!told && !warningsOff(proc)) proc.stderr.write(`${nodeVersionNotice(proc.version, text)}\n`);
-      told = true;
+      if (!told.has(proc) && !warningsOff(proc)) proc.stderr.write(`${nodeVersionNotice(proc.version, text)}\n`);
+      told.add(proc);
       return;
     }
     (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  BUNDLED_DEPRECATIONS, DEPRECATED_NODE_MAJORS, SUPPORTED_NODE_MAJORS, nodeMajor, nodeVersionNotice, replaceUnactionableWarnings,
+  BUNDLED_DEPRECATIONS, DEPRECATED_NODE_MAJORS, SUPPORTED_NODE_MAJORS, nodeMajor, nodeVersionNotice, replaceUnactionableWarnings, tellOldNodeFirst,
 } from '../../src/cli/node-version';
 import { synthTinyApp } from '../local/apps';
 
@@ -44,6 +44,8 @@ function expectOnlyActionableWarnings(stderr: string, sdk: boolean): void {
   } else {
     // At most one line, which says what to do; only when the SDK would have warned.
     expect(notices).toEqual(sdk ? [nodeVersionNotice(process.version, 'node >=22')] : []);
+    // Before anything else the command prints: never between its progress lines.
+    if (sdk) expect(stderr.startsWith(`${notices[0]}\n`)).toBe(true);
     expect(stderr.replace(notices[0] ?? '\u0000', '')).not.toMatch(/warning/i);
   }
 }
@@ -93,6 +95,20 @@ test('dpi --version loads no SDK and prints nothing on stderr', () => {
   const r = dpi(['--version'], dir);
   expect(r.code).toBe(0);
   expect(r.stderr).toBe('');
+});
+
+test('tellOldNodeFirst: once, only for the commands that load the SDK, only on an old Node.js, silenced as the SDK\'s warning is', () => {
+  const fake = (version: string, env: Record<string, string> = {}): { proc: NodeJS.Process; written: string[] } => {
+    const written: string[] = [];
+    return { proc: { version, env, execArgv: [], stderr: { write: (t: string) => written.push(t) } } as unknown as NodeJS.Process, written };
+  };
+  const old = fake('v20.20.2');
+  expect(tellOldNodeFirst('products', old.proc)).toBe(false);
+  expect(tellOldNodeFirst('local-deploy', old.proc)).toBe(true);
+  expect(tellOldNodeFirst('local-deploy', old.proc)).toBe(false);
+  expect(old.written).toEqual([`${nodeVersionNotice('v20.20.2', 'node >=22')}\n`]);
+  expect(tellOldNodeFirst('drift', fake('v22.1.0').proc)).toBe(false);
+  expect(tellOldNodeFirst('drift', fake('v20.20.2', { NODE_NO_WARNINGS: '1' }).proc)).toBe(false);
 });
 
 describe('replaceUnactionableWarnings', () => {
