@@ -4,7 +4,7 @@
  * nothing live of the app; the CloudFormation path with a fake client.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dpi, testNoSecretsPrinted } from './helpers';
@@ -379,6 +379,14 @@ test('--local without a service address uses the embedded emulator beside the st
     .toEqual(['active pipeline: ORDER_CHANGE,REPORT_PROCESSING_FINISHED in us-east-1 (subscription active)']);
   expect((await dpi(['orphans', '--local', '--state', stateFile(), '--fix', '--yes'], { env: {} })).code).toBe(0);
   expect((await dpi(['orphans', '--local', '--state', stateFile()], { env: {} })).code).toBe(0);
+  // After a destroy (the state file removed) the report does not name it as if it were there.
+  const destroyed = await runLocalDeploy({ stateFile: stateFile(), destroy: true, progress: () => undefined, output: () => undefined });
+  expect(destroyed.success).toBe(true);
+  expect(existsSync(stateFile())).toBe(false);
+  const after = await dpi(['orphans', '--local', '--state', stateFile()], { env: {} });
+  expect(after.code).toBe(0);
+  expect(after.stdout).toContain(`the local-deploy state (${stateFile()} does not exist: nothing is deployed locally)`);
+  expect(after.stdout).not.toContain(`local state ${stateFile()}`);
 });
 
 test('CloudFormation (a fake client): a resource dropped from its stack while its clean-up failed, a stack in progress, a stack gone', async () => {

@@ -4,7 +4,7 @@
  * gone is either the library's to remove (an **orphan**: the resource made it) or the user's to keep (**retained**:
  * its removal policy is RETAIN, or it existed before the stack and was adopted). See docs/cli.md ("dpi orphans").
  */
-
+import { existsSync } from 'node:fs';
 import type { JournalClaim, JournalRecord } from '../../handler/journal';
 import { isKindType, kindOf, KINDS, ResourceTypes, taggedKind } from '../../kinds';
 import type { LocalState, ResourceState } from '../../local/state';
@@ -76,7 +76,8 @@ export function localView(state: LocalState, file: string): DeployedView {
   };
   const dpi = Object.values(state.resources).filter((r) => r.type.startsWith('Custom::Dpi'));
   return {
-    source: `local state ${file}`,
+    // After a destroy the state file is gone: the report says so instead of naming a file that does not exist.
+    source: existsSync(file) ? `local state ${file}` : `the local-deploy state (${file} does not exist: nothing is deployed locally)`,
     stack: (name) => (state.stacks.some((s) => s.stackName === name) ? 'live' : 'gone'),
     resource: (key) => {
       const r = byKey.get(key);
