@@ -71,11 +71,19 @@ async function withJournal(o: PlanSourceOptions, refs: JournalRefs, plan: (plann
     planner = withAdoptions(planner, await o.adoptions([...adopted].sort()));
     first = plan(planner);
   }
-  if (!o.journal) return first;
+  // Endings (who owns the record) and refusals (a dropped parameter a revert keeps) depend on the journal.
+  const dependsOnJournal = (e: PlanEntry): boolean => e.action === 'delete' || e.action === 'replace' || e.failure !== undefined;
+  if (!o.journal) {
+    // --from compares two cloud assemblies: no deployed stack, so no journal to read (said once, as for a failed read).
+    if (o.from !== undefined && first.some(dependsOnJournal)) {
+      o.warn?.('dpi plan: the lifecycle journal is not read with --from (no deployed stack to find it from); a planned delete ends the '
+        + 'record unless the journal records it as adopted');
+    }
+    return first;
+  }
   const targets: JournalTarget[] = [];
   for (const e of first) {
-    // Endings (who owns the record) and refusals (a dropped parameter a revert keeps) depend on the journal.
-    if ((e.action !== 'delete' && e.action !== 'replace' && e.failure === undefined) || e.physicalId === undefined) continue;
+    if (!dependsOnJournal(e) || e.physicalId === undefined) continue;
     const where = refs.get(refOf(e.stack, e.logicalId));
     if (where) targets.push({ ref: refOf(e.stack, e.logicalId), ...where, physicalId: e.physicalId });
   }
@@ -123,7 +131,10 @@ export async function collectPlan(o: PlanSourceOptions, planner: Planner): Promi
   const stacks = readApp(o.app, '--app');
   const refs: JournalRefs = new Map();
   if (o.local) return withJournal(o, refs, (p) => planLocal(stacks, o, p, refs), planner);
-  if (o.from !== undefined) return planTemplatePairs(fromAssembly(stacks, readApp(o.from, '--from')), planner);
+  if (o.from !== undefined) {
+    const pairs = fromAssembly(stacks, readApp(o.from, '--from'));
+    return withJournal({ ...o, journal: undefined }, refs, (p) => planTemplatePairs(pairs, p), planner);
+  }
   const cfn = o.cloudFormation!();
   const { pairs, deployed } = await fromCloudFormation(stacks, cfn);
   // The journal table each deployed resource's connection names (a `Ref` to a parameter or resource of its stack and an
