@@ -4,8 +4,8 @@
  * changed them since), and the settings (`pageSize`, `historyMaxRequests`, the `failing*` lists) are applied. Nothing
  * is ignored without a word: the result counts what was added, kept and set.
  */
-import { isObj } from './core';
-import { KEYS, LISTS } from './domain';
+import { Ctx, isObj } from './core';
+import { applyFixtures, KEYS, LISTS } from './domain';
 import type { EmulatorFixtures } from './fixture-types';
 import type { EmulatorState } from './state';
 
@@ -58,6 +58,17 @@ export function newFixtureRecords(s: EmulatorState, fx: EmulatorFixtures): { fix
     if (value.length > fresh.length) kept[name] = value.length - fresh.length;
   }
   return { fixtures: out as EmulatorFixtures, merge: { added, kept, set } };
+}
+
+/** Merges fixtures into the state loaded from `stateFile` (see the module comment); an invalid record names the file. */
+export function mergeIntoSavedState(ctx: Ctx, fx: EmulatorFixtures, stateFile: string): FixturesMerge {
+  const split = newFixtureRecords(ctx.s, fx);
+  try {
+    applyFixtures(ctx, split.fixtures);
+  } catch (e) {
+    throw new Error(`fixtures cannot be merged into the state of ${stateFile}: ${(e as Error).message}`);
+  }
+  return split.merge;
 }
 
 /** One line saying what fixtures did to an existing state, e.g. `added 10 remoteIdentities; kept 54 records ...`. */

@@ -8,7 +8,7 @@ import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, Latency,
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
-import { FixturesMerge, newFixtureRecords } from './fixture-merge';
+import { FixturesMerge, mergeIntoSavedState } from './fixture-merge';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
 import { registerCatalogRoutes } from './routes/catalog';
@@ -144,15 +144,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
       clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
     }
-    if (opts.fixtures) {
-      const split = newFixtureRecords(ctx.s, opts.fixtures);
-      try {
-        applyFixtures(ctx, split.fixtures);
-      } catch (e) {
-        throw new Error(`fixtures cannot be merged into the state of ${opts.stateFile}: ${(e as Error).message}`);
-      }
-      fixturesMerge = split.merge;
-    }
+    if (opts.fixtures) fixturesMerge = mergeIntoSavedState(ctx, opts.fixtures, opts.stateFile);
   } else {
     seed();
   }
