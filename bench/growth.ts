@@ -48,7 +48,7 @@ function child(n: number, outdir: string): void {
   const app = new cdk.App({ outdir });
   const stack = new cdk.Stack(app, 'Growth', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new lib.ServiceConnection(stack, 'Dpi', {
-    singleOriginUrl: 'https://api.example-dpi.com',
+    endpoints: lib.ServiceEndpoints.singleOrigin('https://api.example-dpi.com'),
     refreshToken: sm.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
   });
   const roles = new lib.NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333', externalId: 'ext-1' });

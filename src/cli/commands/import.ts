@@ -213,7 +213,7 @@ export function renderImportedStack(model: ImportModel, opts: { className: strin
   out.push(`export interface ${opts.className}Props extends StackProps {`);
   out.push('  /**');
   out.push('   * Makes the stack\'s connection to the service (the account the records were read from), e.g.');
-  out.push('   * `(stack) => new ServiceConnection(stack, \'Dpi\', { singleOriginUrl, refreshToken, journal })`.');
+  out.push('   * `(stack) => new ServiceConnection(stack, \'Dpi\', { endpoints: ServiceEndpoints.singleOrigin(url), refreshToken, journal })`.');
   out.push('   */');
   out.push('  readonly connection: (stack: Stack) => ServiceConnection;');
   out.push('}');
