@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 // fastify is bundled into the dpi CLI by esbuild, so a devDependency is enough.
 // eslint-disable-next-line import/no-extraneous-dependencies
-import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Fastify, { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { browserRefusal, isLoopbackHost } from './browser-guard';
 import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, Latency, latencyOf } from './clock';
 import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
 import { applyFixtures } from './domain';
-import { registerFaultRoutes, releaseHeld, takeFault, waitAsFaultSays } from './faults';
+import { releaseHeld, takeFault, waitAsFaultSays } from './faults';
 import { FixturesMerge, mergeIntoSavedState } from './fixture-merge';
 import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
+import { registerAdmin, snapshot } from './routes/admin';
 import { registerCatalogRoutes } from './routes/catalog';
 import { registerHealthcheckRoutes } from './routes/healthchecks';
 import { registerHistoryRoutes, refreshHistory } from './routes/history';
@@ -18,10 +19,11 @@ import { registerJobRoutes } from './routes/jobs';
 import { registerMarketplaceRoutes } from './routes/marketplace';
 import { registerNotificationRoutes } from './routes/notifications';
 import { registerSubscriptionRoutes } from './routes/subscriptions';
-import { ingestTx, registerTxRoutes, txToApi } from './routes/transactions';
+import { registerTxRoutes } from './routes/transactions';
 import { serveV1Aliases } from './routes/v1-aliases';
 import { emptyState, EmulatorState, EmulatorStateSnapshot } from './state';
 import { writeStateFile, writeStateFileSync } from './state-file';
+import { lockStateFile } from './state-lock';
 
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
@@ -87,8 +89,6 @@ export { describeFixturesMerge } from './fixture-merge';
 /** The read modes `EmulatorOptions.reads` accepts. */
 export { READ_MODES } from './core';
 
-/** Latest clock value the admin API accepts (9999-12-31T23:59:59Z). */
-const MAX_CLOCK = 253402300799;
 
 export interface RunningEmulator {
   url: string;
@@ -132,21 +132,28 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
   };
   let fixturesMerge: FixturesMerge | undefined;
-  if (opts.stateFile && existsSync(opts.stateFile)) {
-    let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
-    try {
-      loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number; clockScale?: number };
-    } catch (e) {
-      throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
+  // One emulator per state file (state-lock.ts); released on stop, or here when the start fails.
+  const unlock = opts.stateFile ? lockStateFile(opts.stateFile) : undefined;
+  try {
+    if (opts.stateFile && existsSync(opts.stateFile)) {
+      let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
+      try {
+        loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number; clockScale?: number };
+      } catch (e) {
+        throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
+      }
+      if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
+      ctx.s = { ...emptyState(), ...loaded.state };
+      if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
+        clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
+      }
+      if (opts.fixtures) fixturesMerge = mergeIntoSavedState(ctx, opts.fixtures, opts.stateFile);
+    } else {
+      seed();
     }
-    if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
-    ctx.s = { ...emptyState(), ...loaded.state };
-    if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
-      clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
-    }
-    if (opts.fixtures) fixturesMerge = mergeIntoSavedState(ctx, opts.fixtures, opts.stateFile);
-  } else {
-    seed();
+  } catch (e) {
+    unlock?.();
+    throw e;
   }
   // State writes: every change is on disk before it is answered (a killed process loses nothing it answered), and
   // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
@@ -312,7 +319,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   registerJobRoutes(app, ctx);
   if (opts.healthchecks !== false) registerHealthcheckRoutes(app, ctx);
 
-  const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  let address: string;
+  try {
+    address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  } catch (e) {
+    if (clockSaves) clearInterval(clockSaves);
+    unlock?.();
+    throw e;
+  }
   const u = new URL(address);
   if (u.hostname === '[::1]' || u.hostname === '::1') u.hostname = '[::1]';
   const url = u.origin;
@@ -330,6 +344,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       await app.close();
       await writing;
       save();
+      unlock?.();
     },
     stateWrites() {
       return stateWrites;
@@ -339,60 +354,6 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       return snapshot(ctx);
     },
   };
-}
-
-function snapshot(ctx: Ctx): EmulatorStateSnapshot {
-  return JSON.parse(JSON.stringify({ ...ctx.s, now: ctx.now() })) as EmulatorStateSnapshot;
-}
-
-function registerAdmin(app: FastifyInstance, ctx: Ctx, seed: () => void, clock: { set(n: number): void; advance(by: number): void }): void {
-  app.post('/_emulator/reset', async (_req, reply) => {
-    ctx.generation = (ctx.generation ?? 0) + 1;
-    seed();
-    ctx.faults.length = 0;
-    releaseHeld(ctx);
-    ctx.requests.length = 0;
-    ctx.hits.clear();
-    return reply.status(204).send();
-  });
-  app.post('/_emulator/fixtures', async (req, reply) => {
-    const counts = applyFixtures(ctx, req.body);
-    return reply.status(200).send({ loaded: counts });
-  });
-  app.post('/_emulator/tx', async (req, reply) => {
-    // One report, or an array of reports (ingested in order; answered as an array).
-    if (Array.isArray(req.body)) return reply.status(200).send({ data: req.body.map((r) => txToApi(ingestTx(ctx, r))) });
-    const rec = ingestTx(ctx, req.body);
-    return reply.status(200).send({ data: txToApi(rec) });
-  });
-  registerFaultRoutes(app, ctx);
-  app.post('/_emulator/clock', async (req) => {
-    const b = req.body;
-    if (!isObj(b)) fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
-    const inRange = (n: number): boolean => Number.isSafeInteger(Math.floor(n)) && n >= 0 && n <= MAX_CLOCK;
-    if (typeof b.now === 'number' && Number.isFinite(b.now)) {
-      if (!inRange(b.now)) fail(400, `now must be Unix seconds between 0 and ${MAX_CLOCK}`);
-      clock.set(b.now);
-    } else if (typeof b.advance === 'number' && Number.isFinite(b.advance)) {
-      if (!inRange(ctx.now() + b.advance)) fail(400, `advance must keep the clock between 0 and ${MAX_CLOCK}`);
-      clock.advance(b.advance);
-    } else {
-      fail(400, 'body must be {"now": <unix seconds>} or {"advance": <seconds>}');
-    }
-    refreshHistory(ctx);
-    return { now: ctx.now() };
-  });
-  // `exact`: with the fractions of a second (a client that runs its own clock on the emulator's starts from it).
-  app.get('/_emulator/clock', async () => ({ now: ctx.now(), exact: ctx.exactNow?.() ?? ctx.now() }));
-  app.get('/_emulator/state', async () => {
-    refreshHistory(ctx);
-    return snapshot(ctx);
-  });
-  app.get('/_emulator/requests', async () => ctx.requests);
-  app.delete('/_emulator/requests', async (_req, reply) => {
-    ctx.requests.length = 0;
-    return reply.status(204).send();
-  });
 }
 
 /** Ends a request with a network error: the socket is closed without an answer. */

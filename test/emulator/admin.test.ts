@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +207,26 @@ describe('options', () => {
       } finally {
         await b.stop();
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('one emulator per state file: a second start is refused while the first runs (each would overwrite the other), a dead holder\'s lock is taken over', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emu-'));
+    const file = join(dir, 'state.json');
+    try {
+      const a = await startEmulator({ stateFile: file });
+      expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+      await expect(startEmulator({ stateFile: file })).rejects.toThrow(/state\.json is in use by another emulator \(pid \d+\).*stop it first/);
+      await a.stop();
+      expect(existsSync(`${file}.lock`)).toBe(false);
+      // A lock left by a process that is gone (a killed emulator) does not keep the file.
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+      writeFileSync(`${file}.lock`, `${gone.stdout}\n`);
+      const b = await startEmulator({ stateFile: file });
+      expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+      await b.stop();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
