@@ -592,6 +592,15 @@ export class DpiClient {
     const settings: HttpSettings = { ...this.core.settings, deadline };
     return new DpiClient({ endpoints: settings.endpoints, refreshToken: '' }, { settings, tokens: this.core.tokens });
   }
+
+  /**
+   * @internal A copy of this client that runs `check` right before each attempt of a creating request is sent: when it
+   * throws, nothing is sent and the call fails with its error. Shares the token cache.
+   */
+  public withCreatingCheck(check: () => Promise<void>): DpiClient {
+    const settings: HttpSettings = { ...this.core.settings, beforeCreatingSend: check };
+    return new DpiClient({ endpoints: settings.endpoints, refreshToken: '' }, { settings, tokens: this.core.tokens });
+  }
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -45,6 +45,12 @@ export class ServiceError extends Error {
   public readonly attempts: number;
   /** Low-level error code for connection failures (e.g. `ECONNRESET`, `TIMEOUT`). */
   public readonly code: string | undefined;
+  /**
+   * True when the call stopped because a wait for the service's rate limit would pass the caller's deadline: its turn
+   * in the shared request budget, a 429's wait, or the pause of a 429 in progress. The attempt it stopped before was not
+   * sent (or was refused with 429, which applies nothing): the call can be made again later, by another invocation.
+   */
+  public readonly waitPastDeadline: boolean;
 
   constructor(init: {
     message: string;
@@ -57,6 +63,7 @@ export class ServiceError extends Error {
     afterUnclearAttempt?: boolean;
     attempts?: number;
     code?: string;
+    waitPastDeadline?: boolean;
   }) {
     super(init.message);
     this.name = 'ServiceError';
@@ -69,6 +76,7 @@ export class ServiceError extends Error {
     this.afterUnclearAttempt = init.afterUnclearAttempt ?? false;
     this.attempts = init.attempts ?? 1;
     this.code = init.code;
+    this.waitPastDeadline = init.waitPastDeadline ?? false;
   }
 }
 

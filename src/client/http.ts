@@ -167,6 +167,11 @@ export interface HttpSettings {
   sleep: (ms: number) => Promise<void>;
   random: () => number;
   now: () => number;
+  /**
+   * Runs right before each attempt of a creating request is sent (after its turn in the budget): when it throws, the
+   * request is not sent and the call fails with its error (the handler: the Create was cancelled while it waited).
+   */
+  beforeCreatingSend?: () => Promise<void>;
 }
 
 /** @internal Resolves options with their defaults. */
@@ -240,7 +245,8 @@ export class HttpCore {
     let unclear = false;
     let last: { status?: number; serviceMessage?: string; code?: string } = {};
 
-    const fail = (message: string, extra: { retryable?: boolean; ambiguous?: boolean } = {}): ServiceError => new ServiceError({
+    type FailExtra = { retryable?: boolean; ambiguous?: boolean; waitPastDeadline?: boolean };
+    const fail = (message: string, extra: FailExtra = {}): ServiceError => new ServiceError({
       message: this.scrub(message),
       method: spec.method,
       path: errPath,
@@ -251,6 +257,7 @@ export class HttpCore {
       afterUnclearAttempt: unclear,
       attempts: attempt,
       code: last.code,
+      waitPastDeadline: extra.waitPastDeadline,
     });
     const lastText = (): string => {
       if (last.status !== undefined) return `last status ${last.status}${last.serviceMessage ? `: ${last.serviceMessage}` : ''}`;
@@ -266,7 +273,7 @@ export class HttpCore {
         if (Date.now() + left >= s.deadline) {
           throw fail(`${spec.method} ${errPath} failed: deadline reached ${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`}: `
             + `the client waits out the service's rate limit (429) for another ${seconds(left)} s`
-            + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+            + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true, waitPastDeadline: true });
         }
       }
       await this.tokens.gate.wait();
@@ -288,7 +295,8 @@ export class HttpCore {
         if (typeof turn !== 'number') {
           throw fail(`${spec.method} ${errPath} failed: ${s.deadline !== undefined ? 'deadline reached' : 'rate-limit budget (maxRateLimitWaitMs) spent'} `
             + `${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`}: the request budget shared by the clients of the `
-            + `service address gives it its turn in ${seconds(turn.tooLongMs)} s` + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+            + `service address gives it its turn in ${seconds(turn.tooLongMs)} s` + (attempt === 0 ? '' : `; ${lastText()}`),
+          { retryable: true, waitPastDeadline: s.deadline !== undefined });
         }
         if (turn > 0) {
           // A turn of a second or more is said, as a 429's wait is (refusals 0: nothing was refused).
@@ -305,9 +313,11 @@ export class HttpCore {
         }
         if (s.deadline !== undefined && Math.max(Date.now(), started + waitedMs) >= s.deadline) {
           throw fail(`${spec.method} ${errPath} failed: deadline reached ${attempt === 0 ? 'before the request was sent' : `after ${attempt} attempt(s)`} `
-            + '(while taking its turn in the request budget)' + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true });
+            + '(while taking its turn in the request budget)' + (attempt === 0 ? '' : `; ${lastText()}`), { retryable: true, waitPastDeadline: true });
         }
       }
+      // The last look before a creating request leaves (its turn may have come after a long wait).
+      if (spec.creating && s.beforeCreatingSend) await s.beforeCreatingSend();
       attempt++;
       const headers: Record<string, string> = { Accept: 'application/json' };
       if (token) headers.Authorization = `Bearer ${token}`;
@@ -387,7 +397,7 @@ export class HttpCore {
             if (clock + wait >= s.deadline) {
               throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) while waiting out the `
                 + `service's rate limit (refused with 429 ${refusals} time(s); the next wait of ${seconds(wait)} s would pass it); `
-                + `${lastText()}`, { retryable: true });
+                + `${lastText()}`, { retryable: true, waitPastDeadline: true });
             }
             if (attempt >= MAX_ATTEMPTS_WITH_DEADLINE) {
               throw fail(`${spec.method} ${errPath} failed after ${attempt} attempt(s) (attempts exhausted); ${lastText()}`, { retryable: true });

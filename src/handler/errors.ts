@@ -60,6 +60,8 @@ export function isStatus(err: unknown, ...statuses: number[]): boolean {
 export function isDefiniteFailure(err: unknown): boolean {
   // Not a service answer (e.g. the client refused the request before sending it): nothing was sent.
   if (!(err instanceof ServiceError)) return !(err instanceof TypeError);
+  // Stopped before its attempt was sent (or refused with 429) because a wait for the rate limit would pass the deadline.
+  if (err.waitPastDeadline && !err.afterUnclearAttempt) return true;
   const s = statusOf(err);
   return s !== undefined && s >= 400 && s < 500 && !(err instanceof ServiceError && err.ambiguous);
 }
