@@ -139,6 +139,13 @@ export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
  */
 export const REQUEST_BUDGET_ENV = 'DPI_REQUEST_BUDGET';
 /**
+ * Environment variable of the provider's handler functions: `1` when every provider framework in front of them has an
+ * isComplete waiter, so an event whose wait for the service's rate limit would pass the invocation's deadline may be
+ * answered with a continuation that isComplete resumes (src/handler/continuation.ts). Without it, such an event fails
+ * as before: a continuation answered to a framework without waiter would tell CloudFormation the resource is done.
+ */
+export const CONTINUATION_ENV = 'DPI_CONTINUATION';
+/**
  * Environment variable of the provider's handler functions: the comma-separated names of the journal tables the app
  * asked the handler to create (`ServiceConnectionProps.journalTableName`). The handler creates no other table: one it
  * was not told to create is checked (key schema) and used only if it exists.

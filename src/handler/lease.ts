@@ -31,13 +31,22 @@ export function cancelledCreate(by: string): HandlerError {
     + '(another resource of the operation failed): nothing was created');
 }
 
+/** Thrown by `withResourceLease` with `wait: false` when another invocation holds the lease (nothing was read or changed). */
+export class LeaseBusy extends Error {
+  constructor(public readonly holder: LeaseMark) {
+    super(`another invocation of the resource (${holder.requestType}, request ${holder.requestId}) holds its lease until ${holder.expiresAt}`);
+    this.name = 'LeaseBusy';
+  }
+}
+
 /**
  * Runs `fn` holding the lease of the event's resource. Waits (saying so in the log) while another invocation holds it;
  * an invocation of another request marks a running Create or Update cancelled first. Fails clearly, having changed
- * nothing, when the lease is still held too close to its own deadline.
+ * nothing, when the lease is still held too close to its own deadline. With `wait: false` (a continuation, which the
+ * waiter calls again) it throws `LeaseBusy` at once instead, marking nothing.
  */
 export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { readonly leases: ResourceLeases },
-  fn: (scope: LeaseScope) => Promise<T>): Promise<T> {
+  fn: (scope: LeaseScope) => Promise<T>, opts: { readonly wait?: boolean } = {}): Promise<T> {
   const key = resourceKey(event);
   const holder = newHolder(event.RequestId);
   const expiresAt = new Date(rt.deadline + DEADLINE_MARGIN_MS).toISOString();
@@ -52,6 +61,7 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
         requestSince = got.requestSince;
         return;
       }
+      if (opts.wait === false) throw new LeaseBusy(got.holder);
       await waitForHolder(got.holder, round);
     }
   };
@@ -82,7 +92,8 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
     await rt.sleep(500 + Math.floor(Math.random() * 500));
   };
   await acquire();
-  if (inventedDelete(event) && !createOfThisOperation(previous, event)) {
+  // A second run of the same Delete (a duplicate delivery, a continuation) waited for the cancelled Create already.
+  if (inventedDelete(event) && !createOfThisOperation(previous, event) && previous?.requestId !== event.RequestId) {
     // A Delete with the physical ID CloudFormation invents for a Create it stopped waiting for, and no Create has run:
     // that Create may still be on its way (a cold start, a queued delivery). Wait a little for it, so it is marked
     // cancelled (and makes nothing) instead of creating after this Delete found nothing to end.

@@ -23,6 +23,11 @@ export interface OnEventResult {
 /** What isComplete returns. */
 export interface IsCompleteResult {
   IsComplete: boolean;
+  /**
+   * The resource's physical ID, when it differs from onEvent's answer (an event that continued: its Create learns the
+   * service's ID only now). The provider framework answers CloudFormation with the isComplete event and this answer merged.
+   */
+  PhysicalResourceId?: string;
   Data?: Record<string, string>;
 }
 
