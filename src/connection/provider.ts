@@ -13,7 +13,7 @@ import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
 import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
 import { differingProviderOptions, hasProviderOptions, ProviderOptions, requestBudgetSetting } from './provider-options';
-import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath, REQUEST_BUDGET_ENV } from '../contract';
+import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CONTINUATION_ENV, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath, REQUEST_BUDGET_ENV } from '../contract';
 
 /**
  * What a resource construct needs from its connection (internal).
@@ -68,10 +68,12 @@ export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
  *
  * - one `lambda.Function` running the bundled handler (`index.onEvent`), with
  *   its own role (no managed policies) and an explicit log group;
- * - one `custom-resources` `Provider` (one framework Lambda) in front of it;
- * - created lazily, only when a resource that waits exists (`HistoryRequest`):
- *   an `index.isComplete` function sharing the same role and a second
- *   `Provider` with a waiter (query interval 30 s, total timeout 1 h).
+ * - an `index.isComplete` function sharing the same role;
+ * - one `custom-resources` `Provider` in front of them, with a waiter (query
+ *   interval 30 s, total timeout 1 h): an event whose wait for the service's
+ *   rate limit would pass the invocation's deadline continues in isComplete;
+ * - created lazily, only when a `HistoryRequest` exists: a second `Provider`
+ *   with a waiter of its own (its resources' service token since they exist).
  *
  * The Lambda count of a stack therefore does not grow with the number of
  * resources. Secrets are granted to the shared handler role, so both handler
@@ -132,6 +134,9 @@ export class DpiProvider extends Construct {
   private servesNestedStacks = false;
   private readonly handlerFunctions: lambda.Function[] = [];
   private waiter?: cr.Provider;
+  private isCompleteFunction?: lambda.Function;
+  private waiterLogs?: logs.LogGroup;
+  private completeRole?: iam.Role;
 
   private constructor(scope: Construct, id: string, options: ProviderOptions, madeBy: string) {
     super(scope, id);
@@ -190,13 +195,10 @@ export class DpiProvider extends Construct {
     acknowledgeInlinePolicies(this.frameworkRole);
     if (options.vpc) this.grantNetworkInterfaces(this.frameworkRole);
 
-    this.provider = new cr.Provider(this, 'Provider', {
-      onEventHandler: this.onEventFunction,
-      logGroup: this.frameworkLogGroup,
-      frameworkOnEventRole: this.frameworkRole,
-      ...this.networkProps(),
-    });
-    this.acknowledgeFramework(this.provider);
+    // The main provider has a waiter too: an event whose wait for the service's rate limit would pass the invocation's
+    // deadline continues in isComplete (docs/handler.md, "Waits longer than an invocation"). Its framework onEvent
+    // function (whose ARN is every resource's service token) keeps its logical ID: no service token changes.
+    this.provider = this.waitingProvider('Provider');
 
     // cdk-nag findings that stem from aws-cdk-lib's provider framework (each matched exactly).
     acknowledgeWildcards(this, [{
@@ -210,52 +212,65 @@ export class DpiProvider extends Construct {
     return this.provider.serviceToken;
   }
 
-  /** Service token of the provider with waiter (created on first call). */
+  /** Service token of the provider for history requests (created on first call): a waiter of its own, as deployed before. */
   public waiterServiceToken(): string {
-    if (!this.waiter) {
-      const isComplete = this.createHandler('IsComplete', HandlerExports.IS_COMPLETE);
-      const waiterLogs = new logs.LogGroup(this, 'WaiterLogs', {
+    this.waiter ??= this.waitingProvider('WaiterProvider');
+    return this.waiter.serviceToken;
+  }
+
+  /**
+   * A provider framework in front of the onEvent function with a waiter (query interval 30 s, total timeout 1 h) that
+   * polls the isComplete function. Both providers share the isComplete function, the waiter's framework role and the
+   * waiter's log group (each made once; their construct IDs are those of the releases that had only the history
+   * requests' waiter, so those stacks keep them).
+   */
+  private waitingProvider(id: string): cr.Provider {
+    this.isCompleteFunction ??= this.createHandler('IsComplete', HandlerExports.IS_COMPLETE);
+    if (!this.waiterLogs) {
+      this.waiterLogs = new logs.LogGroup(this, 'WaiterLogs', {
         retention: logs.RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       });
-      const completeRole = new iam.Role(this, 'WaiterFrameworkRole', {
+      acknowledgeLogGroup(this.waiterLogs);
+    }
+    if (!this.completeRole) {
+      this.completeRole = new iam.Role(this, 'WaiterFrameworkRole', {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
         description: 'Data pipeline integration custom resource provider framework (waiter)',
       });
-      this.frameworkLogGroup.grantWrite(completeRole);
-      acknowledgeLogGroup(waiterLogs);
-      acknowledgeInlinePolicies(completeRole);
-      if (this.options.vpc) this.grantNetworkInterfaces(completeRole);
-      this.waiter = new cr.Provider(this, 'WaiterProvider', {
-        onEventHandler: this.onEventFunction,
-        isCompleteHandler: isComplete,
-        queryInterval: Duration.seconds(30),
-        // CloudFormation waits at most one hour for a custom resource: a longer waiter would outlive it.
-        totalTimeout: Duration.hours(1),
-        logGroup: this.frameworkLogGroup,
-        frameworkOnEventRole: this.frameworkRole,
-        // A separate role: sharing the onEvent role would make a dependency cycle
-        // (onEvent role policy -> state machine -> isComplete function -> role policy).
-        frameworkCompleteAndTimeoutRole: completeRole,
-        ...this.networkProps(),
-        disableWaiterStateMachineLogging: false,
-        waiterStateMachineLogOptions: {
-          destination: waiterLogs,
-          level: sfn.LogLevel.ALL,
-          includeExecutionData: false,
-        },
-      });
-      this.acknowledgeFramework(this.waiter);
-      const stateMachine = this.waiter.node.findChild('waiter-state-machine');
-      acknowledgeWildcards(stateMachine, [{
-        pattern: /^\*$/,
-        reason: 'Generated by aws-cdk-lib for the waiter state machine\'s logging: CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) do not support resource-level permissions.',
-      }]);
-      acknowledge(stateMachine, 'AwsSolutions-SF2', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
-      acknowledge(stateMachine, 'Serverless-StepFunctionStateMachineXray', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
-      acknowledgeCompliance(stateMachine, 'IAMNoInlinePolicy', 'The state machine\'s role and its policy are made by aws-cdk-lib custom-resources for this state machine alone.');
+      this.frameworkLogGroup.grantWrite(this.completeRole);
+      acknowledgeInlinePolicies(this.completeRole);
+      if (this.options.vpc) this.grantNetworkInterfaces(this.completeRole);
     }
-    return this.waiter.serviceToken;
+    const provider = new cr.Provider(this, id, {
+      onEventHandler: this.onEventFunction,
+      isCompleteHandler: this.isCompleteFunction,
+      queryInterval: Duration.seconds(30),
+      // CloudFormation waits at most one hour for a custom resource: a longer waiter would outlive it.
+      totalTimeout: Duration.hours(1),
+      logGroup: this.frameworkLogGroup,
+      frameworkOnEventRole: this.frameworkRole,
+      // A separate role: sharing the onEvent role would make a dependency cycle
+      // (onEvent role policy -> state machine -> isComplete function -> role policy).
+      frameworkCompleteAndTimeoutRole: this.completeRole,
+      ...this.networkProps(),
+      disableWaiterStateMachineLogging: false,
+      waiterStateMachineLogOptions: {
+        destination: this.waiterLogs,
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    this.acknowledgeFramework(provider);
+    const stateMachine = provider.node.findChild('waiter-state-machine');
+    acknowledgeWildcards(stateMachine, [{
+      pattern: /^\*$/,
+      reason: 'Generated by aws-cdk-lib for the waiter state machine\'s logging: CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) do not support resource-level permissions.',
+    }]);
+    acknowledge(stateMachine, 'AwsSolutions-SF2', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
+    acknowledge(stateMachine, 'Serverless-StepFunctionStateMachineXray', 'The waiter state machine of aws-cdk-lib custom-resources offers no X-Ray option; it only polls the handler, which logs every step.');
+    acknowledgeCompliance(stateMachine, 'IAMNoInlinePolicy', 'The state machine\'s role and its policy are made by aws-cdk-lib custom-resources for this state machine alone.');
+    return provider;
   }
 
   /**
@@ -428,7 +443,12 @@ export class DpiProvider extends Construct {
       loggingFormat: lambda.LoggingFormat.JSON,
       description: `Data pipeline integration custom resource handler (${exportName})`,
       // Failure reasons name the log group the handler really writes to.
-      environment: { [HANDLER_LOG_GROUP_ENV]: this.handlerLogGroup.logGroupName, [REQUEST_BUDGET_ENV]: requestBudgetSetting(this.options) },
+      environment: {
+        [HANDLER_LOG_GROUP_ENV]: this.handlerLogGroup.logGroupName,
+        [REQUEST_BUDGET_ENV]: requestBudgetSetting(this.options),
+        // Every provider in front of the handler has a waiter: a wait past the deadline may continue in isComplete.
+        [CONTINUATION_ENV]: '1',
+      },
       ...this.networkProps(),
     });
     this.handlerFunctions.push(fn);

@@ -115,8 +115,8 @@ describe('example app', () => {
     expect(countOf(template, 'Custom::DpiSubscription')).toBe(1);
     expect(countOf(template, 'Custom::DpiHistoryRequest')).toBe(1);
     expect(countOf(template, 'Custom::DpiProductOrderJobs')).toBe(1);
-    // handler + isComplete + framework (x4 with the waiter) + the subscription monitor + the consumer
-    expect(countOf(template, 'AWS::Lambda::Function')).toBe(8);
+    // handler + isComplete + two frameworks with waiters (3 functions each) + the subscription monitor + the consumer
+    expect(countOf(template, 'AWS::Lambda::Function')).toBe(10);
     template.hasResourceProperties('AWS::IAM::Role', { RoleName: 'service-spapi-firehose-role' });
     template.hasResourceProperties('Custom::DpiNotificationPipeline', {
       RemoteIdentityId: '362', AccountType: 'seller', NotificationTypes: ['ORDER_CHANGE', 'LISTINGS_ITEM_STATUS_CHANGE', 'REPORT_PROCESSING_FINISHED'],

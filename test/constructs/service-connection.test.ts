@@ -14,9 +14,10 @@ describe('ServiceConnection and the stack provider', () => {
     sellerPipeline(f, r, 'C', { remoteIdentityId: 365 });
     new Subscription(f.stack, 'Sub', { connection: f.connection, productId: 3001 });
     const t = template(f.stack);
-    expect(countOf(t, 'AWS::Lambda::Function')).toBe(2);
+    // onEvent + isComplete + the framework's onEvent, isComplete and onTimeout (one waiter state machine).
+    expect(countOf(t, 'AWS::Lambda::Function')).toBe(5);
     expect(countOf(t, 'Custom::DpiNotificationPipeline')).toBe(3);
-    expect(countOf(t, 'AWS::StepFunctions::StateMachine')).toBe(0);
+    expect(countOf(t, 'AWS::StepFunctions::StateMachine')).toBe(1);
     // every custom resource uses the same service token
     const tokens = new Set(Object.values(t.toJSON().Resources as Record<string, { Type: string; Properties: { ServiceToken: unknown } }>)
       .filter((res) => res.Type.startsWith('Custom::'))
@@ -144,8 +145,8 @@ describe('ServiceConnection and the stack provider', () => {
         PipelineMetaKey: Match.absent(),
       },
     });
-    // still one handler for two connections
-    expect(countOf(t, 'AWS::Lambda::Function')).toBe(2);
+    // still one provider for two connections
+    expect(countOf(t, 'AWS::Lambda::Function')).toBe(5);
   });
 
   test('the provider may use each connection\'s journal table (exact ARN) and nothing else in DynamoDB', () => {
@@ -179,12 +180,13 @@ describe('ServiceConnection and the stack provider', () => {
       .toThrow("MyStack/Remote: endpoints (ServiceEndpoints.singleOrigin) 'http://api.example-dpi.com' is not accepted; use an https:// URL");
   });
 
-  test('the waiting provider exists only with a HistoryRequest', () => {
+  test('the second waiting provider exists only with a HistoryRequest', () => {
     const f = fixture();
     const r = roles(f.stack);
     sellerPipeline(f, r, 'A');
     const sub = new Subscription(f.stack, 'Sub', { connection: f.connection, productId: 3001 });
-    expect(countOf(template(f.stack), 'AWS::Lambda::Function')).toBe(2);
+    expect(countOf(template(f.stack), 'AWS::Lambda::Function')).toBe(5);
+    expect(countOf(template(f.stack), 'AWS::StepFunctions::StateMachine')).toBe(1);
 
     const f2 = fixture();
     sellerPipeline(f2, roles(f2.stack), 'A');
@@ -194,8 +196,9 @@ describe('ServiceConnection and the stack provider', () => {
     const t = template(f2.stack);
     const fnCount = countOf(t, 'AWS::Lambda::Function');
     expect(fnCount).toBeGreaterThanOrEqual(4);
-    expect(fnCount).toBe(6); // onEvent + isComplete + 1 framework + 3 waiter framework
-    expect(countOf(t, 'AWS::StepFunctions::StateMachine')).toBe(1);
+    expect(fnCount).toBe(8); // onEvent + isComplete (shared) + 3 framework functions of each provider
+    expect(countOf(t, 'AWS::StepFunctions::StateMachine')).toBe(2);
+    expect(Object.keys(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.isComplete' } }))).toHaveLength(1);
     t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.isComplete', Architectures: ['arm64'] });
     // history requests use the waiter's service token; the pipeline does not
     const res = t.toJSON().Resources as Record<string, { Type: string; Properties: { ServiceToken: unknown } }>;
@@ -213,7 +216,7 @@ describe('ServiceConnection and the stack provider', () => {
     const other = new Stack(f.app, 'Other', { env: { account: '123456789012', region: 'us-east-1' } });
     new Subscription(other, 'Sub', { connection: f.connection, productId: 3001, storageGroupId: 501 });
     const t = Template.fromStack(other);
-    expect(countOf(t, 'AWS::Lambda::Function')).toBe(2);
+    expect(countOf(t, 'AWS::Lambda::Function')).toBe(5);
     t.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Resource: SECRET_ARN })]) },
     });

@@ -57,6 +57,29 @@ describe.each(releases)('upgrade from release %s', (release) => {
   });
 });
 
+/** The service token of every custom resource of a kept assembly, by template file and logical ID. */
+function serviceTokens(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.template.json'))) {
+    const t = JSON.parse(readFileSync(join(dir, f), 'utf8')) as T;
+    for (const [id, r] of Object.entries(t.Resources ?? {})) {
+      if (r.Type.startsWith('Custom::Dpi')) out.set(`${f}/${id}`, JSON.stringify(r.Properties?.ServiceToken));
+    }
+  }
+  return out;
+}
+
+describe.each(releases)('service tokens since release %s', (release) => {
+  // CloudFormation refuses to change a custom resource's ServiceToken ("Modifying service token is not allowed").
+  test.each([...KEPT_APPS])('the %s app: every kept resource keeps its service token', (app) => {
+    const kept = serviceTokens(join(RELEASES_DIR, release, app));
+    const now = serviceTokens(currentApp(app));
+    const compared = [...kept.keys()].filter((k) => now.has(k));
+    expect(compared.length).toBeGreaterThan(0);
+    for (const k of compared) expect(`${k}: ${now.get(k)}`).toBe(`${k}: ${kept.get(k)}`);
+  });
+});
+
 describe('the check fails on a doctored kept release', () => {
   const newest = releases[releases.length - 1];
 
