@@ -6,7 +6,7 @@ import { AssemblyStack } from './assembly';
 import { dependencyOrder, selectedDependencies } from './graph';
 import { evaluateCondition, NestedStackView, partitionOf, ResolveError, resolveValue, ResolveContext, stringifyScalars } from './intrinsics';
 import { DeclaredTable, declaredTables } from './journal-policies';
-import { providerEnvironment } from './provider-env';
+import { providerEnvironment, providerFunctions } from './provider-env';
 import { FRAMEWORK_IS_COMPLETE_ENV, WAITER_TYPES, deepEqual, PlannedResource } from './runner-helpers';
 import { RunnerInvoke } from './runner-invoke';
 import { resourceKey, ResourceState } from './state';
@@ -104,7 +104,7 @@ export abstract class RunnerPlan extends RunnerInvoke {
     return ordered.map((id) => {
       const r = resources[id];
       const path = isPlainObject(r.Metadata) && typeof r.Metadata['aws:cdk:path'] === 'string' ? r.Metadata['aws:cdk:path'] : undefined;
-      return { logicalId: id, resource: r, dependsOn: deps.get(id) ?? [], waiter: this.hasWaiter(stack, r), path };
+      return { logicalId: id, resource: r, dependsOn: deps.get(id) ?? [], waiter: this.hasWaiter(stack, r, id), path };
     });
   }
 
@@ -117,8 +117,12 @@ export abstract class RunnerPlan extends RunnerInvoke {
     return declaredTables(resources, (value, id) => resolveValue(value, id, ctx));
   }
 
-  /** The resource's provider has an isComplete waiter (its ServiceToken is a provider framework with a user isComplete function). */
-  protected hasWaiter(stack: AssemblyStack, r: TemplateResource): boolean {
+  /**
+   * The resource's provider has an isComplete waiter (its ServiceToken is a provider framework with a user isComplete
+   * function; a fleet's nested stack reaches its parent's provider through a parameter).
+   */
+  protected hasWaiter(stack: AssemblyStack, r: TemplateResource, logicalId?: string): boolean {
+    if (logicalId !== undefined && providerFunctions(stack, logicalId).isComplete !== undefined) return true;
     const token = r.Properties?.ServiceToken;
     let target: string | undefined;
     if (isPlainObject(token)) {

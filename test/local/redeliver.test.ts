@@ -50,8 +50,9 @@ test.each(['at-once', 'after-answer'] as const)('every event delivered twice (%s
   expect(emu.state().pipelines).toHaveLength(1);
   expect(orders()).toEqual(['orders']);
   if (redeliver === 'at-once') expect(deployed.containers!.used).toBeGreaterThanOrEqual(2);
-  // Each Create (the pipeline's, the subscription's) was indeed handled twice, and both succeeded.
-  const creates = readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8').split('\n').filter((l) => /"RequestType":"Create"/.test(l) && / done"/.test(l));
+  // Each Create (the pipeline's, the subscription's) was indeed handled twice by onEvent, and both succeeded (the
+  // waiter's isComplete then answers once, at once).
+  const creates = readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8').split('\n').filter((l) => /"RequestType":"Create"/.test(l) && /"msg":"onEvent done"/.test(l));
   expect(creates).toHaveLength(4);
 
   const renamed = await runLocalDeploy(opts(synthTinyApp(join(tmp.dir, 'v2'), { subscriptionName: 'orders-renamed' })));
