@@ -47,6 +47,7 @@ function stated(file: string, pattern: string): number[] {
 const count = (scope: IConstruct, type: string): number =>
   scope.node.findAll().filter((c) => CfnResource.isCfnResource(c) && c.cfnResourceType === type).length;
 const FUNCTION = 'AWS::Lambda::Function';
+const STATE_MACHINE = 'AWS::StepFunctions::StateMachine';
 const ALARM = 'AWS::CloudWatch::Alarm';
 
 function base(): { app: App; stack: Stack; connection: ServiceConnection; roles: NotificationPipelineRoles } {
@@ -88,14 +89,17 @@ describe('functions per stack', () => {
   const { plain, withHistory } = providerStacks();
 
   test('README: one provider per stack, N deploy-time functions (M with a HistoryRequest)', () => {
-    const [fns, withHistoryFns] = stated('README.md', 'One provider per stack, however many pipelines and subscriptions you declare: # deploy-time Lambda functions \\(# when the stack has a `HistoryRequest`\\)');
+    const [fns, waiters, withHistoryFns, withHistoryWaiters] = stated('README.md', 'One provider per stack, however many pipelines and subscriptions '
+      + 'you declare: # deploy-time Lambda functions and # Step Functions waiter \\(# functions and # waiters when the stack has a `HistoryRequest`\\)');
     expect(count(plain, FUNCTION)).toBe(fns);
     expect(count(withHistory, FUNCTION)).toBe(withHistoryFns);
+    expect(count(plain, STATE_MACHINE)).toBe(waiters);
+    expect(count(withHistory, STATE_MACHINE)).toBe(withHistoryWaiters);
   });
 
-  test('docs/handler.md: the handler and the framework function, N more with a HistoryRequest; the example app\'s total', () => {
-    const [fns] = stated('docs/handler.md', 'behind one framework Lambda — # functions however many pipelines and subscriptions');
-    const [more] = stated('docs/handler.md', 'adds a second provider, with a waiter: # more functions');
+  test('docs/handler.md: the handler\'s and the framework\'s functions, N more with a HistoryRequest; the example app\'s total', () => {
+    const [fns] = stated('docs/handler.md', 'one Step Functions state machine, the waiter: # functions however many pipelines and subscriptions');
+    const [more] = stated('docs/handler.md', 'adds a second provider with a waiter of its own \\(the history requests\' service token since they exist\\): # more framework functions');
     const [total, provider] = stated('docs/handler.md', 'The example app has # functions in all: those #, its consumer and the `SubscriptionMonitor`\'s');
     expect(count(plain, FUNCTION)).toBe(fns);
     expect(count(withHistory, FUNCTION) - count(plain, FUNCTION)).toBe(more);
@@ -108,9 +112,14 @@ describe('functions per stack', () => {
     expect(count(stack.node.findChild('OrderNotificationConsumer'), FUNCTION) + count(stack.node.findChild('DataMonitor'), FUNCTION)).toBe(total - provider);
   });
 
-  test('docs/constructs.md: N functions when nothing waits', () => {
-    const [fns] = stated('docs/constructs.md', 'The Lambda count does not grow with the number of pipelines or subscriptions: # functions when nothing waits');
+  test('docs/constructs.md: N functions, one state machine and M resources of the provider', () => {
+    const [fns, handlerFns, frameworkFns, machines, resources] = stated('docs/constructs.md', 'The Lambda count does not grow with the number of '
+      + 'pipelines or subscriptions: # functions \\(# of the handler, # of the framework\\) and # state machine, # resources in all');
     expect(count(plain, FUNCTION)).toBe(fns);
+    expect(handlerFns + frameworkFns).toBe(fns);
+    const provider = plain.node.findChild('DpiProvider');
+    expect(count(plain, STATE_MACHINE)).toBe(machines);
+    expect(provider.node.findAll().filter((c) => CfnResource.isCfnResource(c)).length).toBe(resources);
   });
 
   test('docs/constructs.md: one function per SubscriptionMonitor and per DriftMonitor', () => {
