@@ -11,6 +11,7 @@
 import { ServiceError } from '../client';
 import { CONTINUATION_ENV } from '../contract';
 import { HandlerError } from './errors';
+import type { Runtime } from './runtime';
 import { CfnEvent, OnEventResult } from './types';
 
 /** The `Data` key that marks an onEvent answer as a continuation (and, once done, says that the event continued). */
@@ -40,6 +41,15 @@ export function waitPastDeadline(e: unknown): ServiceError | undefined {
     err = (err as Error & { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * Whether `e` ends this invocation as a continuation: the event may continue and a call stopped by its wait for the
+ * rate limit. A kind then rethrows it unchanged: what it made stays for the next run of the event (a failed Create
+ * would instead undo it, as the provider framework ignores the rollback Delete of a failed Create).
+ */
+export function continuesAfter(rt: Pick<Runtime, 'continues'>, e: unknown): boolean {
+  return rt.continues === true && waitPastDeadline(e) !== undefined;
 }
 
 /**

@@ -44,7 +44,9 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
   const unproven = await checkJournalMove(event, rt);
   return withResourceLease(event, rt, async (lease) => {
     started.value = true;
-    let scoped: Runtime = { ...rt, lease, ...(unproven === undefined ? {} : { journalUnproven: unproven }) };
+    let scoped: Runtime = {
+      ...rt, lease, continues: continuationEnabled(environmentFor(event)), ...(unproven === undefined ? {} : { journalUnproven: unproven }),
+    };
     if (opts.resumed) {
       // A continuation: within CloudFormation's hour, counted from the request's first run, and no wait past it.
       const limit = Date.parse(lease.requestSince) + CONTINUATION_LIMIT_MS;

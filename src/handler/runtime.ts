@@ -296,6 +296,11 @@ export interface Runtime {
   /** What the lease held by this invocation tells (set by onEvent while it holds the lease). */
   readonly lease?: LeaseScope;
   /**
+   * Whether this event may continue in isComplete (src/handler/continuation.ts): a call stopped by a rate-limit wait
+   * past the deadline is then no failure, and a kind lets it through as it is (no undo, no wrapping).
+   */
+  readonly continues?: boolean;
+  /**
    * Set when this Update's journal table changed and the new table does not hold the resource's record (journal-move.ts):
    * a record made anew from the previous properties is then kept as adopted (never ended), since nothing proves it the
    * stack's. The previous table, and the reason for the log.

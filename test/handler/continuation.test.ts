@@ -5,7 +5,7 @@
  * (a turn every 1.5 s or more), the sleeps are real, and the deadlines are short: an onEvent with 0.8 s left cannot
  * take its second turn.
  */
-import { delay, Deliveries, INVENTED, SUB_PROPS } from './delivery-helpers';
+import { delay, Deliveries, INVENTED, PIPE_PROPS, SUB_PROPS } from './delivery-helpers';
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { CONTINUATION_ENV, REQUEST_BUDGET_ENV } from '../../src/contract';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
@@ -130,6 +130,27 @@ describe('a wait past the deadline continues in isComplete', () => {
       .rejects.toThrow(/Create of Resource has waited 56 minutes .*for its turn in the service's rate limit.*CloudFormation waits at most one hour/);
     expect(await creates()).toBe(0);
   });
+});
+
+describe('a notification pipeline continues after its unified POST', () => {
+  test('a 429 whose wait passes the deadline right after the pipeline was made: it continues, and its subscription is made once', async () => {
+    configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
+    h.onSleep = undefined;
+    // The pipeline's product-107 subscription POST is refused once, for a minute: the onEvent has 15 s left.
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 429, retryAfter: 60, count: 1 });
+    const event = h.event(ResourceTypes.NOTIFICATION_PIPELINE, 'Create', PIPE_PROPS);
+    const answer = await onEvent(event, left(15_000));
+    expect(answer).toEqual({ PhysicalResourceId: event.RequestId, Data: { [CONTINUATION_KEY]: 'waiting' } });
+    // The pipeline exists and was not undone; its subscription is not made yet.
+    expect(h.state().pipelines).toHaveLength(1);
+    const done = await isComplete(completeEvent(event, answer), left(600_000));
+    expect(done).toMatchObject({ IsComplete: true, Data: { [CONTINUATION_KEY]: 'resumed' } });
+    expect(done.PhysicalResourceId).toMatch(/^\d+$/);
+    expect(done.Data?.SubscriptionId).toBe(done.PhysicalResourceId);
+    const posts = (await h.requests()).filter((r) => r.method === 'POST' && r.path !== '/auth/api/ref').map((r) => `${r.path} ${r.status}`);
+    expect(posts).toEqual(['/service/sp/notifications-unified/362 207', '/v2/sub 429', '/v2/sub 201']);
+    expect(h.state().pipelines).toHaveLength(1);
+  }, 60_000);
 });
 
 describe('a cancellation during a continuation', () => {

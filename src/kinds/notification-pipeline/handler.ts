@@ -13,6 +13,7 @@ import { ServiceError, UnifiedPipelineResult } from '../../client';
 import {
   contradicts, deleteProven, newSubscriptionAttributes, removalPolicyOf, statusOrGone,
 } from '../../handler/common';
+import { continuesAfter } from '../../handler/continuation';
 import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { refuseInvalidIdentity } from '../../handler/identity-health';
@@ -64,6 +65,8 @@ async function create(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise
   try {
     rec = await recordSubscription(rt, rec);
   } catch (e) {
+    // A wait for the rate limit past the deadline: the event continues in isComplete, where the record is `posted`.
+    if (continuesAfter(rt, e)) throw e;
     // The provider framework ignores the rollback Delete of a failed Create (aws-cdk-lib's CREATE_FAILED marker):
     // a Create undoes what it made before it reports the failure. The unified DELETE needs the subscription, so
     // it is recorded once more (the failure may have been transient), then the pipeline is removed.
@@ -155,6 +158,7 @@ async function recordSubscription(rt: Runtime, rec: PipelineRecord): Promise<Pip
   try {
     params = await parametersOf(rt, result as UnifiedPipelineResult);
   } catch (e) {
+    if (continuesAfter(rt, e)) throw e;
     throw leftover(rec, messageOf(e));
   }
   const attrs = await newSubscriptionAttributes(rt, {
@@ -168,6 +172,7 @@ async function recordSubscription(rt: Runtime, rec: PipelineRecord): Promise<Pip
     return await createRecordedSubscription(rt, rec, attrs, 'posted',
       (s) => !contradicts(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT) && !contradicts(s.name, rec.doc.name));
   } catch (e) {
+    if (continuesAfter(rt, e)) throw e;
     throw leftover(rec, messageOf(e));
   }
 }
