@@ -4,6 +4,7 @@
  * See docs/handler.md.
  */
 import { refuseUnprovenNested, refuseUnserved } from './binding';
+import { isContinuation } from './continuation';
 import { isComplete as dispatchIsComplete, onEvent as dispatchOnEvent } from './dispatch';
 import { failureReason } from './errors';
 import { environmentFor, loopbackHttpAllowed, stackLineage } from './runtime';
@@ -31,12 +32,15 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
   }
 }
 
-/** The provider framework's isComplete (only history requests wait); failures as with `onEvent`. */
+/** The provider framework's isComplete (history requests and continuations wait); failures as with `onEvent`. */
 export async function isComplete(event: CfnEvent, context?: LambdaContextLike): Promise<IsCompleteResult> {
   try {
-    // No nested-stack proof here: isComplete runs only after the same request's onEvent passed it (the provider
-    // framework's waiter starts it; nobody else may invoke it), and a failed poll would fail the resource at once.
     refuseUnserved('isComplete', event, environmentFor(event), loopbackHttpAllowed());
+    // A poll only reads, after the same request's onEvent passed the nested-stack proof (the provider framework's
+    // waiter starts it), and a failed poll would fail the resource at once: no proof. A continuation runs the event's
+    // onEvent again, which changes the service: it is proven as onEvent is (an event forged to the function directly
+    // must not skip the proof by carrying the continuation's marker).
+    if (isContinuation(event)) await refuseUnprovenNested('isComplete', event, environmentFor(event), stackLineage);
     return await dispatchIsComplete(event, context);
   } catch (e) {
     throw failureReason(whatOf(event, true), e);

@@ -39,6 +39,8 @@ beforeEach(() => {
 });
 afterEach(() => {
   h.onSleep = undefined;
+  h.bound = { stacks: ['HandlerTest'], connections: [] };
+  h.lineage = {};
   h.configure();
 });
 
@@ -151,6 +153,23 @@ describe('a notification pipeline continues after its unified POST', () => {
     expect(posts).toEqual(['/service/sp/notifications-unified/362 207', '/v2/sub 429', '/v2/sub 201']);
     expect(h.state().pipelines).toHaveLength(1);
   }, 60_000);
+});
+
+describe('a continuation is proven as onEvent is', () => {
+  test('an isComplete event with the continuation\'s marker from a stack only named like a nested stack is refused, changing nothing', async () => {
+    provider(0.5);
+    h.bound = { stacks: ['HandlerTest', 'HandlerTest-*'], connections: [] };
+    const evil = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest-Evil/11111111-2222-3333-4444-555555555555';
+    // CloudFormation gives that stack no parent: onEvent refuses it, and so does a continuation sent to isComplete directly.
+    h.lineage = { [evil]: {} };
+    const event = h.event(SUB, 'Create', SUB_PROPS, { StackId: evil });
+    await expect(onEvent(event, left(600_000))).rejects.toThrow(/named like a nested stack/);
+    const forged = { ...event, PhysicalResourceId: event.RequestId, Data: { [CONTINUATION_KEY]: 'waiting' } };
+    await expect(isComplete(forged, left(600_000))).rejects.toThrow(/named like a nested stack/);
+    // Without the marker a poll only reads: complete at once, as for any event done in onEvent.
+    expect(await isComplete({ ...forged, Data: {} }, left(600_000))).toEqual({ IsComplete: true });
+    expect(await h.changingRequests()).toEqual([]);
+  });
 });
 
 describe('a cancellation during a continuation', () => {
