@@ -96,7 +96,45 @@ describe('the client', () => {
     expect((error as ServiceError).message).toContain('deadline reached before the request was sent: the request budget shared by the clients '
       + 'of the service address gives it its turn in 95 s');
     expect((error as ServiceError).retryable).toBe(true);
+    expect((error as ServiceError).waitPastDeadline).toBe(true);
     expect(server.seen('GET', '/account')).toHaveLength(0);
+  });
+
+  test('a 429 whose wait would pass the deadline says so (waitPastDeadline); other failures do not', async () => {
+    server.on('GET', '/account', { status: 429, headers: { 'retry-after': '120' }, body: {} });
+    server.on('GET', '/user', { status: 400, body: { error: 'bad' } });
+    const budget: RequestBudget = { reserve: async () => 0, holdUntil: async () => undefined };
+    const c = client(budget, Date.now() + 60_000);
+    const errorOf = async (p: Promise<unknown>): Promise<ServiceError> => p.then(() => { throw new Error('no failure'); }, (e: ServiceError) => e);
+    const limited = await errorOf(c.account.get());
+    expect(limited.message).toMatch(/while waiting out the service's rate limit/);
+    expect(limited.waitPastDeadline).toBe(true);
+    const refused = await errorOf(c.user.get());
+    expect(refused.status).toBe(400);
+    expect(refused.waitPastDeadline).toBe(false);
+  });
+
+  test('withCreatingCheck: the check runs right before a creating request leaves (after its turn); when it throws, nothing is sent', async () => {
+    const created = { status: 201, body: { data: { type: 'Subscription', id: '9001', attributes: { status: 'active' } } } };
+    server.on('POST', '/v2/sub', created);
+    const order: string[] = [];
+    const budget: RequestBudget = { reserve: async () => { order.push('turn'); return 5_000; }, holdUntil: async () => undefined };
+    sleeps = [];
+    let cancelled = false;
+    const c = client(budget).withCreatingCheck(async () => {
+      order.push('check');
+      if (cancelled) throw new Error('cancelled meanwhile');
+    });
+    // A read is not checked.
+    server.on('GET', '/account', ACCOUNT);
+    await c.account.get();
+    expect(order.filter((o) => o === 'check')).toHaveLength(0);
+    order.length = 0;
+    await c.subscriptions.create({ product: 3001, status: 'active' } as never);
+    expect(order).toEqual(['turn', 'check']);
+    cancelled = true;
+    await expect(c.subscriptions.create({ product: 3001, status: 'active' } as never)).rejects.toThrow('cancelled meanwhile');
+    expect(server.seen('POST', '/v2/sub')).toHaveLength(1);
   });
 
   test('a 429 holds every client\'s turns until its wait has passed', async () => {
