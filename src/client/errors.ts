@@ -46,9 +46,10 @@ export class ServiceError extends Error {
   /** Low-level error code for connection failures (e.g. `ECONNRESET`, `TIMEOUT`). */
   public readonly code: string | undefined;
   /**
-   * True when the call stopped because a wait for the service's rate limit would pass the caller's deadline: its turn
-   * in the shared request budget, a 429's wait, or the pause of a 429 in progress. The attempt it stopped before was not
-   * sent (or was refused with 429, which applies nothing): the call can be made again later, by another invocation.
+   * True when the call stopped because a wait for the service's rate limit would pass the caller's deadline (its turn
+   * in the shared request budget, a 429's wait, or the pause of a 429 in progress), or the deadline passed before an
+   * attempt was sent or while a 429 was waited out. The attempt it stopped before was not sent (or was refused with
+   * 429, which applies nothing): the call can be made again later, by another invocation.
    */
   public readonly waitPastDeadline: boolean;
 

@@ -110,6 +110,11 @@ export interface RequestSpec {
 
 /** With a deadline, the retry budget is the deadline; this only guards against a loop. */
 export const MAX_ATTEMPTS_WITH_DEADLINE = 100;
+/**
+ * With a deadline, a request is sent only when this much of it is left after its turn or a 429's wait: one sent at the
+ * deadline's edge would time out unanswered (and a creating one would leave an unclear outcome) instead of waiting.
+ */
+export const SEND_RESERVE_MS = 5_000;
 
 /** @internal Response of a successful request. */
 export interface HttpResult {
@@ -279,9 +284,12 @@ export class HttpCore {
       await this.tokens.gate.wait();
       const now = Date.now();
       if (s.deadline !== undefined && now >= s.deadline) {
+        // Nothing of this call was applied when no attempt was sent or the last one was refused with 429 (the time ran
+        // out while waiting it out): a call that can be made again later.
         throw fail(attempt === 0
           ? `${spec.method} ${errPath} failed: deadline reached before the request was sent`
-          : `${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s); ${lastText()}`, { retryable: true });
+          : `${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s); ${lastText()}`,
+        { retryable: true, waitPastDeadline: attempt === 0 || last.status === 429 });
       }
       // The token first: its exchange is a request with a turn of its own, which must not come between this
       // request's turn and its send.
@@ -290,7 +298,7 @@ export class HttpCore {
       if (s.budget) {
         // The request's turn in the budget shared with the other clients of the address (every attempt counts).
         const clock = Math.max(Date.now(), started + waitedMs);
-        const room = s.deadline !== undefined ? s.deadline - clock : s.maxRateLimitWaitMs - rateWaitedMs;
+        const room = s.deadline !== undefined ? s.deadline - SEND_RESERVE_MS - clock : s.maxRateLimitWaitMs - rateWaitedMs;
         const turn = await s.budget.reserve(Math.max(0, room));
         if (typeof turn !== 'number') {
           throw fail(`${spec.method} ${errPath} failed: ${s.deadline !== undefined ? 'deadline reached' : 'rate-limit budget (maxRateLimitWaitMs) spent'} `
@@ -394,7 +402,7 @@ export class HttpCore {
           if (s.deadline !== undefined) {
             // Waits of an injected sleep take no time: the clock is at least the start plus every wait so far.
             const clock = Math.max(Date.now(), started + waitedMs);
-            if (clock + wait >= s.deadline) {
+            if (clock + wait + SEND_RESERVE_MS >= s.deadline) {
               throw fail(`${spec.method} ${errPath} failed: deadline reached after ${attempt} attempt(s) while waiting out the `
                 + `service's rate limit (refused with 429 ${refusals} time(s); the next wait of ${seconds(wait)} s would pass it); `
                 + `${lastText()}`, { retryable: true, waitPastDeadline: true });
