@@ -33,11 +33,24 @@ export function continuationEnabled(env: Record<string, string | undefined>): bo
   return env[CONTINUATION_ENV] === '1';
 }
 
-/** The service call that stopped because its wait for the rate limit would pass the deadline (in `e` or its causes). */
-export function waitPastDeadline(e: unknown): ServiceError | undefined {
+/**
+ * A wait of the handler's own that would pass the invocation's deadline, for an event that may continue (another
+ * create of the product holding the creates lock, another delivery of the same request holding the lease): nothing
+ * was changed by the step it stopped before.
+ */
+export class WaitPastDeadline extends HandlerError {
+  constructor(message: string, public readonly what: string) {
+    super(message);
+    this.name = 'WaitPastDeadline';
+  }
+}
+
+/** What stopped because its wait would pass the deadline (in `e` or its causes): a service call, or a handler's wait. */
+export function waitPastDeadline(e: unknown): { readonly what: string; readonly message: string } | undefined {
   let err: unknown = e;
   for (let depth = 0; depth < 5 && err instanceof Error; depth++) {
-    if (err instanceof ServiceError) return err.waitPastDeadline ? err : undefined;
+    if (err instanceof WaitPastDeadline) return { what: err.what, message: err.message };
+    if (err instanceof ServiceError) return err.waitPastDeadline ? { what: `${err.method} ${err.path}`, message: err.message } : undefined;
     err = (err as Error & { cause?: unknown }).cause;
   }
   return undefined;

@@ -12,6 +12,7 @@
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
 import { attemptBefore, nowIso, OwnsSubscription } from './common';
+import { WaitPastDeadline } from './continuation';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
@@ -48,6 +49,11 @@ export async function withCreatesLock<T>(rt: Runtime, product: number, rec: Jour
     const holder = await rt.journal.lock(kind, me, new Date(Date.now() - STALE_LOCK_MS).toISOString());
     if (holder === undefined) break;
     if (Date.now() + 1000 > rt.deadline - 60_000 || round >= 2000) {
+      if (rt.continues) {
+        // The event continues in isComplete: waiting for the other create is no failure (nothing was sent).
+        throw new WaitPastDeadline(`another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is `
+          + 'still in flight past this invocation\'s deadline', `the product-${product} creates lock`);
+      }
       throw new HandlerError(`another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is still in `
         + 'flight; creates of one product run one at a time so that a lost answer is never mistaken for another\'s: deploy again');
     }

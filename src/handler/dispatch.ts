@@ -42,11 +42,10 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
   started: { value: boolean } = { value: false }): Promise<OnEventResult> {
   // Read-only, and before the lease: a refused move creates no table.
   const unproven = await checkJournalMove(event, rt);
+  const continues = continuationEnabled(environmentFor(event));
   return withResourceLease(event, rt, async (lease) => {
     started.value = true;
-    let scoped: Runtime = {
-      ...rt, lease, continues: continuationEnabled(environmentFor(event)), ...(unproven === undefined ? {} : { journalUnproven: unproven }),
-    };
+    let scoped: Runtime = { ...rt, lease, continues, ...(unproven === undefined ? {} : { journalUnproven: unproven }) };
     if (opts.resumed) {
       // A continuation: within CloudFormation's hour, counted from the request's first run, and no wait past it.
       const limit = Date.parse(lease.requestSince) + CONTINUATION_LIMIT_MS;
@@ -59,7 +58,7 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
       if (by !== undefined) throw cancelledCreate(by);
     });
     return fn(event, { ...scoped, client });
-  }, opts);
+  }, { ...opts, continues });
 }
 
 type LeasedRuntime = Runtime & { readonly leases: ResourceLeases };
@@ -87,7 +86,7 @@ export async function onEvent(event: CfnEvent, context?: LambdaContextLike): Pro
             msg: 'the service\'s rate limit gives the next call its turn after this invocation\'s deadline: continuing in isComplete',
             LogicalResourceId: event.LogicalResourceId,
             RequestType: event.RequestType,
-            call: `${wait.method} ${wait.path}`,
+            call: wait.what,
             reason: wait.message,
           });
           return continuationAnswer(event);
@@ -140,7 +139,7 @@ export async function isComplete(event: CfnEvent, context?: LambdaContextLike): 
       log({
         msg: 'still waiting for a turn in the service\'s rate limit: asking again later',
         LogicalResourceId: event.LogicalResourceId,
-        call: `${wait.method} ${wait.path}`,
+        call: wait.what,
         reason: wait.message,
       });
       return { IsComplete: false };

@@ -3,6 +3,7 @@
  * first read to its answer. See that module for why, and docs/handler.md ("Cancellations and duplicate deliveries").
  */
 import { RELEASED_OR_DONE } from './common';
+import { WaitPastDeadline } from './continuation';
 import { HandlerError, messageOf } from './errors';
 import { resourceKey } from './journal';
 import { LeaseMark, LeaseScope, newHolder, ResourceLeases } from './journal-lease';
@@ -46,7 +47,7 @@ export class LeaseBusy extends Error {
  * waiter calls again) it throws `LeaseBusy` at once instead, marking nothing.
  */
 export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { readonly leases: ResourceLeases },
-  fn: (scope: LeaseScope) => Promise<T>, opts: { readonly wait?: boolean } = {}): Promise<T> {
+  fn: (scope: LeaseScope) => Promise<T>, opts: { readonly wait?: boolean; readonly continues?: boolean } = {}): Promise<T> {
   const key = resourceKey(event);
   const holder = newHolder(event.RequestId);
   const expiresAt = new Date(rt.deadline + DEADLINE_MARGIN_MS).toISOString();
@@ -83,6 +84,12 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
       log({ msg: 'another invocation of this resource is running: waiting for it', resource: key, request: other.requestId, type: other.requestType, until: other.expiresAt });
     }
     if (now() + LEASE_WORK_RESERVE_MS > rt.deadline || round >= MAX_ROUNDS) {
+      if (opts.continues && other.requestId === event.RequestId) {
+        // A second delivery of the running request that may continue: its isComplete asks again once the first is
+        // done (and finds the work done), so the running one is not told to give up.
+        throw new WaitPastDeadline(`another delivery of this ${event.RequestType} (request ${event.RequestId}) is still running, `
+          + 'past this invocation\'s deadline', `the lease of ${key}`);
+      }
       // A second delivery of the running request gives up: its failure may be the answer CloudFormation takes, so the
       // running one is told to end what it made rather than report it.
       if (other.requestId === event.RequestId) await rt.leases.cancel(key, `${event.RequestId}#gave-up`).catch(() => false);
