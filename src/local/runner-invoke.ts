@@ -3,14 +3,14 @@
  * (timeout and memory from the template), the Lambda container or the in-process module, isComplete polling, Deletes.
  */
 import { randomUUID } from 'node:crypto';
-import { HandlerExports, REQUEST_BUDGET_ENV } from '../contract';
+import { CONTINUATION_ENV, HandlerExports, REQUEST_BUDGET_ENV } from '../contract';
 import type { CfnEvent } from '../handler';
 import { CustomResourceEvent, invokeWithContext, IsCompleteResponse, OnEventResponse } from './handler';
 import { partitionOf } from './intrinsics';
 import { LocalFunction, providerFunctions, recordedEnvironment } from './provider-env';
 import { RunnerBase } from './runner-base';
 import { CREATE_FAILED_MARKER, EMBEDDED_EMULATOR_RATE_LIMIT, MAX_DATA_BYTES, serviceTimedOut, serviceTimeoutSeconds, WaiterError, withEmulatorUrl } from './runner-helpers';
-import { ResourceState, StackState } from './state';
+import { resourceKey, ResourceState, StackState } from './state';
 import { LIBRARY_WAITER, WAITER_TIMED_OUT, waiterDelayMs } from './waiter';
 
 /** The runner's handler invocations (the plan, deploy and destroy parts extend it). */
@@ -106,7 +106,9 @@ export abstract class RunnerInvoke extends RunnerBase {
     const parents: string[] = [];
     for (let p = this.stackState(name)?.parentStack; p !== undefined && !parents.includes(p); p = this.stackState(p)?.parentStack) parents.push(p);
     const provider = parents.length > 0 ? this.stackState(parents[parents.length - 1])?.stackId : event.StackId;
-    return recordedEnvironment(event.ResourceProperties?.Connection, [name], parents, provider, true);
+    const env = recordedEnvironment(event.ResourceProperties?.Connection, [name], parents, provider, true);
+    // A resource recorded with a waiter was deployed by a provider whose functions may continue in isComplete.
+    return this.state.resources[resourceKey(name, event.LogicalResourceId)]?.waiter === true ? { ...env, [CONTINUATION_ENV]: '1' } : env;
   }
 
   protected async invoke(
