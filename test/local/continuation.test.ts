@@ -9,7 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { connectedStack } from './apps';
+import { synthFleetApp } from './fleet-app';
 import { tempDir } from './helpers';
+import { FIRST_IDENTITY, identityFixtures } from '../../bench/lib/pipelines';
 import { Subscription } from '../../src';
 import { defaultHandlerPath, runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
@@ -54,6 +56,28 @@ test('a Create whose turns take longer than its onEvent timeout completes throug
   const orders = deployed.resources.find((r) => r.type === 'Custom::DpiSubscription');
   expect(orders?.physicalId).toMatch(/^\d+$/);
   // The destroy ends it (its turns may continue too).
+  const destroyed = await runLocalDeploy({ ...common, destroy: true });
+  expect(destroyed.events.filter((e) => /FAILED/.test(e.status))).toEqual([]);
+  expect(destroyed.success).toBe(true);
+});
+
+test('a fleet whose pipelines wait past their onEvent timeout: each nested stack\'s pipeline completes through its parent provider\'s waiter', async () => {
+  const ids = [FIRST_IDENTITY, FIRST_IDENTITY + 1, FIRST_IDENTITY + 2];
+  const app = join(tmp.dir, 'cdk.out');
+  synthFleetApp(app, { identities: ids, nestedStackCount: 2 });
+  const common = {
+    app, stateFile: join(tmp.dir, 'state', 'local-state.json'), fixtures: identityFixtures(ids.length),
+    rateLimit: { requests: 4, seconds: 300 }, timeScale: 60, progress: () => undefined, output: () => undefined,
+  } as const;
+  const deployed = await runLocalDeploy(common);
+  expect(deployed.events.filter((e) => /FAILED/.test(e.status))).toEqual([]);
+  expect(deployed.success).toBe(true);
+  const log = readFileSync(join(tmp.dir, 'state', 'handler.log'), 'utf8');
+  expect(log).toContain('continuing in isComplete');
+  // Every pipeline got the service's ID (not the request ID of a continuation taken as the answer).
+  const pipelines = deployed.resources.filter((r) => r.type === 'Custom::DpiNotificationPipeline');
+  expect(pipelines).toHaveLength(ids.length);
+  for (const p of pipelines) expect(p.physicalId).toMatch(/^\d+$/);
   const destroyed = await runLocalDeploy({ ...common, destroy: true });
   expect(destroyed.events.filter((e) => /FAILED/.test(e.status))).toEqual([]);
   expect(destroyed.success).toBe(true);
