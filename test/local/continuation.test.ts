@@ -66,8 +66,13 @@ test('a fleet whose pipelines wait past their onEvent timeout: each nested stack
   const app = join(tmp.dir, 'cdk.out');
   synthFleetApp(app, { identities: ids, nestedStackCount: 2 });
   const common = {
-    app, stateFile: join(tmp.dir, 'state', 'local-state.json'), fixtures: identityFixtures(ids.length),
-    rateLimit: { requests: 4, seconds: 300 }, timeScale: 60, progress: () => undefined, output: () => undefined,
+    app,
+    stateFile: join(tmp.dir, 'state', 'local-state.json'),
+    fixtures: identityFixtures(ids.length),
+    rateLimit: { requests: 4, seconds: 300 },
+    timeScale: 60,
+    progress: () => undefined,
+    output: () => undefined,
   } as const;
   const deployed = await runLocalDeploy(common);
   expect(deployed.events.filter((e) => /FAILED/.test(e.status))).toEqual([]);
