@@ -10,6 +10,8 @@ import { HandlerHarness, useHandlerHarness } from './helpers';
 import { CONTINUATION_ENV, REQUEST_BUDGET_ENV } from '../../src/contract';
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import { CONTINUATION_KEY } from '../../src/handler/continuation';
+import { resourceKey } from '../../src/handler/journal';
+import { dynamoLeases, newHolder } from '../../src/handler/journal-lease';
 import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -132,6 +134,31 @@ describe('a wait past the deadline continues in isComplete', () => {
       .rejects.toThrow(/Create of Resource has waited 56 minutes .*for its turn in the service's rate limit.*CloudFormation waits at most one hour/);
     expect(await creates()).toBe(0);
   });
+});
+
+describe('a container stopped mid-continuation', () => {
+  test('its lease holds the next polls (IsComplete false, nothing marked) until it expires; then a poll finishes the Create', async () => {
+    provider(0.5);
+    h.clock = Date.now();
+    const event = h.event(SUB, 'Create', SUB_PROPS);
+    const answer = await onEvent(event, left(SHORT));
+    expect(answer.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+    // A continuation of this request whose container was stopped: its lease stays until its deadline (10 minutes).
+    const leases = dynamoLeases({
+      table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined, now: () => h.now(), environment: h.environment(),
+    });
+    const taken = await leases.take(resourceKey(event), {
+      holder: newHolder(event.RequestId), requestId: event.RequestId, requestType: 'Create', expiresAt: new Date(h.now() + 600_000).toISOString(),
+    });
+    expect(taken.taken).toBe(true);
+    expect(await isComplete(completeEvent(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    expect(await creates()).toBe(0);
+    h.clock += 601_000;
+    const done = await waiter(completeEvent(event, answer));
+    expect(done.PhysicalResourceId).toMatch(/^\d+$/);
+    expect(deliveries.activeMade().map((s) => String(s.id))).toEqual([done.PhysicalResourceId]);
+    expect(await creates()).toBe(1);
+  }, 60_000);
 });
 
 describe('a notification pipeline continues after its unified POST', () => {
