@@ -7,6 +7,7 @@ import { claimIdentity, converge, DONE, PipelineDesired, PipelineDoc, PRODUCT, r
 import { compareAdoption, matches, StoredPipeline, storedPipeline, whyNot } from './handler-stored';
 import type { NotificationPipelineState } from './wire';
 import { claimForAdoption, contradicts, startAdoption } from '../../handler/common';
+import { continuesAfter } from '../../handler/continuation';
 import { HandlerError } from '../../handler/errors';
 import { log } from '../../handler/log';
 import { pipelineConvergence } from '../../handler/plan-decisions';
@@ -123,6 +124,8 @@ export async function adoptPipeline(event: CfnEvent, rt: Runtime, d: PipelineDes
   try {
     return await converge(rt, rec, d, event);
   } catch (e) {
+    // A continuation keeps the adoption: isComplete resumes it under the same record.
+    if (continuesAfter(rt, e)) throw e;
     // A failed adoption hands the pipeline back (the provider framework ignores the rollback Delete of a failed Create).
     await release(rt, (await rt.journal.records<PipelineDoc>(key)).find((r) => r.id === rec!.id));
     throw e;

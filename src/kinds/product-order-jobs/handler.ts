@@ -1,5 +1,6 @@
 import { PRODUCT_ORDER_JOBS_FIELDS, ProductOrderJobsKind, ProductOrderJobsState } from './wire';
 import { Job, planOrderJobBatches } from '../../client';
+import { continuesAfter } from '../../handler/continuation';
 import { fitData } from '../../handler/data';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { resourceKey } from '../../handler/journal';
@@ -122,6 +123,8 @@ async function submit(event: CfnEvent, rt: Runtime, d: OrderJobsDesired): Promis
             + `${batchCount} batch(es) were submitted and stay (jobs cannot be deleted); fix the cause and deploy again: submitted orders are not sent twice`);
           if (isDefiniteFailure(e)) {
             rec = await rt.journal.save(rec, 'active', { ...rec.doc, inFlight: undefined, knownJobs: undefined });
+            // Not sent (its wait for the rate limit would pass the deadline): the event continues in isComplete.
+            if (continuesAfter(rt, e)) throw e;
             throw rejected();
           }
           // No clear outcome: not sent again blindly; the job it made, if any, is the one new unclaimed secondary job.

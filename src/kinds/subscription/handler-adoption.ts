@@ -8,6 +8,7 @@ import { Applied, converge, DONE, SubscriptionDesired, SubscriptionDoc, Subscrip
 import type { SubscriptionState } from './wire';
 import { decodeStageIds, SubscriptionUpdate } from '../../client';
 import { claimForAdoption, contradicts, startAdoption } from '../../handler/common';
+import { continuesAfter } from '../../handler/continuation';
 import { HandlerError, messageOf } from '../../handler/errors';
 import { log } from '../../handler/log';
 import { isNumericId } from '../../handler/props';
@@ -71,6 +72,8 @@ export async function adopt(event: CfnEvent, rt: Runtime, d: SubscriptionDesired
   try {
     return await converge(rt, rec, d, sub.status, true);
   } catch (e) {
+    // A continuation keeps the adoption: isComplete resumes it under the same record.
+    if (continuesAfter(rt, e)) throw e;
     // A failed adoption hands the record back as it found it (the provider framework ignores the rollback Delete
     // of a failed Create), then reports the failure.
     await release(rt, (await rt.journal.records<SubscriptionDoc>(key)).find((r) => r.id === rec!.id) ?? rec, event.ResourceProperties);

@@ -10,6 +10,7 @@ import {
 } from './handler-state';
 import type { SubscriptionState } from './wire';
 import { deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../handler/common';
+import { continuesAfter } from '../../handler/continuation';
 import { createRecordedSubscription, resolveAttempt } from '../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../handler/errors';
 import { refuseInvalidIdentity } from '../../handler/identity-health';
@@ -78,6 +79,9 @@ async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: 
   try {
     return await converge(rt, rec, d, 'active');
   } catch (e) {
+    // A wait for the rate limit past the deadline: the event continues in isComplete, which finds this record and
+    // converges it; undoing it here would leave it active (its PATCH meets the same wait) and make a second one.
+    if (continuesAfter(rt, e)) throw e;
     await rt.client.subscriptions.update(id, { status: 'invalid' }).catch((e2) => {
       log({ level: 'WARNING', msg: 'could not set the subscription of the failed create invalid', subscriptionId: id, error: messageOf(e2) });
     });

@@ -1,0 +1,76 @@
+/** Continuations under CloudFormation, Lambda and Step Functions paths: a continuation never undoes, duplicates or leaks (issue 32). */
+import { delay, Deliveries, INVENTED, SUB_PROPS } from './delivery-helpers';
+import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
+import { CONTINUATION_ENV } from '../../src/contract';
+import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
+import { CONTINUATION_KEY } from '../../src/handler/continuation';
+import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
+import { ResourceTypes } from '../../src/kinds';
+
+const SUB = ResourceTypes.SUBSCRIPTION;
+let h: HandlerHarness;
+useHandlerHarness((s) => { h = s; }, { resetEach: true });
+const deliveries = new Deliveries(() => h);
+const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
+const completeEvent = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({
+  ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data,
+});
+const posts = async (): Promise<number> => (await h.requests()).filter((r) => r.method === 'POST' && r.path.startsWith('/v2/sub') && r.status === 201).length;
+
+beforeEach(() => {
+  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
+  h.onSleep = (ms) => delay(ms);
+});
+afterEach(() => { h.onSleep = undefined; h.configure(); });
+
+test('R1: a paused subscription whose PATCH after its POST waits past the deadline continues with the one subscription (not undone, not made twice)', async () => {
+  // The PATCH to `paused` and settle()'s "set invalid" PATCH are both refused with a 429 whose wait passes the deadline.
+  await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 2 });
+  const event = h.event(SUB, 'Create', { ...SUB_PROPS, Status: 'paused' });
+  const answer = await onEvent(event, left(15_000));
+  expect(answer.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+  const done = await isComplete(completeEvent(event, answer), left(600_000));
+  expect(done.IsComplete).toBe(true);
+  expect(await posts()).toBe(1); // fails: 2 subscriptions were POSTed
+  const live = h.state().subscriptions.filter((s: any) => s.id >= 9001 && s.status !== 'invalid').map((s: any) => String(s.id));
+  expect(live).toEqual([done.PhysicalResourceId]); // fails: the first one is still active, its journal record says `deleted`
+}, 120_000);
+
+test('R2: a stale poll of the cancelled Create does not rewrite the lease: the continuing Delete ends what the Create made', async () => {
+  const other = await deliveries.bystander();
+  const create = h.event(SUB, 'Create', SUB_PROPS);
+  // The Create finished in one run, but CloudFormation never learned it (a sibling failed first): its waiter still polls
+  // (a second waiter of a duplicate delivery, or a history request's waiting polls).
+  const made = await onEvent(create, left(600_000));
+  expect(made.PhysicalResourceId).toMatch(/^\d+$/);
+  // The cancellation Delete: its "set invalid" PATCH meets a 429 whose wait passes its deadline -> continuation.
+  await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 1 });
+  const del = h.event(SUB, 'Delete', SUB_PROPS, { PhysicalResourceId: INVENTED });
+  const delAnswer = await onEvent(del, left(15_000));
+  expect(delAnswer).toEqual({ PhysicalResourceId: INVENTED, Data: { [CONTINUATION_KEY]: 'waiting' } });
+  // The Create's waiter polls once more: stale, it fails ("moved on") -- but its lease take rewrote lastCreate.
+  await expect(isComplete(completeEvent(create, { PhysicalResourceId: create.RequestId, Data: { [CONTINUATION_KEY]: 'waiting' } }), left(600_000)))
+    .rejects.toThrow(/moved on/);
+  const deleted = await isComplete(completeEvent(del, delAnswer), left(600_000));
+  expect(deleted).toMatchObject({ IsComplete: true, PhysicalResourceId: INVENTED });
+  expect(deliveries.activeMade()).toEqual([]); // fails: the Create's subscription is still active and claimed
+  deliveries.unchanged(other);
+}, 120_000);
+
+test('R3: a replacing pipeline Update that continued after its unified POST, then UPDATE_ROLLBACK: the new pipeline is removed', async () => {
+  const PIPE = ResourceTypes.NOTIFICATION_PIPELINE;
+  const base = { ...SELLER_PIPELINE };
+  const created = await onEvent(h.event(PIPE, 'Create', base), left(600_000));
+  const vendor = { ...base, RemoteIdentityId: '363', AccountType: 'vendor', NotificationTypes: ['REPORT_PROCESSING_FINISHED', 'ITEM_SALES_EVENT_CHANGE'] };
+  // The new pipeline's product-107 subscription POST meets a 429 whose wait passes the deadline: the Update continues.
+  await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 1 });
+  const update = h.event(PIPE, 'Update', vendor, { PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...base } });
+  const answer = await onEvent(update, left(15_000));
+  expect(answer).toEqual({ PhysicalResourceId: created.PhysicalResourceId, Data: { [CONTINUATION_KEY]: 'waiting' } });
+  expect(h.state().pipelines).toHaveLength(2);
+  // A sibling fails: UPDATE_ROLLBACK sends the old properties back with the old physical ID, between two polls.
+  await onEvent(h.event(PIPE, 'Update', base, { PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...vendor } }), left(600_000));
+  await expect(isComplete(completeEvent(update, answer), left(600_000))).rejects.toThrow(/moved on/);
+  // CloudFormation never learned of the vendor pipeline: nothing will ever send its Delete.
+  expect(h.state().pipelines.map((p: any) => p.remoteIdentityId)).toEqual([362]); // fails: [362, 363]
+}, 120_000);
