@@ -54,6 +54,12 @@ export interface LeaseScope {
    * of the service, the Create whose outcome CloudFormation never learned.
    */
   readonly previousCreate?: { readonly requestId: string; readonly requestSince: string };
+  /**
+   * The Update that held the lease last, when this invocation is an Update of another request (an UPDATE_ROLLBACK, or
+   * the next deploy): CloudFormation moved on from it, so what it made under another physical ID than this event's (a
+   * replacement it had not answered yet, e.g. one that continued in isComplete) is known to nobody.
+   */
+  readonly previousUpdate?: { readonly requestId: string; readonly requestSince: string };
   /** ISO time this invocation's request first took the lease: the records it made are those created since. */
   readonly requestSince: string;
   /** The request that cancelled this invocation (CloudFormation moved on from it), or undefined. */
@@ -65,7 +71,12 @@ export type LeaseTake =
   /** Taken; `previous`: the request that held it last (released or expired), if any. */
   | { readonly taken: true; readonly requestSince: string; readonly previous?: LeaseMark }
   /** Held by a live invocation. */
-  | { readonly taken: false; readonly holder: LeaseMark };
+  | { readonly taken: false; readonly holder: LeaseMark; readonly movedOn?: undefined }
+  /**
+   * Not taken, nothing written: the request is one CloudFormation moved on from (in `cancelledRequests`; not a Delete).
+   * `previous`: the lease as it is.
+   */
+  | { readonly taken: false; readonly movedOn: true; readonly previous: LeaseMark };
 
 /** The lease operations on the journal table. */
 export interface ResourceLeases {
@@ -134,12 +145,21 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
         const live = item?.holder?.S !== undefined && plausiblyLive(item.since?.S, item.expiresAt?.S, clock());
         if (item && live) return { taken: false, holder: markOf(item) };
         const previous = item && item.requestId?.S !== undefined ? markOf(item) : undefined;
+        // A stale request (a late delivery or a leftover isComplete poll of one CloudFormation moved on from) writes
+        // nothing: it would give the lease a new requestSince and lastCreate, which the request that runs now (a
+        // continuing Delete of the cancelled Create) reads to tell what the Create made.
+        if (previous?.cancelledRequests?.includes(mark.requestId) === true && mark.requestType !== 'Delete') {
+          return { taken: false, movedOn: true, previous };
+        }
         const t = now();
-        const requestSince = previous?.requestId === mark.requestId ? previous.requestSince : t;
+        const same = previous?.requestId === mark.requestId;
+        const requestSince = same ? previous.requestSince : t;
         // Another request takes over: CloudFormation has moved on from the previous one (it sends a resource's next
         // event only after the last one answered or after it stopped waiting), so a later delivery of it is stale.
-        const lastCreate = mark.requestType === 'Create' ? { requestId: mark.requestId, requestSince }
-          : mark.requestType === 'Delete' ? previous?.lastCreate : undefined;
+        // The same request taking it again (a continuation, a duplicate delivery) keeps what the lease knew.
+        const lastCreate = same ? previous.lastCreate
+          : mark.requestType === 'Create' ? { requestId: mark.requestId, requestSince }
+            : mark.requestType === 'Delete' ? previous?.lastCreate : undefined;
         const stale = [...new Set([...(previous?.cancelledRequests ?? []),
           ...(previous && previous.requestId !== mark.requestId && previous.requestId !== '' ? [previous.requestId] : [])])].slice(-KEPT_CANCELLED);
         try {

@@ -32,6 +32,12 @@ export function cancelledCreate(by: string): HandlerError {
     + '(another resource of the operation failed): nothing was created');
 }
 
+/** The failure of a request delivered (or polled) again after CloudFormation moved on from it: nothing was read or changed. */
+function movedOn(event: CfnEvent): HandlerError {
+  return new HandlerError(`this ${event.RequestType} (request ${event.RequestId}) was delivered again after CloudFormation had moved on from it `
+    + '(another request of the resource ran since): nothing was changed');
+}
+
 /** Thrown by `withResourceLease` with `wait: false` when another invocation holds the lease (nothing was read or changed). */
 export class LeaseBusy extends Error {
   constructor(public readonly holder: LeaseMark) {
@@ -62,6 +68,7 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
         requestSince = got.requestSince;
         return;
       }
+      if (got.movedOn === true) throw movedOn(event);
       if (opts.wait === false) throw new LeaseBusy(got.holder);
       await waitForHolder(got.holder, round);
     }
@@ -111,19 +118,20 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
       if (createOfThisOperation(previous, event)) break;
     }
   }
+  // Refused by `take` already (nothing written); kept for a lease item written before that check.
   const stale = previous?.cancelledRequests?.includes(event.RequestId) === true && event.RequestType !== 'Delete';
   const last = previous?.lastCreate;
   const previousCreate = last !== undefined && last.requestId !== event.RequestId ? last : undefined;
+  const previousUpdate = event.RequestType === 'Update' && previous?.requestType === 'Update' && previous.requestId !== event.RequestId
+    && previous.requestId !== '' ? { requestId: previous.requestId, requestSince: previous.requestSince } : undefined;
   const scope: LeaseScope = {
     cancelled: () => rt.leases.cancelledBy(key, holder),
     requestSince,
     ...(previousCreate ? { previousCreate } : {}),
+    ...(previousUpdate ? { previousUpdate } : {}),
   };
   try {
-    if (stale) {
-      throw new HandlerError(`this ${event.RequestType} (request ${event.RequestId}) was delivered again after CloudFormation had moved on from it `
-        + '(another request of the resource ran since): nothing was changed');
-    }
+    if (stale) throw movedOn(event);
     return await fn(scope);
   } finally {
     await rt.leases.release(key, holder).catch((e: unknown) => {
@@ -170,6 +178,22 @@ export async function madeByCancelledCreate<R extends MadeRecord>(rt: Runtime, c
   const prev = rt.lease?.previousCreate;
   if (prev === undefined || prev.requestSince === '') return [];
   return claimedOnly(rt, claimKind, madeSince(recs, prev.requestSince, attempts));
+}
+
+/**
+ * What the Update that held the lease last made under another physical ID than `physicalId` (the event's), for an
+ * Update of another request: CloudFormation moved on from that Update before it answered (its replacement is known to
+ * nobody, and no Delete will come for it). `made`: finished records created since that request first took the lease,
+ * whose service record the journal gives to this resource; `attempts`: records without a physical ID created since.
+ */
+export async function madeByMovedOnUpdate<R extends MadeRecord>(rt: Runtime, claimKind: string, recs: readonly R[],
+  physicalId: string | undefined): Promise<{ made: R[]; attempts: R[] }> {
+  const prev = rt.lease?.previousUpdate;
+  if (prev === undefined || prev.requestSince === '') return { made: [], attempts: [] };
+  const latest = new Date(now() + 60_000).toISOString();
+  const made = await claimedOnly(rt, claimKind, madeSince(recs, prev.requestSince, new Set()).filter((r) => r.physicalId !== physicalId));
+  const attempts = recs.filter((r) => r.physicalId === undefined && !RELEASED_OR_DONE.has(r.state) && r.id >= prev.requestSince && r.id <= latest);
+  return { made, attempts };
 }
 
 /**

@@ -18,7 +18,7 @@ import { createRecordedSubscription } from '../../handler/creates';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../handler/errors';
 import { refuseInvalidIdentity } from '../../handler/identity-health';
 import { resourceKey } from '../../handler/journal';
-import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
+import { madeByCancelledCreate, madeByMovedOnUpdate, refuseIfCancelled, undoIfCancelled } from '../../handler/lease';
 import { log } from '../../handler/log';
 import { pipelineUpdateDecision } from '../../handler/plan-decisions';
 import { isNumericId, Props } from '../../handler/props';
@@ -217,8 +217,9 @@ async function undo(rt: Runtime, rec: PipelineRecord): Promise<PipelineRecord> {
 
 async function update(event: CfnEvent, rt: Runtime, d: PipelineDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
-  if (!isNumericId(id)) return create(event, rt, d);
   const key = resourceKey(event);
+  await endMovedOnUpdate(rt, key, id);
+  if (!isNumericId(id)) return create(event, rt, d);
   let rec = (await rt.journal.records<PipelineDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
   // The recorded identity and account type, not the previous properties: in a rollback they are the failed declaration's.
   const accountType = rec?.doc.applied?.accountType ?? rec?.doc.selection?.accountType;
@@ -315,6 +316,24 @@ async function removeAttempt(rt: Runtime, rec: PipelineRecord): Promise<void> {
   if (r.state === 'posted' || r.state === 'recording') r = await recordSubscription(rt, r);
   await undo(rt, r);
 }
+/**
+ * An Update that follows another Update CloudFormation moved on from (an UPDATE_ROLLBACK while a replacing Update still
+ * continued in isComplete): the pipeline that Update made under another physical ID is known to nobody and no Delete
+ * will come for it, so it is removed (an adopted or retained one released) before this Update runs.
+ */
+async function endMovedOnUpdate(rt: Runtime, key: string, physicalId: string | undefined): Promise<void> {
+  const { made, attempts } = await madeByMovedOnUpdate(rt, 'sub', await rt.journal.records<PipelineDoc>(key), physicalId);
+  for (const r of made) {
+    if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
+      await release(rt, r);
+      continue;
+    }
+    log({ msg: 'removing the pipeline of an Update that CloudFormation moved on from', subscriptionId: r.physicalId, record: r.id });
+    await undo(rt, r);
+  }
+  for (const r of attempts) await removeAttempt(rt, r);
+}
+
 /** Handles `Custom::DpiNotificationPipeline`. */
 export async function notificationPipeline(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   if (event.RequestType === 'Delete') return remove(event, rt);
