@@ -57,7 +57,12 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
       const by = await lease.cancelled();
       if (by !== undefined) throw cancelledCreate(by);
     });
-    return fn(event, { ...scoped, client });
+    const out = await fn(event, { ...scoped, client });
+    // A second delivery of a request that ran before answers as a continuation does: the waiter's input (the event and
+    // this answer) is then the same for every delivery, so a provider framework that names its waiter's execution after
+    // the request (other aws-cdk-lib versions) finds the execution it started and does not fail; isComplete answers.
+    if (lease.earlierRun === true && scoped.continues === true && opts.resumed !== true) return continuationAnswer(event);
+    return out;
   }, { ...opts, continues });
 }
 

@@ -60,6 +60,8 @@ export interface LeaseScope {
    * replacement it had not answered yet, e.g. one that continued in isComplete) is known to nobody.
    */
   readonly previousUpdate?: { readonly requestId: string; readonly requestSince: string };
+  /** Whether this request held the lease before (a second delivery, a continuation): its first run may have answered already. */
+  readonly earlierRun?: boolean;
   /** ISO time this invocation's request first took the lease: the records it made are those created since. */
   readonly requestSince: string;
   /** The request that cancelled this invocation (CloudFormation moved on from it), or undefined. */

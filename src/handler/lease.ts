@@ -106,6 +106,7 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
     await rt.sleep(500 + Math.floor(Math.random() * 500));
   };
   await acquire();
+  const earlierRun = previous?.requestId === event.RequestId;
   // A second run of the same Delete (a duplicate delivery, a continuation) waited for the cancelled Create already.
   if (inventedDelete(event) && !createOfThisOperation(previous, event) && previous?.requestId !== event.RequestId) {
     // A Delete with the physical ID CloudFormation invents for a Create it stopped waiting for, and no Create has run:
@@ -129,6 +130,7 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
     requestSince,
     ...(previousCreate ? { previousCreate } : {}),
     ...(previousUpdate ? { previousUpdate } : {}),
+    ...(earlierRun ? { earlierRun } : {}),
   };
   try {
     if (stale) throw movedOn(event);

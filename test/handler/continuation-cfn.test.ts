@@ -1,4 +1,6 @@
 /** Continuations under CloudFormation, Lambda and Step Functions paths: a continuation never undoes, duplicates or leaks (issue 32). */
+import { existsSync, readFileSync } from 'fs';
+import { dirname, join } from 'path';
 import { delay, Deliveries, INVENTED, SUB_PROPS } from './delivery-helpers';
 import { HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { CONTINUATION_ENV } from '../../src/contract';
@@ -73,4 +75,32 @@ test('R3: a replacing pipeline Update that continued after its unified POST, the
   await expect(isComplete(completeEvent(update, answer), left(600_000))).rejects.toThrow(/moved on/);
   // CloudFormation never learned of the vendor pipeline: nothing will ever send its Delete.
   expect(h.state().pipelines.map((p: any) => p.remoteIdentityId)).toEqual([362]); // fails: [362, 363]
+}, 120_000);
+
+test('R4: the installed provider framework starts its waiter without an execution name (a named one would fail a second delivery)', () => {
+  // Where aws-cdk-lib keeps the framework's runtime (2.257-2.276: custom-resources/lib; other versions bundle it under
+  // custom-resource-handlers/dist).
+  const root = dirname(require.resolve('aws-cdk-lib/package.json'));
+  const path = ['custom-resources/lib/provider-framework/runtime/framework.js', 'custom-resource-handlers/dist/custom-resources/provider-framework/framework.js']
+    .map((f) => join(root, f)).find((f) => existsSync(f));
+  expect(path).toBeDefined();
+  const framework = readFileSync(path!, 'utf8');
+  const waiter = /const waiter\s*=\s*\{([^}]*)\}/.exec(framework);
+  expect(waiter?.[1]).toContain('stateMachineArn');
+  // A name (aws-cdk-lib sources that use `name: resourceEvent.RequestId`) makes StartExecution fail with
+  // ExecutionAlreadyExists when a second delivery's input differs: docs/handler.md relies on unnamed executions.
+  expect(waiter?.[1]).not.toMatch(/\bname\s*:/);
+});
+
+test('R4: a second delivery of a Create that continued answers exactly as the first did (the waiter input is the same)', async () => {
+  await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 1 });
+  const event = h.event(SUB, 'Create', SUB_PROPS);
+  const first = await onEvent(event, left(15_000));
+  expect(first.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+  // Lambda's retry or a second delivery of the same request: the rate limit lets it through now, it finishes the work.
+  const second = await onEvent(event, left(600_000));
+  expect(second).toEqual(first);
+  const done = await isComplete(completeEvent(event, second), left(600_000));
+  expect(done).toMatchObject({ IsComplete: true, PhysicalResourceId: expect.stringMatching(/^\d+$/) });
+  expect(await posts()).toBe(1);
 }, 120_000);
