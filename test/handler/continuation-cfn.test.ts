@@ -104,3 +104,21 @@ test('R4: a second delivery of a Create that continued answers exactly as the fi
   expect(done).toMatchObject({ IsComplete: true, PhysicalResourceId: expect.stringMatching(/^\d+$/) });
   expect(await posts()).toBe(1);
 }, 120_000);
+
+test('a container stopped mid-continuation: the framework answers FAILED with the Create\'s request ID, and the rollback Delete ends what it made', async () => {
+  const other = await deliveries.bystander();
+  const before = await posts();
+  await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 1 });
+  const create = h.event(SUB, 'Create', { ...SUB_PROPS, Status: 'paused' });
+  const answer = await onEvent(create, left(15_000));
+  expect(answer).toEqual({ PhysicalResourceId: create.RequestId, Data: { [CONTINUATION_KEY]: 'waiting' } });
+  expect(await posts()).toBe(before + 1);
+  // The isComplete container is stopped at its timeout: invokeUserFunction throws on the FunctionError and the framework
+  // answers FAILED at once with the event's physical ID (the Create's request ID); no poll follows. CloudFormation's
+  // rollback Delete carries that ID (not the CREATE_FAILED marker, so it reaches the handler: the non-numeric path).
+  const del = h.event(SUB, 'Delete', { ...SUB_PROPS, Status: 'paused' }, { PhysicalResourceId: create.RequestId });
+  expect(await onEvent(del, left(600_000))).toEqual({ PhysicalResourceId: create.RequestId });
+  expect(deliveries.activeMade()).toEqual([]);
+  expect(h.state().subscriptions.filter((s: any) => s.id >= 9001 && s.status !== 'invalid' && String(s.id) !== other.id)).toEqual([]);
+  deliveries.unchanged(other);
+}, 120_000);
