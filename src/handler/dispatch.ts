@@ -48,7 +48,8 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
     let scoped: Runtime = { ...rt, lease, continues, ...(unproven === undefined ? {} : { journalUnproven: unproven }) };
     if (opts.resumed) {
       // A continuation: within CloudFormation's hour, counted from the request's first run, and no wait past it.
-      const limit = Date.parse(lease.requestSince) + CONTINUATION_LIMIT_MS;
+      // A requestSince in the future (no honest writer leaves one) counts from now: it cannot lift the limit.
+      const limit = Math.min(Date.parse(lease.requestSince), now()) + CONTINUATION_LIMIT_MS;
       if (!(now() < limit)) throw continuationTimedOut(event, lease.requestSince, now());
       if (limit < scoped.deadline) scoped = { ...scoped, deadline: limit, client: scoped.client.withDeadline(limit) };
     }
@@ -128,6 +129,10 @@ export async function isComplete(event: CfnEvent, context?: LambdaContextLike): 
       return hooks.isComplete(event, runtimeFor(connectionOf(event), context, environmentFor(event)));
     }
     if (!hooks) throw new HandlerError(`unknown resource type ${event.ResourceType}; this provider serves ${KIND_TYPES.join(', ')}`);
+    // The same checks as onEvent's: a continuation is only ever of an event onEvent accepted.
+    if (event.RequestType !== 'Create' && event.RequestType !== 'Update' && event.RequestType !== 'Delete') {
+      throw new HandlerError(`unknown request type ${String(event.RequestType)}`);
+    }
     const rt = runtimeFor(connectionOf(event), context, environmentFor(event));
     const original = continuedEvent(event);
     let done: OnEventResult;
@@ -135,6 +140,12 @@ export async function isComplete(event: CfnEvent, context?: LambdaContextLike): 
       done = await leased(original, rt, hooks.onEvent, { wait: false, resumed: true });
     } catch (e) {
       if (e instanceof LeaseBusy) {
+        // The limit holds while another run holds the lease: a lease held (or planted) poll after poll cannot keep the
+        // waiter asking past CloudFormation's hour without the handler's own reason.
+        const since = Date.parse(e.holder.requestSince);
+        if (e.holder.requestId === original.RequestId && !(now() < Math.min(since, now()) + CONTINUATION_LIMIT_MS)) {
+          throw continuationTimedOut(original, e.holder.requestSince, now());
+        }
         // Another run of the resource holds the lease (a second waiter of the same request): it does the work.
         log({ msg: 'another invocation of the resource is running: asking again later', LogicalResourceId: event.LogicalResourceId, request: e.holder.requestId });
         return { IsComplete: false };

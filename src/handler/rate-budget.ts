@@ -118,7 +118,8 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
       const sentAt = num(slot?.sentAt);
       const recordedAt = recorded ? (sentAt ?? now) : slot !== undefined || previous >= 0 ? now : undefined;
       // No honest writer leaves a turn further ahead than the longest Lambda, nor a hold longer than the longest
-      // 429 wait: values past those (a damaged or planted item) count as "now", so no turn waits more than a window.
+      // 429 wait: values past those (a damaged or planted item) count as "now", so no planted turn holds a request
+      // longer than LONGEST_TURN_MS and a window.
       const lastSentAt = recordedAt !== undefined && recordedAt > now + LONGEST_TURN_MS ? now : recordedAt;
       const turn = turnOf(pace, now, lastSentAt, held > now + LONGEST_HOLD_MS ? now : held);
       const sending = turn <= until;
