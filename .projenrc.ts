@@ -36,8 +36,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   // handler, drift, plan, repair, orphans, resolve) and the registry's lists of them.
   excludeTypescript: [
     'src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**',
-    'src/kinds/*/handler*.ts', 'src/kinds/*/drift*.ts', 'src/kinds/*/plan*.ts', 'src/kinds/*/repair*.ts', 'src/kinds/*/orphans*.ts',
-    'src/kinds/*/resolve*.ts',
+    'src/kinds/*/runtime/**', 'src/kinds/*/tools/**',
     'src/kinds/registry/lambda.ts', 'src/kinds/registry/tools.ts', 'src/kinds/registry/cli.ts',
   ],
   lambdaAutoDiscover: false,

@@ -1,5 +1,5 @@
 /**
- * What every kind's drift check (src/kinds/<kind>/drift.ts, run by src/handler/drift.ts) builds on: the row builder,
+ * What every kind's drift check (src/kinds/<kind>/runtime/drift.ts, run by src/handler/drift.ts) builds on: the row builder,
  * the reads it may use, and what more than one kind compares. See docs/handler.md ("Drift").
  */
 import { DpiClient, Subscription } from '../client';

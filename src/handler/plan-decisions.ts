@@ -6,8 +6,8 @@
  */
 import type { SubscriptionStatus, SubscriptionUpdate } from '../client';
 import { Props, sameSet } from './props';
-import type { PipelineDesired, Selection } from '../kinds/notification-pipeline/handler-types';
-import type { Applied, SubscriptionDesired } from '../kinds/subscription/handler-types';
+import type { PipelineDesired, Selection } from '../kinds/notification-pipeline/runtime/handler-types';
+import type { Applied, SubscriptionDesired } from '../kinds/subscription/runtime/handler-types';
 
 // ---- Custom::DpiSubscription ------------------------------------------------------------------------------------
 

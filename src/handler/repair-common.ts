@@ -1,5 +1,5 @@
 /**
- * What every kind's `dpi drift --fix` repair (src/kinds/<kind>/repair.ts, run by src/handler/repair.ts) builds on: the
+ * What every kind's `dpi drift --fix` repair (src/kinds/<kind>/runtime/repair.ts, run by src/handler/repair.ts) builds on: the
  * result, the live read of a subscription and its stored parameters, and the message of a record that is gone.
  */
 import { Subscription } from '../client';

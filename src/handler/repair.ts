@@ -1,8 +1,8 @@
 /**
  * `dpi drift --fix`: re-applies a resource's declared state (the lifecycle journal's last confirmed document) where
  * the service now shows something else, through the handler's own convergence code: a subscription through
- * `converge` (src/kinds/subscription/handler-state.ts; one PATCH of what differs: status, name, storage group, product
- * parameters), a unified pipeline through its `converge` (src/kinds/notification-pipeline/handler-state.ts; the unified
+ * `converge` (src/kinds/subscription/runtime/handler-state.ts; one PATCH of what differs: status, name, storage group, product
+ * parameters), a unified pipeline through its `converge` (src/kinds/notification-pipeline/runtime/handler-state.ts; the unified
  * PATCH re-sends the selection
  * and the stored result follows). What differs is told to `converge` as the state the service confirmed last, so it
  * sends exactly that difference; the journal ends as an Update with the same declaration leaves it.

@@ -1,7 +1,7 @@
 import { fitData, MAX_DATA_BYTES } from '../../src/handler/data';
 import { reasonOf, registerSecret, HandlerError, MAX_REASON_LENGTH } from '../../src/handler/errors';
 import { refreshTokenFromSecret } from '../../src/handler/runtime';
-import { keyPrefix, pipelineData } from '../../src/kinds/notification-pipeline/handler-state';
+import { keyPrefix, pipelineData } from '../../src/kinds/notification-pipeline/runtime/handler-state';
 
 describe('Data size', () => {
   test('long comma lists are cut at an item boundary with a count of what was left out', () => {

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planResource } from '../../src/handler/plan';
 import { ResourceTypes } from '../../src/kinds';
-import { HISTORY_REQUEST_PROPS } from '../../src/kinds/history-request/plan';
-import { LEGACY_PIPELINE_PROPS } from '../../src/kinds/legacy-notification-pipeline/plan';
-import { PIPELINE_PROPS } from '../../src/kinds/notification-pipeline/plan';
-import { PRODUCT_ORDER_JOBS_PROPS } from '../../src/kinds/product-order-jobs/plan';
-import { SUBSCRIPTION_PROPS } from '../../src/kinds/subscription/plan';
+import { HISTORY_REQUEST_PROPS } from '../../src/kinds/history-request/runtime/plan';
+import { LEGACY_PIPELINE_PROPS } from '../../src/kinds/legacy-notification-pipeline/runtime/plan';
+import { PIPELINE_PROPS } from '../../src/kinds/notification-pipeline/runtime/plan';
+import { PRODUCT_ORDER_JOBS_PROPS } from '../../src/kinds/product-order-jobs/runtime/plan';
+import { SUBSCRIPTION_PROPS } from '../../src/kinds/subscription/runtime/plan';
 
 /**
  * docs/constructs.md's "What a change does" tables, checked against `planResource` (the handler's decisions): every

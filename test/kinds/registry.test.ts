@@ -117,7 +117,7 @@ function writtenStates(file: string): string[] {
 
 describe('journal states', () => {
   test('the scan sees the states a handler writes', () => {
-    expect(writtenStates('kinds/history-request/handler.ts')).toEqual(expect.arrayContaining(['creating', 'active', 'deleted']));
+    expect(writtenStates('kinds/history-request/runtime/handler.ts')).toEqual(expect.arrayContaining(['creating', 'active', 'deleted']));
   });
 
   test.each(KINDS.map((k) => [k.type, k] as const))('every state the %s handler writes is one of its states', (type, k) => {

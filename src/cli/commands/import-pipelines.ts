@@ -9,7 +9,7 @@
  * typed placeholder, `notShown<T>(...)`, that fails the synth naming it: never a guess.
  */
 import { DEFAULT_PIPELINE_METADATA_KEYS } from '../../contract';
-import { jsonObject } from '../../kinds/notification-pipeline/handler-stored';
+import { jsonObject } from '../../kinds/notification-pipeline/runtime/handler-stored';
 import { NotificationDelivery, NotificationType } from '../../notifications/notification-type';
 import { CliError } from '../errors';
 import { commentText, idCode, tsString as lit } from './import-code';

@@ -1,7 +1,7 @@
 /**
  * `dpi journal resolve`: what the check of an unconfirmed attempt builds on (the service it reads, the outcome), and
  * the check of the shared create (`recording`, src/handler/creates.ts: a subscription create of a subscription or a
- * pipeline resource). A kind's own unconfirmed states are checked by its `attemptChecks` (src/kinds/<kind>/resolve.ts,
+ * pipeline resource). A kind's own unconfirmed states are checked by its `attemptChecks` (src/kinds/<kind>/tools/resolve.ts,
  * listed in src/kinds/registry/cli.ts).
  */
 import { DpiClient } from '../../client';

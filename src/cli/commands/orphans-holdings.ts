@@ -6,7 +6,7 @@
  *
  * Reads are bulk (`ServiceReads`, orphans-reads.ts): every record kind is answered from listings where one exists, and
  * a record is read on its own only when the listing does not show it. Each kind's read is its `holdings` hook
- * (src/kinds/<kind>/orphans.ts, listed in src/kinds/registry/cli.ts). docs/cli.md ("dpi orphans", "Calls per run") states the count.
+ * (src/kinds/<kind>/tools/orphans.ts, listed in src/kinds/registry/cli.ts). docs/cli.md ("dpi orphans", "Calls per run") states the count.
  */
 import { Candidate, DONE, LooseClaim, Orphan, Rec, str } from './orphans-judge';
 

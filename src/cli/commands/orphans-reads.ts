@@ -1,6 +1,6 @@
 /**
  * `dpi orphans`: the service reads of one run (`ServiceReads`), made in bulk, and what every kind's holdings read
- * (src/kinds/<kind>/orphans.ts) builds on. Only a 404 or the status `invalid` means a subscription is gone: a 403 (or
+ * (src/kinds/<kind>/tools/orphans.ts) builds on. Only a 404 or the status `invalid` means a subscription is gone: a 403 (or
  * another refusal) is `Refused`. docs/cli.md ("dpi orphans", "Calls per run") states the count.
  */
 import { Doc, Orphan, Rec, str } from './orphans-judge';

@@ -7,7 +7,7 @@
  * (nothing is done). See docs/cli.md ("dpi orphans") and docs/handler.md ("Recovery paths and residual cases").
  *
  * Parts: orphans-judge.ts (what is deployed, whose a record is), orphans-reads.ts (the service reads),
- * orphans-holdings.ts (what a record holds: each kind's `holdings` hook, src/kinds/<kind>/orphans.ts), orphans-fix.ts
+ * orphans-holdings.ts (what a record holds: each kind's `holdings` hook, src/kinds/<kind>/tools/orphans.ts), orphans-fix.ts
  * (`--fix`).
  */
 import { existsSync } from 'node:fs';

@@ -7,13 +7,13 @@
 import { HistoryRequestKind, LegacyNotificationPipelineKind, NotificationPipelineKind, PerKind, ProductOrderJobsKind, SubscriptionKind } from './kinds';
 import type { AttemptCheck } from '../../cli/commands/journal-attempts';
 import type { DeleteProperties, Holdings } from '../../cli/commands/orphans-reads';
-import { historyDelete, historyHoldings } from '../history-request/orphans';
-import { historyAttemptChecks } from '../history-request/resolve';
-import { legacyDelete, legacyHoldings } from '../legacy-notification-pipeline/orphans';
-import { pipelineDelete, pipelineHoldings } from '../notification-pipeline/orphans';
-import { pipelineAttemptChecks } from '../notification-pipeline/resolve';
-import { orderJobsDelete, orderJobsHoldings } from '../product-order-jobs/orphans';
-import { subscriptionDelete, subscriptionHoldings } from '../subscription/orphans';
+import { historyDelete, historyHoldings } from '../history-request/tools/orphans';
+import { historyAttemptChecks } from '../history-request/tools/resolve';
+import { legacyDelete, legacyHoldings } from '../legacy-notification-pipeline/tools/orphans';
+import { pipelineDelete, pipelineHoldings } from '../notification-pipeline/tools/orphans';
+import { pipelineAttemptChecks } from '../notification-pipeline/tools/resolve';
+import { orderJobsDelete, orderJobsHoldings } from '../product-order-jobs/tools/orphans';
+import { subscriptionDelete, subscriptionHoldings } from '../subscription/tools/orphans';
 
 /** The command-line hooks of one kind. */
 export interface CliHooks {

@@ -6,16 +6,16 @@
 import { HistoryRequestKind, LegacyNotificationPipelineKind, NotificationPipelineKind, PerKind, ProductOrderJobsKind, SubscriptionKind } from './kinds';
 import type { Checker } from '../../handler/drift-checkers';
 import type { IsCompleteFn, OnEventFn } from '../../handler/kind-fns';
-import { historyDrift } from '../history-request/drift';
-import { historyRequest, historyRequestComplete } from '../history-request/handler';
-import { legacyDrift } from '../legacy-notification-pipeline/drift';
-import { legacyNotificationPipeline } from '../legacy-notification-pipeline/handler';
-import { pipelineDrift } from '../notification-pipeline/drift';
-import { notificationPipeline } from '../notification-pipeline/handler';
-import { orderJobsDrift } from '../product-order-jobs/drift';
-import { productOrderJobs } from '../product-order-jobs/handler';
-import { subscriptionDrift } from '../subscription/drift';
-import { subscription } from '../subscription/handler';
+import { historyDrift } from '../history-request/runtime/drift';
+import { historyRequest, historyRequestComplete } from '../history-request/runtime/handler';
+import { legacyDrift } from '../legacy-notification-pipeline/runtime/drift';
+import { legacyNotificationPipeline } from '../legacy-notification-pipeline/runtime/handler';
+import { pipelineDrift } from '../notification-pipeline/runtime/drift';
+import { notificationPipeline } from '../notification-pipeline/runtime/handler';
+import { orderJobsDrift } from '../product-order-jobs/runtime/drift';
+import { productOrderJobs } from '../product-order-jobs/runtime/handler';
+import { subscriptionDrift } from '../subscription/runtime/drift';
+import { subscription } from '../subscription/runtime/handler';
 
 /** The Lambda hooks of one kind. */
 export interface LambdaHooks {

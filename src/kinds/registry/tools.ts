@@ -7,16 +7,16 @@
 import { HistoryRequestKind, LegacyNotificationPipelineKind, NotificationPipelineKind, PerKind, ProductOrderJobsKind, SubscriptionKind } from './kinds';
 import type { Planner } from '../../handler/plan-common';
 import type { Repairer } from '../../handler/repair-common';
-import { historyRequestPlanner } from '../history-request/plan';
-import { historyRepair } from '../history-request/repair';
-import { legacyPipelinePlanner } from '../legacy-notification-pipeline/plan';
-import { legacyRepair } from '../legacy-notification-pipeline/repair';
-import { notificationPipelinePlanner } from '../notification-pipeline/plan';
-import { pipelineRepair } from '../notification-pipeline/repair';
-import { productOrderJobsPlanner } from '../product-order-jobs/plan';
-import { orderJobsRepair } from '../product-order-jobs/repair';
-import { subscriptionPlanner } from '../subscription/plan';
-import { subscriptionRepair } from '../subscription/repair';
+import { historyRequestPlanner } from '../history-request/runtime/plan';
+import { historyRepair } from '../history-request/runtime/repair';
+import { legacyPipelinePlanner } from '../legacy-notification-pipeline/runtime/plan';
+import { legacyRepair } from '../legacy-notification-pipeline/runtime/repair';
+import { notificationPipelinePlanner } from '../notification-pipeline/runtime/plan';
+import { pipelineRepair } from '../notification-pipeline/runtime/repair';
+import { productOrderJobsPlanner } from '../product-order-jobs/runtime/plan';
+import { orderJobsRepair } from '../product-order-jobs/runtime/repair';
+import { subscriptionPlanner } from '../subscription/runtime/plan';
+import { subscriptionRepair } from '../subscription/runtime/repair';
 
 /** The tool hooks of one kind. */
 export interface ToolHooks {
