@@ -1,9 +1,10 @@
 /**
  * The layers import downward only: the command line (src/cli) sits on everything else; the handler and the local
  * runner never import it (the Lambda must not depend on the command line); the emulator imports nothing of the rest of
- * src/ (it is an independent witness). A kind's folder (src/kinds/<kind>/) holds a file of each layer, so the layer of
- * a file there is its part (wire: pure; construct; handler, drift, plan, repair: the handler; orphans, resolve: the
- * command line), and the registry's lists (src/kinds/registry/) are each of the layer they list.
+ * src/ (it is an independent witness). A kind's folder (src/kinds/<kind>/) holds its layers by folder: directly in it
+ * wire.ts (pure) and construct*.ts (the construct); in runtime/ the handler's code (the Lambda: handler, drift, plan,
+ * repair); in tools/ the command line's (orphans, resolve). The registry's lists (src/kinds/registry/) are each of the
+ * layer they list.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,10 +18,23 @@ function files(dir: string): string[] {
   });
 }
 
-/** The layer of each part of a kind's folder (a part may be split into `<part>-<more>.ts`). */
-const KIND_PARTS: Record<string, string> = {
-  wire: 'kinds', construct: 'constructs', handler: 'handler', drift: 'handler', plan: 'handler', repair: 'handler', orphans: 'cli', resolve: 'cli',
-};
+/** The layer of each folder of a kind (src/kinds/<kind>/<folder>/...). */
+const KIND_FOLDERS: Record<string, string> = { runtime: 'handler', tools: 'cli' };
+
+/**
+ * The layer of a file of a kind's folder, by where it is (`rel`: its path under src/kinds/<kind>/, without `.ts`):
+ * `wire` is pure, `construct` and `construct-<more>` the construct, anything under runtime/ the handler, under tools/
+ * the command line; anything else is `unknown ...`, with the rule in the message.
+ */
+function kindFileLayer(kind: string, rel: string): string {
+  const parts = rel.split('/');
+  if (parts.length === 1) {
+    if (parts[0] === 'wire') return 'kinds';
+    if (parts[0] === 'construct' || parts[0].startsWith('construct-')) return 'constructs';
+    return `unknown part kinds/${kind}/${rel}.ts: directly in a kind's folder only wire.ts (pure) and construct*.ts (the construct) belong; Lambda code goes in runtime/, command-line code in tools/`;
+  }
+  return KIND_FOLDERS[parts[0]] ?? `unknown folder kinds/${kind}/${parts[0]}/ (of ${rel}.ts): a kind's folders are runtime/ (the Lambda) and tools/ (the command line)`;
+}
 
 /** The layer of each list of the registry. */
 const REGISTRY_LISTS: Record<string, string> = { kinds: 'kinds', constructs: 'constructs', lambda: 'handler', tools: 'handler', cli: 'cli' };
@@ -30,7 +44,7 @@ function layerOf(file: string): string {
   const parts = relative(SRC, file).replace(/\.ts$/, '').split('/');
   if (parts[0] !== 'kinds' || parts.length === 2) return parts[0];
   if (parts[1] === 'registry') return REGISTRY_LISTS[parts[2]] ?? `unknown registry list ${parts[2]}`;
-  return KIND_PARTS[parts[2].split('-')[0]] ?? `unknown part ${parts.slice(1).join('/')}`;
+  return kindFileLayer(parts[1], parts.slice(2).join('/'));
 }
 
 /** Each relative import of a file, with the layer of the file it lands in. */
@@ -86,6 +100,31 @@ describe('layers import downward only', () => {
     expect(ALL.map(layerOf).filter((l) => l.startsWith('unknown'))).toEqual([]);
   });
 
+  test('a kind\'s layers are its folders: wire and construct* directly in it, runtime/ the handler, tools/ the command line', () => {
+    expect(kindFileLayer('subscription', 'wire')).toBe('kinds');
+    expect(kindFileLayer('subscription', 'construct')).toBe('constructs');
+    expect(kindFileLayer('notification-pipeline', 'construct-props')).toBe('constructs');
+    expect(kindFileLayer('subscription', 'runtime/handler')).toBe('handler');
+    expect(kindFileLayer('subscription', 'runtime/validation')).toBe('handler');
+    expect(kindFileLayer('subscription', 'tools/orphans')).toBe('cli');
+    expect(layerOf(join(SRC, 'kinds', 'subscription', 'runtime', 'validation.ts'))).toBe('handler');
+    // The rule fails on anything else, and says where the file belongs.
+    expect(kindFileLayer('subscription', 'handler')).toMatch(/^unknown part kinds\/subscription\/handler\.ts: .*runtime\//);
+    expect(kindFileLayer('subscription', 'validation')).toMatch(/^unknown part .*only wire\.ts .* and construct\*\.ts/);
+    expect(kindFileLayer('subscription', 'wires')).toMatch(/^unknown part/);
+    expect(kindFileLayer('subscription', 'lib/util')).toBe('unknown folder kinds/subscription/lib/ (of lib/util.ts): a kind\'s folders are runtime/ (the Lambda) and tools/ (the command line)');
+    expect(layerOf(join(SRC, 'kinds', 'subscription', 'orphans.ts'))).toMatch(/^unknown part/);
+  });
+
+  test('every kind folder has its layers (the layer rule reads real files)', () => {
+    const kinds = readdirSync(join(SRC, 'kinds')).filter((n) => n !== 'registry' && statSync(join(SRC, 'kinds', n)).isDirectory());
+    expect(kinds.length).toBeGreaterThan(0);
+    for (const kind of kinds) {
+      const layers = new Set(ALL.filter((f) => relative(SRC, f).startsWith(`kinds/${kind}/`)).map(layerOf));
+      expect([kind, [...layers].sort()]).toEqual([kind, ['cli', 'constructs', 'handler', 'kinds']]);
+    }
+  });
+
   test.each(['handler', 'local', 'client', 'emulator', 'monitoring', 'notifications', 'constructs', 'kinds'])('the %s layer imports nothing from the command line', (layer) => {
     expect(violations(layer, (t) => t === 'cli')).toEqual([]);
   });
@@ -128,10 +167,10 @@ describe('layers import downward only', () => {
     expect(pipeline).toContain('alarm-actions');
   });
 
-  test('the check sees imports (a file of the command line imports the layers below it; a kind\'s orphans part is of the command line)', () => {
+  test('the check sees imports (a file of the command line imports the layers below it; a kind\'s tools/ is of the command line)', () => {
     const layers = importedLayers(join(SRC, 'cli', 'commands', 'local-deploy.ts')).map((i) => i.layer);
     expect(layers).toEqual(expect.arrayContaining(['local', 'emulator']));
-    expect(layerOf(join(SRC, 'kinds', 'subscription', 'orphans.ts'))).toBe('cli');
+    expect(layerOf(join(SRC, 'kinds', 'subscription', 'tools', 'orphans.ts'))).toBe('cli');
     expect(importedLayers(join(SRC, 'kinds', 'registry', 'cli.ts')).map((i) => i.layer)).toEqual(expect.arrayContaining(['cli', 'kinds']));
   });
 });

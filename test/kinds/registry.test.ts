@@ -134,8 +134,11 @@ describe('journal states', () => {
   });
 });
 
-/** The parts of a kind's folder (each file of that name; a part may be split into `<part>-<more>.ts`). */
-const PARTS = ['wire', 'construct', 'handler', 'drift', 'plan', 'repair', 'orphans'] as const;
+/**
+ * The parts of a kind's folder (each file of that name; a part may be split into `<part>-<more>.ts`), by layer: pure and
+ * construct directly in it, the Lambda's in runtime/, the command line's in tools/ (test/layers.test.ts).
+ */
+const PARTS = ['wire', 'construct', 'runtime/handler', 'runtime/drift', 'runtime/plan', 'runtime/repair', 'tools/orphans'] as const;
 
 describe('a kind is its folder and one entry in each list of the registry', () => {
   test.each(KINDS.map((k) => [k.type, k] as const))('%s has its folder with every part', (type) => {
