@@ -32,8 +32,8 @@ const project = new awscdk.AwsCdkConstructLibrary({
   },
 
   // The handler, client, emulator and CLI are bundled with esbuild and are not
-  // part of the jsii public API; nor are the handler and command-line parts of each kind's folder (src/kinds/<kind>/:
-  // handler, drift, plan, repair, orphans, resolve) and the registry's lists of them.
+  // part of the jsii public API; nor are the handler and command-line folders of each kind's folder
+  // (src/kinds/<kind>/runtime/, src/kinds/<kind>/tools/) and the registry's lists of them.
   excludeTypescript: [
     'src/client/**', 'src/handler/**', 'src/emulator/**', 'src/cli/**', 'src/local/**',
     'src/kinds/*/runtime/**', 'src/kinds/*/tools/**',
