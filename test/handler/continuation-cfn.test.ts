@@ -122,3 +122,20 @@ test('a container stopped mid-continuation: the framework answers FAILED with th
   expect(h.state().subscriptions.filter((s: any) => s.id >= 9001 && s.status !== 'invalid' && String(s.id) !== other.id)).toEqual([]);
   deliveries.unchanged(other);
 }, 120_000);
+
+test('a replacing subscription Update that continued after its POST, then UPDATE_ROLLBACK: the new subscription is ended', async () => {
+  const created = await onEvent(h.event(SUB, 'Create', SUB_PROPS), left(600_000));
+  // Another identity: a replacement. Its POST succeeds; the PATCH to `paused` meets a 429 whose wait passes the deadline.
+  const moved = { ...SUB_PROPS, RemoteIdentityId: '363', Status: 'paused' };
+  await h.admin('POST', '/faults', { method: 'PATCH', pathPrefix: '/v2/sub', status: 429, retryAfter: 20, count: 1 });
+  const update = h.event(SUB, 'Update', moved, { PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...SUB_PROPS } });
+  const answer = await onEvent(update, left(15_000));
+  expect(answer).toEqual({ PhysicalResourceId: created.PhysicalResourceId, Data: { [CONTINUATION_KEY]: 'waiting' } });
+  expect(await posts()).toBe(2);
+  // A sibling fails: UPDATE_ROLLBACK sends the old properties back with the old physical ID, between two polls.
+  await onEvent(h.event(SUB, 'Update', SUB_PROPS, { PhysicalResourceId: created.PhysicalResourceId, OldResourceProperties: { Connection: h.connection, ...moved } }), left(600_000));
+  await expect(isComplete(completeEvent(update, answer), left(600_000))).rejects.toThrow(/moved on/);
+  // CloudFormation never learned of the replacement: nothing will ever send its Delete, so the rollback ended it.
+  const live = h.state().subscriptions.filter((s: any) => s.id >= 9001 && s.status !== 'invalid').map((s: any) => String(s.id));
+  expect(live).toEqual([created.PhysicalResourceId]);
+}, 120_000);

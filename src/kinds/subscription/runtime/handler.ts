@@ -8,13 +8,14 @@ import {
   Applied, appliedOf, checkAgainstProduct, converge, desiredOf, DONE, matchesDesired, PIPELINE_PRODUCTS, SubscriptionDesired, SubscriptionDoc,
   SubscriptionRecord, wantedParams,
 } from './handler-state';
-import { deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../../handler/common';
+import type { Subscription } from '../../../client';
+import { contradicts, deleteProven, newSubscriptionAttributes, recordedRemovalPolicy, removalPolicyOf, statusOrGone } from '../../../handler/common';
 import { continuesAfter } from '../../../handler/continuation';
 import { createRecordedSubscription, resolveAttempt } from '../../../handler/creates';
 import { HandlerError, isStatus, messageOf } from '../../../handler/errors';
 import { refuseInvalidIdentity } from '../../../handler/identity-health';
 import { resourceKey } from '../../../handler/journal';
-import { madeByCancelledCreate, refuseIfCancelled, undoIfCancelled } from '../../../handler/lease';
+import { madeByCancelledCreate, madeByMovedOnUpdate, refuseIfCancelled, undoIfCancelled } from '../../../handler/lease';
 import { log } from '../../../handler/log';
 import { subscriptionReplacement } from '../../../handler/plan-decisions';
 import { isNumericId, Props } from '../../../handler/props';
@@ -93,8 +94,9 @@ async function settle(event: CfnEvent, rt: Runtime, rec: SubscriptionRecord, d: 
 
 async function update(event: CfnEvent, rt: Runtime, d: SubscriptionDesired): Promise<OnEventResult> {
   const id = event.PhysicalResourceId;
-  if (!isNumericId(id)) return create(event, rt, d);
   const key = resourceKey(event);
+  await endMovedOnUpdate(rt, key, id, event, d.onDelete);
+  if (!isNumericId(id)) return create(event, rt, d);
   let rec = (await rt.journal.records<SubscriptionDoc>(key)).find((r) => r.physicalId === id && !DONE.has(r.state));
   // The recorded product and identity, not the previous properties: in a rollback they are the failed declaration's.
   const recorded = typeof rec?.doc.product === 'number' ? { product: rec.doc.product, identity: rec.doc.identity } : undefined;
@@ -164,6 +166,29 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
   return { PhysicalResourceId: id };
 }
 
+/**
+ * An Update that follows another Update CloudFormation moved on from (an UPDATE_ROLLBACK while a replacing Update still
+ * continued in isComplete): the subscription that Update made under another physical ID is known to nobody and no
+ * Delete will come for it, so it is ended (an adopted or retained one released) before this Update runs; its attempts
+ * are resolved with what they were made for (their record), not this event's properties.
+ */
+async function endMovedOnUpdate(rt: Runtime, key: string, physicalId: string | undefined, event: CfnEvent,
+  onDelete: 'invalid' | 'cancelled'): Promise<void> {
+  const { made, attempts } = await madeByMovedOnUpdate(rt, 'sub', await rt.journal.records<SubscriptionDoc>(key), physicalId);
+  for (const r of made) {
+    if (r.doc.adopted === true || r.doc.removalPolicy === 'retain') {
+      await release(rt, r, event.ResourceProperties);
+      continue;
+    }
+    log({ msg: 'ending the subscription of an Update that CloudFormation moved on from', subscriptionId: r.physicalId, record: r.id });
+    await end(rt, r.physicalId!, onDelete);
+    await rt.journal.save(r, 'deleted', r.doc);
+  }
+  for (const r of attempts) {
+    await removeAttempt(rt, r, event, onDelete, (s) => !contradicts(s.product, r.doc.product) && !contradicts(s.remote_identity, r.doc.identity));
+  }
+}
+
 /** Ends a subscription (404 and `invalid` mean it is gone; a 403 fails, naming the account). */
 async function end(rt: Runtime, id: string, onDelete: 'invalid' | 'cancelled'): Promise<void> {
   const status = await statusOrGone(rt, id);
@@ -177,14 +202,15 @@ async function end(rt: Runtime, id: string, onDelete: 'invalid' | 'cancelled'): 
 }
 
 /** Undoes one attempt of a failed Create: an adoption lets go; a create ends only what it is proven to have made. */
-async function removeAttempt(rt: Runtime, r: SubscriptionRecord, event: CfnEvent, onDelete: 'invalid' | 'cancelled'): Promise<void> {
+async function removeAttempt(rt: Runtime, r: SubscriptionRecord, event: CfnEvent, onDelete: 'invalid' | 'cancelled',
+  matches: (s: Subscription) => boolean = matchesDesired(desiredOf(event.ResourceProperties))): Promise<void> {
   if (r.state === 'adopting') {
     await release(rt, r, event.ResourceProperties);
     return;
   }
   let made: string | undefined;
   try {
-    made = (await resolveAttempt(rt, r, matchesDesired(desiredOf(event.ResourceProperties)))).id;
+    made = (await resolveAttempt(rt, r, matches)).id;
   } catch (e) {
     // The rollback finishes: nothing is ended on a guess; the record stays for the next deploy or 'dpi journal'.
     log({ level: 'WARNING', msg: 'an attempt of this resource had no clear outcome and what it made cannot be told: nothing is changed', error: messageOf(e) });
