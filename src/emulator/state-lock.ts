@@ -4,7 +4,8 @@
  * would each overwrite what the other answered. A lock file beside it (`F.lock`, holding the owner's process ID) is
  * created exclusively when an emulator starts and removed when it stops; a lock whose process is gone is taken over.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /** The state files this process's emulators hold (a second emulator of the same process is refused too). */
 const HELD = new Set<string>();
@@ -36,6 +37,8 @@ function create(lock: string): boolean {
 /** Takes the state file's lock or throws naming the emulator that holds it; returns the release. */
 export function lockStateFile(file: string): () => void {
   const lock = `${file}.lock`;
+  // The state file's folder may not exist yet (the first save makes it): the lock is taken before that.
+  mkdirSync(dirname(lock), { recursive: true });
   for (let attempt = 0; attempt < 3; attempt++) {
     if (!HELD.has(file) && create(lock)) {
       HELD.add(file);

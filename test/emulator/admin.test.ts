@@ -226,6 +226,11 @@ describe('options', () => {
       const b = await startEmulator({ stateFile: file });
       expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
       await b.stop();
+      // A state file in a folder that does not exist yet (a first local-deploy's .dpi/): the lock makes the folder.
+      const nested = join(dir, 'new', 'state.json');
+      const c = await startEmulator({ stateFile: nested });
+      expect(readFileSync(`${nested}.lock`, 'utf8').trim()).toBe(String(process.pid));
+      await c.stop();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
