@@ -23,7 +23,7 @@ import type { LocalDeployOptions, LocalDeployResult } from './local/options';
 
 export type * from './emulator/fixtures';
 export type { EmulatorStateSnapshot } from './emulator/state';
-export type { AbandonedResource, LocalDeployOptions, LocalDeployResult, FixturesSource } from './local/options';
+export type { AbandonedResource, LocalDeployOptions, LocalDeployResult, FixturesSource, ServiceRequestCount } from './local/options';
 export type { ProgressEvent, SummaryRow } from './local/output';
 
 /** How the emulator answers reads: `minimal` (only what the interface specification shows) or `vendor` (the vendor's documented shapes). */

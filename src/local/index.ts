@@ -5,7 +5,7 @@
  */
 
 export { runLocalDeploy, withEmulatorUrl, roleTrustsService, DEFAULT_STATE_FILE, DEFAULT_REFRESH_TOKEN_ENV } from './runner';
-export type { AbandonedResource, LocalDeployOptions, LocalDeployResult, FixturesSource } from './options';
+export type { AbandonedResource, LocalDeployOptions, LocalDeployResult, FixturesSource, ServiceRequestCount } from './options';
 export { startEmbeddedEmulator, planFixtures, fixturesDigest, EMULATOR_STATE_FILE_NAME, EMULATOR_FIXTURES_RECORD_NAME } from './embedded';
 export { RESOURCE_IDS, fallbackIdentity, identityOf, placeholderAttribute } from './resource-ids';
 export type { FakeIdentity, FakeResourceEnv } from './resource-ids';

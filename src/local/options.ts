@@ -152,6 +152,20 @@ export interface LocalDeployResult {
    * @default none
    */
   readonly abandoned?: readonly AbandonedResource[];
+  /**
+   * The service requests the embedded emulator received during the run (token exchanges included; what the rate limit
+   * counts) and how many it refused with `429` (its rate limit or a fault), from its request log.
+   * @default none with a running emulator (`emulatorUrl`: read its `GET /_emulator/requests`) or when none started
+   */
+  readonly serviceRequests?: ServiceRequestCount;
+}
+
+/** The service requests of a run (`LocalDeployResult.serviceRequests`). */
+export interface ServiceRequestCount {
+  /** Requests received (the admin routes under `/_emulator/` are not service requests). */
+  readonly total: number;
+  /** Requests answered `429`. */
+  readonly throttled: number;
 }
 
 /** A physical resource left behind by a failed clean-up Delete. */

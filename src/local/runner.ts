@@ -5,7 +5,7 @@
  * (deploy, rollback); this module runs a deploy or a destroy.
  */
 import { dependencyOrder } from './graph';
-import type { LocalDeployOptions, LocalDeployResult } from './options';
+import type { LocalDeployOptions, LocalDeployResult, ServiceRequestCount } from './options';
 import { renderSummary, summaryRows } from './output';
 import { RunnerDeploy } from './runner-deploy';
 import { RunFailure } from './runner-helpers';
@@ -14,7 +14,7 @@ import { LocalState, lockState, readState, removeState } from './state';
 type LocalStateResources = LocalState['resources'];
 
 export { DEFAULT_REFRESH_TOKEN_ENV, DEFAULT_STATE_FILE } from './defaults';
-export type { LocalDeployOptions, LocalDeployResult } from './options';
+export type { LocalDeployOptions, LocalDeployResult, ServiceRequestCount } from './options';
 export { readsOf, roleTrustsService, withEmulatorUrl } from './runner-helpers';
 export { LocalPlanSource } from './plan-source';
 export type { LocalDeclaredResource, LocalStackPlan } from './plan-source';
@@ -30,6 +30,7 @@ class Runner extends RunnerDeploy {
     let error: string | undefined;
     let unlock: (() => void) | undefined;
     let stateRead = false;
+    let serviceRequests: ServiceRequestCount | undefined;
     try {
       this.checkOptions();
       unlock = lockState(this.stateFile);
@@ -68,7 +69,10 @@ class Runner extends RunnerDeploy {
           this.progress(`❌  ${message}`);
         }
       }
-      if (this.emulator) await this.emulator.stop();
+      if (this.emulator) {
+        serviceRequests = await this.serviceRequests();
+        await this.emulator.stop();
+      }
       unlock?.();
     }
     // A run refused before it read the state changed nothing: its summary is what the state file says is deployed.
@@ -89,7 +93,20 @@ class Runner extends RunnerDeploy {
     const containers = used > 0 ? { containers: { used, coldStarts: this.containers!.coldStarts } } : {};
     const abandoned = this.abandoned.length > 0 ? { abandoned: [...this.abandoned] } : {};
     const { url: emulatorUrl, stateFile, events } = this;
-    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...leaks, ...containers, ...abandoned };
+    const extra = { ...leaks, ...containers, ...abandoned, ...(serviceRequests ? { serviceRequests } : {}) };
+    return { success: !this.failed, emulatorUrl, stateFile, events, resources: rows, elapsedMs, error, ...extra };
+  }
+
+  /** The embedded emulator's count of the run's service requests (undefined when its log cannot be read). */
+  private async serviceRequests(): Promise<ServiceRequestCount | undefined> {
+    try {
+      const res = await fetch(`${this.url}/_emulator/requests`, { signal: AbortSignal.timeout(10_000) });
+      if (res.status !== 200) return undefined;
+      const log = await res.json() as Array<{ status?: number }>;
+      return { total: log.length, throttled: log.filter((r) => r.status === 429).length };
+    } catch {
+      return undefined;
+    }
   }
 
   /** The resources of the state file as saved (for the summary of a run that stopped before reading it). */
