@@ -131,6 +131,11 @@ export async function startJournalServer(options: JournalServerOptions = {}): Pr
       return false;
     }
   });
+  // A container reuses its idle keep-alive connection as DynamoDB lets it: Node's 5 s default would close it under
+  // a container that waited (its clock time-scaled, its work queued behind a hundred others) and its next request would
+  // meet a reset socket.
+  server.keepAliveTimeout = 10 * 60_000;
+  server.headersTimeout = 10 * 60_000 + 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
