@@ -9,10 +9,15 @@
  * BENCH_ROUNDS (1-20, default 7) sets the rounds per case; BENCH_CASES (e.g. `5,7`) runs only the cases of those
  * numbers. Exit code 1 when a variant made other service calls (or, in the synth cases, other templates) than
  * expected (counts are deterministic; times are never asserted).
+ *
+ * Then the fleets at the service's real limit (bench/cloud-limit.ts, time-scaled): BENCH_FLEET (default `300`; e.g.
+ * `300,2000`, or `none`) sizes deployed, updated for one identity and destroyed; BENCH_TIME_SCALE (default 5); and
+ * the wave plan of BENCH_PLAN (default `10000:40`, or `none`). Exit code 1 when a phase or resource failed there.
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { CaseContext, cliStartup, concurrentTokenSharing, jwtCaching, retryOverhead, txCli, txListing } from './cases';
+import { checkWavePlan, cloudLimitTable, measureAtLimit } from './lib/cloud-limit';
 import { synthFloor } from './synth-cases';
 import { startEmulator } from '../src/emulator';
 import { AbResult } from './lib/ab';
@@ -65,13 +70,46 @@ async function main(): Promise<boolean> {
       for (const line of formatCase(result)) console.log(line);
       if (result.mismatches.length > 0) failed++;
     }
+    failed += await fleetsAtTheLimit();
     console.log('');
     console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`
-      + `${failed > 0 ? `; ${failed} case(s) failed their count check` : ''}`);
+      + `${failed > 0 ? `; ${failed} case(s) failed` : ''}`);
     return failed === 0;
   } finally {
     await emu.stop();
   }
+}
+
+/** The fleets at the service's limit (time-scaled) and the wave plan: the failed phases and plan checks. */
+async function fleetsAtTheLimit(): Promise<number> {
+  const sizes = (process.env.BENCH_FLEET ?? '300') === 'none' ? [] : (process.env.BENCH_FLEET ?? '300').split(',').map(Number);
+  const timeScale = Number(process.env.BENCH_TIME_SCALE ?? '5');
+  const plan = process.env.BENCH_PLAN ?? '10000:40';
+  if (sizes.some((n) => !Number.isInteger(n) || n < 20) || !(timeScale >= 1) || !/^(none|\d+:\d+)$/.test(plan)) {
+    throw new Error('BENCH_FLEET must list fleet sizes of at least 20 (or be none), BENCH_TIME_SCALE a number >= 1, BENCH_PLAN IDENTITIES:NESTED_STACKS or none');
+  }
+  let failed = 0;
+  if (sizes.length > 0) {
+    console.log('');
+    console.log(`Fleets at the service's limit (1,000 requests per 5 minutes), time scale ${timeScale}: cloud time / rate floor per phase (bench/cloud-limit.ts)`);
+    const results = [];
+    for (const fleet of sizes) {
+      results.push(await measureAtLimit({ fleet, timeScale, latency: { ms: 150, jitterMs: 100 }, concurrency: 100 }));
+    }
+    for (const line of cloudLimitTable(results)) console.log(line);
+    for (const r of results) {
+      for (const p of r.phases) for (const f of p.failures) console.log(`${r.fleet} ${p.phase}: ${f}`);
+      failed += r.phases.filter((p) => !p.ok || p.failed > 0).length + (r.left > 0 ? 1 : 0);
+    }
+  }
+  if (plan !== 'none') {
+    const [identities, nested] = plan.split(':').map(Number);
+    const w = checkWavePlan(identities, nested);
+    console.log(`Wave plan of ${identities} identities over ${w.nestedStacks} nested stacks: ${w.waves.length} waves (${w.waves.join(', ')}), `
+      + `rate floor ${w.floorMinutes.toFixed(0)} min, largest wave ${w.longestWaveMinutes.toFixed(1)} min${w.mismatches.length > 0 ? `; MISMATCH ${w.mismatches.join('; ')}` : ''}`);
+    if (w.mismatches.length > 0) failed++;
+  }
+  return failed;
 }
 
 main().then((ok) => {

@@ -65,7 +65,7 @@ export function synthPipelineApp(outdir: string, n: number, perStack = PIPELINES
  * Synthesizes an app of one stack whose `NotificationPipelineFleet` declares `n` seller pipelines (identities
  * FIRST_IDENTITY...) over its nested stacks. Returns the stack count (the parent and its nested stacks).
  */
-export function synthFleetApp(outdir: string, n: number, provider?: ProviderOptions): number {
+export function synthFleetApp(outdir: string, n: number, provider?: ProviderOptions, nestedStackCount?: number): number {
   const app = new App({ outdir });
   const stack = new Stack(app, 'Partners', { env: { account: '123456789012', region: 'us-east-1' } });
   const connection = new ServiceConnection(stack, 'Dpi', {
@@ -83,6 +83,7 @@ export function synthFleetApp(outdir: string, n: number, provider?: ProviderOpti
       accountType: AccountType.SELLER,
       notificationTypes: [NotificationType.ORDER_CHANGE],
     })),
+    ...(nestedStackCount !== undefined ? { nestedStackCount } : {}),
   });
   app.synth();
   return 1 + fleet.nestedStacks.length;

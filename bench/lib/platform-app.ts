@@ -23,6 +23,11 @@ export interface PlatformAppShape {
   readonly fleet: number;
   readonly singles: number;
   readonly subscriptions: number;
+  /**
+   * The one-identity update: the fleet's first seller also gets `FEED_PROCESSING_FINISHED` (one nested stack, one
+   * pipeline changes). Default: false.
+   */
+  readonly changed?: boolean;
 }
 
 /** The default shape: the issue's app (300 sellers, 3 single pipelines, 20 subscriptions). */
@@ -30,7 +35,7 @@ export const PLATFORM_APP: PlatformAppShape = { fleet: 300, singles: 3, subscrip
 
 /** The emulator identities the app needs (all sellers of account 1001), as a `--fixtures` file holds them. */
 export function platformFixtures(shape: PlatformAppShape = PLATFORM_APP): EmulatorFixtures {
-  return identityFixtures(shape.fleet + shape.singles, PLATFORM_FIRST_IDENTITY);
+  return identityFixtures(Math.max(shape.fleet + shape.singles, shape.subscriptions), PLATFORM_FIRST_IDENTITY);
 }
 
 /** Synthesizes the platform app (stack `Platform`) into `outdir`. */
@@ -50,7 +55,8 @@ export function synthPlatformApp(outdir: string, shape: PlatformAppShape = PLATF
     identities: Array.from({ length: shape.fleet }, (_, i) => ({
       remoteIdentityId: PLATFORM_FIRST_IDENTITY + i,
       accountType: AccountType.SELLER,
-      notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.REPORT_PROCESSING_FINISHED],
+      notificationTypes: [NotificationType.ORDER_CHANGE, NotificationType.REPORT_PROCESSING_FINISHED,
+        ...(i === 0 && shape.changed === true ? [NotificationType.FEED_PROCESSING_FINISHED] : [])],
     })),
   });
   fleet.addAlarms({ alarmTopic: onCall });
