@@ -144,9 +144,12 @@ function toItem<D>(r: JournalRecord<D, string>): Record<string, ddb.AttributeVal
   return item;
 }
 
-/** A record ID that sorts by creation time. */
-function newRecordId(): string {
-  return `${new Date().toISOString()}#${randomBytes(4).toString('hex')}`;
+/**
+ * A record ID that sorts by creation time, by `clock`: the clock of the resource leases, whose `requestSince` the ID is
+ * compared with (lease.ts, `madeSince`).
+ */
+function newRecordId(clock: () => number): string {
+  return `${new Date(clock()).toISOString()}#${randomBytes(4).toString('hex')}`;
 }
 
 const ensured = new Map<string, Promise<void>>();
@@ -284,7 +287,10 @@ export interface JournalOptions {
   readonly environment?: JournalEnvironment;
   /** Create the table when it is missing whatever the environment says (tests and tools that seed a journal). */
   readonly create?: boolean;
-  /** The clock (epoch ms) of the resource leases' times. @default Date.now */
+  /**
+   * The clock (epoch ms) of the resource leases' times and of the record IDs (the two are compared: a record made by a
+   * request has an ID at or after the request's `requestSince`). @default Date.now
+   */
   readonly now?: () => number;
 }
 
@@ -366,7 +372,8 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       return out;
     }),
     create: <D, S extends string = string>(key: string, state: S, doc: D, physicalId?: string) => run(async () => {
-      const rec: JournalRecord<D, S> = { key, id: newRecordId(), state, physicalId, version: 1, updatedAt: new Date().toISOString(), doc };
+      const id = newRecordId(opts.now ?? Date.now);
+      const rec: JournalRecord<D, S> = { key, id, state, physicalId, version: 1, updatedAt: new Date().toISOString(), doc };
       await c.send(new m.PutItemCommand({ TableName: table, Item: toItem(rec), ConditionExpression: 'attribute_not_exists(pk)' }));
       return rec;
     }),

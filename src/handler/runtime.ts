@@ -379,7 +379,8 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
     }
     return p;
   };
-  const journal = dynamoJournal({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, environment });
+  // The clock of the leases too: a record's ID (its creation time) is compared with the lease's requestSince.
+  const journal = dynamoJournal({ table: connection.JournalTableName, endpoint: local.journalEndpoint, sleep, now, environment });
   const metadataKeys = {
     subscriptions: connection.PipelineSubscriptionsKey || DEFAULT_PIPELINE_METADATA_KEYS.subscriptions,
     meta: connection.PipelineMetaKey || DEFAULT_PIPELINE_METADATA_KEYS.meta,
