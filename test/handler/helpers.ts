@@ -8,7 +8,7 @@ import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, EmulatorFixtures, RateLim
 import { CfnEvent, configureLocalRuntime, isComplete, IsCompleteResult, onEvent, OnEventResult } from '../../src/handler';
 import type { StackLineage } from '../../src/handler/binding';
 import { PROVIDED_JOURNAL_TABLES_ENV } from '../../src/handler/journal-provided';
-import { JournalServer, startJournalServer } from '../../src/local/journal-server';
+import { JournalServer, JournalServerOptions, startJournalServer } from '../../src/local/journal-server';
 
 export const STACK_ID = 'arn:aws:cloudformation:us-east-1:123456789012:stack/HandlerTest/11111111-2222-3333-4444-555555555555';
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:dpi-refresh-token-AbCdEf';
@@ -53,12 +53,18 @@ export interface JournalItem {
 /** An emulator on 127.0.0.1 plus the handler configured against it, with captured logs and a fake sleep. */
 export class HandlerHarness {
   static async start(opts: {
-    fixtures?: EmulatorFixtures; callerAccount?: string; secretString?: string; rateLimit?: RateLimit | 'off'; reads?: ReadMode;
+    fixtures?: EmulatorFixtures;
+    callerAccount?: string;
+    secretString?: string;
+    rateLimit?: RateLimit | 'off';
+    reads?: ReadMode;
+    /** The journal server's options (e.g. `createTableMs`: how long each new journal table stays CREATING). */
+    journal?: JournalServerOptions;
   } = {}): Promise<HandlerHarness> {
     const emu = await startEmulator({
       host: '127.0.0.1', port: 0, fixtures: opts.fixtures, reads: opts.reads ?? TEST_READS, rateLimit: opts.rateLimit, pagination: TEST_PAGINATION,
     });
-    const journal = await startJournalServer();
+    const journal = await startJournalServer(opts.journal);
     const h = new HandlerHarness(emu, journal);
     h.callerAccount = opts.callerAccount ?? DEFAULT_CLOUD_ACCOUNT;
     h.secretString = opts.secretString ?? JSON.stringify({ refreshToken: DEFAULT_REFRESH_TOKEN });
