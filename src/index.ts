@@ -1,5 +1,6 @@
 export * from './connection/lifecycle-journal';
 export * from './connection/service-connection';
+export * from './connection/service-connection-ref';
 export { ServiceEndpoints, ServiceEndpointUrls } from './connection/service-endpoints';
 export * from './notifications/notification-type';
 export * from './notifications/notification-pipeline-roles';

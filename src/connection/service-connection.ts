@@ -5,6 +5,7 @@ import { Construct, IConstruct } from 'constructs';
 import { ILifecycleJournal } from './lifecycle-journal';
 import { ConnectionBinding, DpiProvider } from './provider';
 import { ProviderOptions, validateProviderOptions } from './provider-options';
+import { IServiceConnection } from './service-connection-ref';
 import { resolveEndpoints, ServiceEndpoints } from './service-endpoints';
 import { invalid, numStr, requirePositiveInteger } from './validation';
 import { ConnectionProperties, DEFAULT_JOURNAL_TABLE } from '../contract';
@@ -199,7 +200,8 @@ export interface ServiceConnectionProps {
  * the refresh token secret.
  *
  * Every resource construct (pipelines, subscriptions, history requests, order
- * jobs) takes a connection. All resources of a stack are served by one
+ * jobs) and monitor takes a connection (`IServiceConnection`: this one, from this
+ * stack or another stack of the app). All resources of a stack are served by one
  * provider Lambda (plus the custom resource framework Lambda), whatever their
  * number; the connection grants that Lambda read access to its secret.
  *
@@ -216,7 +218,7 @@ export interface ServiceConnectionProps {
  *   refreshToken: secretsmanager.Secret.fromSecretNameV2(this, 'Token', 'dpi/refresh-token'),
  * });
  */
-export class ServiceConnection extends Construct {
+export class ServiceConnection extends Construct implements IServiceConnection {
   /** Base address of the service gateway. */
   public readonly baseUrl: string;
   /** Base address of the subscriptions service. */

@@ -12,7 +12,7 @@ import { notifyOrAcknowledge } from '../alarm-actions';
 import { SUBSCRIPTION_MONITOR_NAMESPACE } from './subscription-monitor';
 import { acknowledge, acknowledgeCompliance } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
-import { ServiceConnection } from '../connection/service-connection';
+import { IServiceConnection } from '../connection/service-connection-ref';
 import { invalid } from '../connection/validation';
 import { BOUND_RUN_ENV, DECLARED_JOURNAL_TABLES_ENV, PROVIDED_JOURNAL_TABLES_ENV } from '../contract';
 
@@ -21,7 +21,7 @@ import { BOUND_RUN_ENV, DECLARED_JOURNAL_TABLES_ENV, PROVIDED_JOURNAL_TABLES_ENV
  */
 export interface DriftMonitorProps {
   /** Connection to the service (the check reads the refresh token secret at run time and uses its journal table). */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /**
    * How often the stack's resources are checked. Each run makes one token exchange (per warm container), one

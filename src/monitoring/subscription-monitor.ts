@@ -16,7 +16,7 @@ import { acknowledgeMonitor } from './monitor-nag';
 import { MonitorSource } from './monitor-source';
 import { acknowledge } from '../connection/nag';
 import { HANDLER_RUNTIME } from '../connection/provider';
-import { ServiceConnection } from '../connection/service-connection';
+import { IServiceConnection } from '../connection/service-connection-ref';
 import { invalid } from '../connection/validation';
 import { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 import { ISubscription } from '../kinds/subscription/construct';
@@ -32,7 +32,7 @@ export const SUBSCRIPTION_MONITOR_NAMESPACE = MONITOR_METRICS_NAMESPACE;
  */
 export interface SubscriptionMonitorProps {
   /** Connection to the service (the monitor reads the refresh token secret at run time). */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /**
    * Subscriptions to monitor; more with `addSubscription()`.

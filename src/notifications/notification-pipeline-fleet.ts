@@ -8,7 +8,7 @@ import { INotificationPipelineRoles } from './notification-pipeline-roles';
 import { PartialFailure } from './notification-type';
 import { stackResourceLimit } from './resource-limit';
 import { useParentProvider } from '../connection/provider';
-import { ServiceConnection } from '../connection/service-connection';
+import { IServiceConnection } from '../connection/service-connection-ref';
 import { invalid } from '../connection/validation';
 import { NotificationPipeline, NotificationPipelineOptions } from '../kinds/notification-pipeline/construct';
 
@@ -22,7 +22,7 @@ export interface NotificationPipelineFleetIdentity extends NotificationPipelineO
 /** Properties of a `NotificationPipelineFleet`. */
 export interface NotificationPipelineFleetProps {
   /** Connection to the service (shared by every pipeline of the fleet). */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`), shared. */
   readonly roles: INotificationPipelineRoles;
@@ -218,7 +218,7 @@ export class NotificationPipelineFleet extends Construct {
     this.deployWaves = this.chainWaves(props.connection);
   }
 
-  private chainWaves(connection: ServiceConnection): number {
+  private chainWaves(connection: IServiceConnection): number {
     const perWave = pipelinesPerWave(connection.providerOptions);
     if (perWave === undefined) return 1;
     const counts = new Map([...this.stacks.keys()].map((index) => [index, 0]));

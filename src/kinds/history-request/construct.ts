@@ -1,7 +1,7 @@
 import { CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { HistoryRequestKind, HistoryRequestWire } from './wire';
-import { ServiceConnection } from '../../connection/service-connection';
+import { IServiceConnection } from '../../connection/service-connection-ref';
 import { invalid, isCalendarDate, isDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../../connection/validation';
 import { ISubscription } from '../subscription/construct';
 
@@ -20,7 +20,7 @@ const MAX_TIMEOUT = Duration.minutes(45);
  */
 export interface HistoryRequestProps {
   /** Connection to the service. */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The subscription to backfill. */
   readonly subscription: ISubscription;

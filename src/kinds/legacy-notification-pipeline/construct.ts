@@ -1,7 +1,7 @@
 import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { LegacyNotificationPipelineKind, LegacyNotificationPipelineWire } from './wire';
-import { ServiceConnection } from '../../connection/service-connection';
+import { IServiceConnection } from '../../connection/service-connection-ref';
 import { invalid, numStr, requirePositiveInteger } from '../../connection/validation';
 import { NotificationType } from '../../notifications/notification-type';
 
@@ -10,7 +10,7 @@ import { NotificationType } from '../../notifications/notification-type';
  */
 export interface LegacyNotificationPipelineProps {
   /** Connection to the service. */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The service's subscription ID (product 86) of the existing legacy pipeline. */
   readonly subscriptionId: number;

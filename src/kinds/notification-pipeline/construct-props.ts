@@ -9,7 +9,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { IConstruct } from 'constructs';
-import { ServiceConnection } from '../../connection/service-connection';
+import { IServiceConnection } from '../../connection/service-connection-ref';
 import { INotificationPipelineRoles } from '../../notifications/notification-pipeline-roles';
 import { AccountType, NotificationType, PartialFailure } from '../../notifications/notification-type';
 
@@ -223,7 +223,7 @@ export interface NotificationPipelineOptions {
  */
 export interface NotificationPipelineProps extends NotificationPipelineOptions {
   /** Connection to the service. */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The customer-side roles (`NotificationPipelineRoles` or `NotificationPipelineRoles.fromRoleArns()`). */
   readonly roles: INotificationPipelineRoles;

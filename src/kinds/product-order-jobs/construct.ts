@@ -1,7 +1,7 @@
 import { CustomResource, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ProductOrderJobsKind, ProductOrderJobsWire } from './wire';
-import { ServiceConnection } from '../../connection/service-connection';
+import { IServiceConnection } from '../../connection/service-connection-ref';
 import { invalid, numStr } from '../../connection/validation';
 import { ISubscription } from '../subscription/construct';
 
@@ -15,7 +15,7 @@ const ORDER_ID_RE = /^\d{3}-\d{7}-\d{7}$/;
  */
 export interface ProductOrderJobsProps {
   /** Connection to the service. */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The subscription whose primary job receives the secondary jobs. */
   readonly subscription: ISubscription;

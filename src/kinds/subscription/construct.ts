@@ -3,7 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct, IConstruct } from 'constructs';
 import { subscriptionMetric } from './construct-metrics';
 import { SubscriptionKind, SubscriptionWire } from './wire';
-import { ServiceConnection } from '../../connection/service-connection';
+import { IServiceConnection } from '../../connection/service-connection-ref';
 import { invalid, isIsoDateTime, numStr, requireAdoptableId, requirePositiveInteger } from '../../connection/validation';
 
 /**
@@ -33,7 +33,7 @@ export interface ISubscription extends IConstruct {
  */
 export interface SubscriptionProps {
   /** Connection to the service. */
-  readonly connection: ServiceConnection;
+  readonly connection: IServiceConnection;
 
   /** The product to subscribe to (source or storage product). */
   readonly productId: number;
