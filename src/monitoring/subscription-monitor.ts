@@ -92,6 +92,14 @@ export interface SubscriptionMonitorProps {
    * @default - `<stack name>-data-pipeline-integration`
    */
   readonly dashboardName?: string;
+
+  /**
+   * Add the monitor's rows to this dashboard instead of creating one (`dashboard` and `dashboardName` then do not
+   * apply). `DpiMonitoring` uses it to keep one dashboard.
+   *
+   * @default - a dashboard of the monitor's own (when `dashboard` is not false)
+   */
+  readonly existingDashboard?: cloudwatch.Dashboard;
 }
 
 /** Options of `SubscriptionMonitor.addSubscription()`. */
@@ -162,7 +170,7 @@ export class SubscriptionMonitor extends Construct {
   public readonly rule: events.Rule;
   /** The alarm on the function's own errors (a run that crashed). */
   public readonly functionErrorsAlarm: cloudwatch.Alarm;
-  /** The dashboard (when `dashboard` is not false). */
+  /** The dashboard (`existingDashboard`, or its own when `dashboard` is not false). */
   public readonly dashboard?: cloudwatch.Dashboard;
 
   private readonly freshnessThreshold: Duration;
@@ -245,8 +253,8 @@ export class SubscriptionMonitor extends Construct {
     acknowledge(this.rule, 'Serverless-EventBusDLQ', 'A schedule: a run that could not be delivered is repeated by the next one (every interval); '
       + 'a dead-letter queue would keep stale triggers nothing needs.');
 
-    if (props.dashboard ?? true) {
-      this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+    if (props.existingDashboard || (props.dashboard ?? true)) {
+      this.dashboard = props.existingDashboard ?? new cloudwatch.Dashboard(this, 'Dashboard', {
         dashboardName: props.dashboardName ?? `${stack.stackName}-data-pipeline-integration`,
       });
       this.dashboard.addWidgets(new cloudwatch.TextWidget({

@@ -7,8 +7,11 @@ import { notifyOrAcknowledge } from '../alarm-actions';
 import { invalid } from '../connection/validation';
 import type { NotificationPipeline } from '../kinds/notification-pipeline/construct';
 
-/** Options of `NotificationPipelineFleet.addAlarms()`. */
-export interface NotificationPipelineFleetAlarmOptions {
+/**
+ * What a fleet's alarms watch and how, shared by `NotificationPipelineFleet.addAlarms()` and
+ * `DpiMonitoring.monitorFleet()` (which gives the alarm topic and the dashboard itself).
+ */
+export interface FleetMonitoringOptions {
   /**
    * Alarm when the oldest message of any queue watched by the fleet alarm is older than this (a consumer that
    * stopped). The same threshold is given to the per-identity alarms (`perIdentity`).
@@ -36,20 +39,30 @@ export interface NotificationPipelineFleetAlarmOptions {
   readonly deliveryAlarms?: boolean;
 
   /**
-   * A topic the alarms notify (alarm and OK). It may live in the fleet's stack or anywhere a parent-to-nested
-   * reference reaches (the per-identity alarms live in the nested stacks and get its ARN as a parameter).
-   *
-   * @default - no action
-   */
-  readonly alarmTopic?: sns.ITopic;
-
-  /**
    * Also give every pipeline its own alarms (`NotificationPipeline.addAlarms()`): up to three alarms per identity,
    * in the identity's nested stack, each naming the identity's pipeline.
    *
    * @default false
    */
   readonly perIdentity?: boolean;
+
+  /**
+   * How many queues (and delivery streams) the top widgets of the dashboard row list (1 to 100).
+   *
+   * @default 10
+   */
+  readonly topCount?: number;
+}
+
+/** Options of `NotificationPipelineFleet.addAlarms()`. */
+export interface NotificationPipelineFleetAlarmOptions extends FleetMonitoringOptions {
+  /**
+   * A topic the alarms notify (alarm and OK). It may live in the fleet's stack or anywhere a parent-to-nested
+   * reference reaches (the per-identity alarms live in the nested stacks and get its ARN as a parameter).
+   *
+   * @default - no action
+   */
+  readonly alarmTopic?: sns.ITopic;
 
   /**
    * A dashboard to which a fleet row is added: the fleet aggregates, the top queues and delivery streams (Metrics
@@ -59,13 +72,6 @@ export interface NotificationPipelineFleetAlarmOptions {
    * @default - no dashboard row
    */
   readonly dashboard?: cloudwatch.Dashboard;
-
-  /**
-   * How many queues (and delivery streams) the top widgets of the dashboard row list (1 to 100).
-   *
-   * @default 10
-   */
-  readonly topCount?: number;
 }
 
 /** The Metrics Insights queries of the fleet alarms (internal; exported for the tests). */

@@ -67,8 +67,11 @@ export interface NotificationPipelineAttributes {
   readonly notificationQueueArn: string;
 }
 
-/** Options of `NotificationPipeline.addAlarms()`. */
-export interface NotificationPipelineAlarmOptions {
+/**
+ * The thresholds of a pipeline's alarms, shared by `NotificationPipeline.addAlarms()` and
+ * `DpiMonitoring.monitorPipeline()`.
+ */
+export interface NotificationPipelineAlarmThresholds {
   /**
    * Alarm when the oldest message of the object-notification queue is older than this.
    *
@@ -82,7 +85,10 @@ export interface NotificationPipelineAlarmOptions {
    * @default Duration.minutes(15)
    */
   readonly maxDeliveryDelay?: Duration;
+}
 
+/** Options of `NotificationPipeline.addAlarms()`. */
+export interface NotificationPipelineAlarmOptions extends NotificationPipelineAlarmThresholds {
   /**
    * A topic the alarms notify (alarm and OK).
    *
