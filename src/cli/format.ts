@@ -1,4 +1,16 @@
 /** Text formatting helpers of `dpi`: tables, colours, times. */
+import type { CliIo } from './io';
+import { fitColumns, tableWidth } from '../local/width';
+
+export { DEFAULT_OUTPUT_WIDTH, MIN_OUTPUT_WIDTH } from '../local/width';
+
+/**
+ * The width `dpi`'s tables fit: stdout's columns when it is a terminal, else `COLUMNS`; at least 60. Undefined when
+ * neither is known (output to a file or a pipe): tables are then printed whole, for scripts.
+ */
+export function terminalWidth(io: Pick<CliIo, 'isTTY' | 'env' | 'columns'>): number | undefined {
+  return tableWidth(io.isTTY.stdout ? io.columns : undefined, io.env);
+}
 
 const ANSI = /\x1b\[[0-9;]*m/g;
 
@@ -40,13 +52,25 @@ export function truncate(s: string, max: number): string {
   return chars.length <= max ? s : `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
 }
 
+/** A cell cut to `max` display columns: a coloured cell that is too long loses its colours. */
+function fitCell(cell: string, max: number): string {
+  if (visibleLength(cell) <= max) return cell;
+  return truncate(cell.replace(ANSI, ''), max);
+}
+
 /**
  * Renders rows as a left-aligned table with a header, columns separated by two spaces,
- * no trailing spaces. Cells may contain ANSI colours.
+ * no trailing spaces. Cells may contain ANSI colours. With `width` (`outputWidth()`), the widest columns are
+ * shortened (cells cut with `…`) until every line fits it.
  */
-export function renderTable(header: string[], rawRows: string[][]): string {
-  const rows = rawRows.map((r) => r.map(sanitize));
-  const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ''))));
+export function renderTable(header: string[], rawRows: string[][], width?: number): string {
+  let rows = rawRows.map((r) => r.map(sanitize));
+  let widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ''))));
+  if (width !== undefined) {
+    widths = fitColumns(widths, header.map(visibleLength), width);
+    header = header.map((h, i) => fitCell(h, widths[i]));
+    rows = rows.map((r) => r.map((c, i) => fitCell(c, widths[i] ?? visibleLength(c))));
+  }
   const line = (cells: string[]): string => cells
     .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i] - visibleLength(c))))
     .join('  ')

@@ -20,6 +20,8 @@ export interface CliIo {
   readonly env: Record<string, string | undefined>;
   /** Whether stdout / stderr are terminals (colours and screen clearing on stdout, progress on stderr). */
   readonly isTTY: { readonly stdout: boolean; readonly stderr: boolean };
+  /** The width of stdout's terminal, in columns, when it is one (tables fit it; `COLUMNS` otherwise). */
+  readonly columns?: number;
   /** Current time, epoch milliseconds. */
   now(): number;
   /** Waits `ms` milliseconds; resolves early when `signal` aborts. */
@@ -38,6 +40,7 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     env: process.env,
     isTTY: { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true },
+    columns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
     now: () => Date.now(),
     sleep: (ms, signal) => new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
@@ -81,6 +84,7 @@ export function resolveIo(init: CliIoInit = {}): CliIo {
     stderr: init.stderr ?? p.stderr,
     env: init.env ?? p.env,
     isTTY,
+    columns: init.columns ?? (init.stdout ? undefined : p.columns),
     now: init.now ?? p.now,
     sleep: init.sleep ?? p.sleep,
     onInterrupt: init.onInterrupt ?? p.onInterrupt,

@@ -3,6 +3,7 @@
  */
 import { KINDS } from '../kinds';
 import type { ResourceState } from './state';
+import { fitColumns } from './width';
 
 /** One progress event. */
 export interface ProgressEvent {
@@ -40,6 +41,9 @@ export const DEFAULT_PROGRESS_WIDTH = 100;
 
 /** Columns a progress line keeps for the stack name and the logical ID together. */
 const MIN_NAMES_ROOM = 24;
+/** In a narrow terminal: the type column's width (shortened in the middle), and the least a status is cut to. */
+const NARROW_TYPE_COLUMN = 14;
+const NARROW_STATUS_COLUMN = 12;
 
 /** `text` at most `max` characters, its middle replaced by `…` (the start and the end, e.g. a hash, stay). */
 export function middleTruncate(text: string, max: number): string {
@@ -79,15 +83,23 @@ function wrap(text: string, width: number, indent: string): string[] {
  */
 export function formatEvent(e: ProgressEvent, width = DEFAULT_PROGRESS_WIDTH): string {
   const time = e.time.slice(11, 19);
-  let fixed = ` | ${time} | ${e.status.padEnd(PROGRESS_STATUS_COLUMN)} | ${e.type.padEnd(PROGRESS_TYPE_COLUMN)} | `;
-  if (width - fixed.length < MIN_NAMES_ROOM) {
-    // A long status with a long type: the type without its namespace (`Stack`, `DpiLegacyNotificationPipeline`).
-    fixed = ` | ${time} | ${e.status} | ${e.type.replace(/^(Custom|AWS::CloudFormation)::/, '')} | `;
-  }
-  const room = Math.max(MIN_NAMES_ROOM, width - fixed.length);
   let stack = shortStackName(e.stack);
   // A nested stack's own events name it (its stack name, or its logical ID in the parent): by its short name too.
   let logicalId = e.type === 'AWS::CloudFormation::Stack' ? shortStackName(e.logicalId) : e.logicalId;
+  const need = Math.min(MIN_NAMES_ROOM, stack.length + logicalId.length);
+  // A long status with a long type: the type without its namespace (`Stack`, `DpiLegacyNotificationPipeline`); in a
+  // narrow terminal also without the time and with the type shortened; at last the status shortened in the middle.
+  const shortType = e.type.replace(/^(Custom|AWS::CloudFormation)::/, '');
+  const forms = [
+    ` | ${time} | ${e.status.padEnd(PROGRESS_STATUS_COLUMN)} | ${e.type.padEnd(PROGRESS_TYPE_COLUMN)} | `,
+    ` | ${time} | ${e.status} | ${shortType} | `,
+    ` | ${e.status} | ${middleTruncate(shortType, NARROW_TYPE_COLUMN)} | `,
+  ];
+  const fixed = forms.find((f) => width - f.length >= need) ?? (() => {
+    const type = middleTruncate(shortType, NARROW_TYPE_COLUMN);
+    return ` | ${middleTruncate(e.status, Math.max(NARROW_STATUS_COLUMN, width - need - type.length - 9))} | ${type} | `;
+  })();
+  const room = Math.max(need, width - fixed.length);
   if (stack.length + logicalId.length > room) {
     // The stack gets up to half of the room, the logical ID the rest.
     stack = middleTruncate(stack, Math.max(Math.ceil(room / 2), room - logicalId.length));
@@ -122,15 +134,20 @@ export function summaryRows(resources: readonly ResourceState[]): SummaryRow[] {
   });
 }
 
-/** Renders rows as an aligned text table. */
-export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+/**
+ * Renders rows as an aligned text table. With `width`, the widest columns are shortened (cells cut in the middle, so a
+ * physical ID's start and end stay) until every line fits it.
+ */
+export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], width?: number): string[] {
+  let widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  if (width !== undefined) widths = fitColumns(widths, headers.map((h) => h.length), width);
+  const cut = (cells: readonly string[]): string[] => cells.map((c, i) => middleTruncate(c, widths[i] ?? c.length));
+  const line = (cells: readonly string[]): string => cut(cells).map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
-/** The summary table of what exists. */
-export function renderSummary(rows: readonly SummaryRow[]): string[] {
+/** The summary table of what exists, fitted to `width` (`outputWidth()`) when given. */
+export function renderSummary(rows: readonly SummaryRow[], width?: number): string[] {
   if (rows.length === 0) return ['No resources deployed.'];
   return renderTable(
     ['Stack', 'Logical ID', 'Type', 'Physical ID', 'Attributes'],
@@ -141,5 +158,6 @@ export function renderSummary(rows: readonly SummaryRow[]): string[] {
       r.physicalId,
       Object.entries(r.attributes).map(([k, v]) => `${k}=${v}`).join(' '),
     ]),
+    width,
   );
 }

@@ -13,12 +13,13 @@ import { defaultHandlerPath, HandlerLogSink, HandlerModule, loadHandler, redact,
 import { evaluateCondition, resolveValue, ResolveContext } from './intrinsics';
 import { JOURNAL_STATE_FILE_NAME, JournalServer, startJournalServer } from './journal-server';
 import type { AbandonedResource, LocalDeployOptions } from './options';
-import { DEFAULT_PROGRESS_WIDTH, formatEvent, ProgressEvent } from './output';
+import { formatEvent, ProgressEvent } from './output';
 import { SAVE_INTERVAL_MS, roleTrustsService, readsOf, networkCode } from './runner-helpers';
 import { parseConcurrency } from './scheduler';
 import { emptyState, LocalState, ResourceState, StackState, writeState } from './state';
 import { requireSecureEmulatorUrl } from './transport';
 import { WaitReporter } from './waits';
+import { outputWidth } from './width';
 import { DEFAULT_REFRESH_TOKEN } from '../emulator/default-fixtures';
 
 /** The runner's state and plumbing (the deploy and destroy parts extend it). */
@@ -328,8 +329,7 @@ export function withFixturesHint(reason: string, embedded: boolean): string {
     + 'groups there; docs/local-deploy.md, "Fixtures: your app\'s identities")';
 }
 
-/** The width progress lines fit: the terminal's when they go to one (stderr), else DEFAULT_PROGRESS_WIDTH. */
+/** The width progress lines fit: the terminal's when they go to one (stderr), else `COLUMNS`, else 100; at least 60. */
 function progressWidth(toStderr: boolean): number {
-  const columns = toStderr && process.stderr.isTTY ? process.stderr.columns : undefined;
-  return columns !== undefined && columns >= 40 ? columns : DEFAULT_PROGRESS_WIDTH;
+  return outputWidth(toStderr && process.stderr.isTTY ? process.stderr.columns : undefined, process.env);
 }

@@ -10,6 +10,7 @@ import { renderSummary, summaryRows } from './output';
 import { RunnerDeploy } from './runner-deploy';
 import { RunFailure } from './runner-helpers';
 import { LocalState, lockState, readState, removeState } from './state';
+import { tableWidth } from './width';
 
 type LocalStateResources = LocalState['resources'];
 
@@ -86,7 +87,10 @@ class Runner extends RunnerDeploy {
         ? `Nothing changed; what is deployed is not known: ${untouched.error}`
         : `Nothing changed; deployed per ${this.stateFile}: ${rows.length} resource${rows.length === 1 ? '' : 's'}`);
     }
-    if (untouched?.error === undefined) for (const line of renderSummary(rows)) this.output(line);
+    if (untouched?.error === undefined) {
+      const width = tableWidth(this.options.output === undefined && process.stdout.isTTY ? process.stdout.columns : undefined, process.env);
+      for (const line of renderSummary(rows, width)) this.output(line);
+    }
     if (!error && this.secretLeaks.length > 0) error = `the refresh token appears in ${this.secretLeaks.join(', ')}`;
     const leaks = this.secretLeaks.length > 0 ? { secretLeaks: [...this.secretLeaks] } : {};
     const used = this.containers?.used ?? 0;

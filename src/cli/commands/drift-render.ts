@@ -39,7 +39,7 @@ function countsText(c: VerdictCounts): string {
  * then what the service's reads do not show of the rows in the table (and, without `all`, how many in-sync rows have
  * such properties).
  */
-export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean, parent?: string, all = false): string {
+export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolean, parent?: string, all = false, width?: number): string {
   const paint = painter(colour);
   const drifted = rows.filter(isDrifted).length;
   const counts = countVerdicts(rows);
@@ -56,7 +56,7 @@ export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolea
       table.push([r.logicalId, shortType(r.type), r.physicalId || '-', paint(STATUS_COLOUR[r.status], r.status), details[0] ?? '']);
       for (const d of details.slice(1)) table.push(['', '', '', '', d]);
     }
-    out += renderTable(['RESOURCE', 'TYPE', 'PHYSICAL ID', 'STATUS', 'DETAIL'], table);
+    out += renderTable(['RESOURCE', 'TYPE', 'PHYSICAL ID', 'STATUS', 'DETAIL'], table, width);
   }
   for (const r of shown.filter((x) => x.notChecked.length > 0)) {
     out += paint('dim', `  ${r.logicalId}: not shown by the service, not checked: ${r.notChecked.join(', ')}`) + '\n';

@@ -8,6 +8,7 @@
  * except with --fix (drift-fix.ts: the declared state re-applied through the handler's convergence code; exit 0 when
  * everything drifted was restored).
  */
+import { terminalWidth } from '../format';
 import { JournalFlags, lockLocalState, openJournal } from './journal-access';
 import { checkDrift, DriftResource, DriftRow, isDpiType, isDrifted } from '../../handler/drift';
 import { NESTED_STACK_TYPE, readAssembly } from '../../local/assembly';
@@ -259,7 +260,8 @@ export async function runDrift(ctx: RunContext, flags: DriftFlags): Promise<void
 function report(ctx: RunContext, flags: DriftFlags, stacks: string[], parents: ReadonlyMap<string, string>, rows: DriftRow[], where: string,
   hint: boolean): string {
   const colour = useColour(ctx);
-  const blocks = stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s), flags.all === true));
+  const width = terminalWidth(ctx.io);
+  const blocks = stacks.map((s) => renderStackDrift(s, rows.filter((r) => r.stack === s), colour, parents.get(s), flags.all === true, width));
   // A blank line around a stack's table; stacks that are one summary line each follow one another.
   const lines = (b: string): number => b.split('\n').length - 1;
   let out = blocks.map((b, i) => (i > 0 && (lines(b) > 1 || lines(blocks[i - 1]) > 1) ? '\n' : '') + b).join('');

@@ -21,7 +21,7 @@ import { readState } from '../../local/state';
 import { addConnectionOptions, ConnectionFlags, hasServiceAddress } from '../connection';
 import { connectFor, RunContext } from '../context';
 import { CliError, EXIT, toCliError } from '../errors';
-import { renderTable } from '../format';
+import { renderTable, terminalWidth } from '../format';
 import { loadPart } from '../load-part';
 import { Progress, waitReporter } from '../waits';
 
@@ -203,7 +203,7 @@ export function journalCommand(ctx: RunContext): Command {
           io.stdout.write(`no records${flags.prefix ? ` with a key that starts with ${flags.prefix}` : ''} in ${j.where}\n`);
         } else {
           io.stdout.write(renderTable(['KEY', 'RECORDS', 'LATEST STATE', 'PHYSICAL ID', 'UPDATED'],
-            keys.map((k) => [k.key, String(k.records), k.state, k.physicalId ?? '-', k.updatedAt])));
+            keys.map((k) => [k.key, String(k.records), k.state, k.physicalId ?? '-', k.updatedAt]), terminalWidth(io)));
         }
       } finally {
         await j.close();

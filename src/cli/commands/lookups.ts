@@ -5,7 +5,7 @@ import { HistoryInfo, ProductDefinition, ServiceError } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
-import { renderTable, sanitize } from '../format';
+import { renderTable, sanitize, terminalWidth } from '../format';
 import { healthCell, healthOf, HEALTH_NOT_SHOWN, identityHealth, invalidIdentitiesLine } from '../identity-health';
 
 interface JsonFlag { json?: boolean }
@@ -33,6 +33,7 @@ export function productsCommand(ctx: RunContext): Command {
           p.id, p.name, p.active === 1 ? 'yes' : 'no', dash(p.remote_identity_type?.id),
           (p.required_meta_fields ?? []).join(', ') || '-',
         ]),
+        terminalWidth(ctx.io),
       ));
     } catch (e) {
       throw toCliError(e, { origins });
@@ -103,6 +104,7 @@ export function stagesCommand(ctx: RunContext): Command {
         String(r.stage_id), r.name, r.enabled ? 'yes' : 'no',
         hist(r, (h) => h.days), hist(r, (h) => h.max_request_time), r.restricted_to ? r.restricted_to.join(', ') : '-',
       ]),
+      terminalWidth(ctx.io),
     ));
   });
 }
@@ -133,6 +135,7 @@ export function identitiesCommand(ctx: RunContext): Command {
         ['ID', 'NAME', 'TYPE', 'TYPE NAME', 'SP ACCOUNT', 'HEALTH'],
         ids.map((r) => [r.id, dash(r.name), dash(r.remote_identity_type_id), dash(r.remote_identity_type_name),
           SP_IDENTITY_TYPES[r.remote_identity_type_id ?? -1] ?? '-', healthCell(r)]),
+        terminalWidth(ctx.io),
       ));
       const line = invalidIdentitiesLine(health);
       if (line) ctx.io.stderr.write(line + '\n');
@@ -155,6 +158,7 @@ export function storagesCommand(ctx: RunContext): Command {
       ctx.io.stdout.write(renderTable(
         ['ID', 'NAME', 'STATUS', 'STORAGE PRODUCT'],
         rows.map((s) => [s.id, dash(s.name), dash(s.status), dash(s.product)]),
+        terminalWidth(ctx.io),
       ));
     } catch (e) {
       throw toCliError(e, { origins });

@@ -260,10 +260,10 @@ export interface LooseClaim extends JournalClaim {
 }
 
 /** The table of `dpi orphans` (orphans; retained records add the KEPT column, refused ones the REFUSED column). */
-export function renderOrphans(orphans: Orphan[], extra?: 'kept' | 'refused'): string {
+export function renderOrphans(orphans: Orphan[], extra?: 'kept' | 'refused', width?: number): string {
   const head = ['KEY', 'TYPE', 'SERVICE IDS', 'HOLDS', 'STATE', 'WHY'];
   return renderTable(extra ? [...head, extra.toUpperCase()] : head, orphans.map((o) => {
     const row = [o.key, shortType(o.type), o.serviceIds.join(', ') || '-', o.holds, o.state, o.why];
     return extra ? [...row, (extra === 'kept' ? o.kept : o.refused) ?? '-'] : row;
-  }));
+  }), width);
 }

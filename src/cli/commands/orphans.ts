@@ -17,10 +17,12 @@ import { DEFAULT_JOURNAL_TABLE } from '../../contract';
 import { DEFAULT_REFRESH_TOKEN } from '../../emulator/fixtures';
 import { defaultHandlerPath, HandlerModule, loadHandler } from '../../local/handler';
 import { LocalState, readState } from '../../local/state';
+import { askOnStdin } from '../ask';
 import { ConnectionFlags, connect, resolveEndpoints } from '../connection';
 import { RunContext } from '../context';
 import { CloudFormationSender, cloudFormationClient, deployedResources } from '../deployed';
 import { CliError, EXIT, toCliError } from '../errors';
+import { terminalWidth } from '../format';
 import { loadPart } from '../load-part';
 import type { Progress } from '../waits';
 import { awsFailure, JournalFlags, lockLocalState, openJournal } from './journal-access';
@@ -28,7 +30,6 @@ import { chooseJournalTable, dpiPropertiesOf, exportLookup, tableUseOf } from '.
 import { dropFixedCleanups, fix } from './orphans-fix';
 import { describeHolding, looseClaims, readAhead, ServiceReads } from './orphans-holdings';
 import { cloudView, DeployedView, DONE, findOrphans, localView, LooseClaim, Orphan, Rec, renderOrphans } from './orphans-judge';
-import { askOnStdin } from '../ask';
 
 export interface OrphansFlags extends ConnectionFlags, JournalFlags {
   prefix?: string;
@@ -247,7 +248,7 @@ function printReport(ctx: RunContext, found: { orphans: Orphan[]; retained: Orph
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (orphans.length > 0) {
     io.stdout.write(`${plural(orphans.length, 'orphan')} in ${journal} (checked against ${deployed}):\n`);
-    io.stdout.write(renderOrphans(orphans));
+    io.stdout.write(renderOrphans(orphans, undefined, terminalWidth(ctx.io)));
     for (const o of orphans.filter((x) => x.unresolved)) io.stdout.write(`unresolved: ${o.key} (${o.record}): ${o.unresolved}; --fix skips it\n`);
   } else if (retained.length + refused.length > 0) {
     io.stdout.write(`no orphans in ${journal} (checked against ${deployed})\n`);
@@ -257,12 +258,12 @@ function printReport(ctx: RunContext, found: { orphans: Orphan[]; retained: Orph
   if (retained.length > 0) {
     io.stdout.write(`${plural(retained.length, 'retained record')} (kept in the service: the user's to keep, not orphans; --fix releases `
       + 'them in the journal and ends nothing):\n');
-    io.stdout.write(renderOrphans(retained, 'kept'));
+    io.stdout.write(renderOrphans(retained, 'kept', terminalWidth(ctx.io)));
   }
   if (refused.length > 0) {
     io.stdout.write(`${plural(refused.length, 'refused record')} (the connection's account cannot read it: another account's record or a `
       + 'rotated secret; nothing done, --fix skips them):\n');
-    io.stdout.write(renderOrphans(refused, 'refused'));
+    io.stdout.write(renderOrphans(refused, 'refused', terminalWidth(ctx.io)));
   }
   for (const c of loose) {
     io.stdout.write(`claim whose owner holds nothing: ${c.kind} ${c.id} owned by ${c.owner} (${c.ownerRecords === 'none' ? 'no record' : 'records closed'}`

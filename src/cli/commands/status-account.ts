@@ -120,7 +120,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 const STATUS_COLOUR: Record<string, Colour> = { OK: 'green', ERROR: 'red' };
 
 /** Renders the account-wide table and its summary line. */
-export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: boolean }): string {
+export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: boolean; width?: number }): string {
   const paint = painter(o.colour);
   const sum = summaryOf(s);
   const filters = Object.entries(s.filters).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -134,6 +134,7 @@ export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: 
       paint(STATUS_COLOUR[r.status] ?? 'yellow', r.status || '-'), r.last_run || '-',
       r.status === 'ERROR' ? truncate([r.error_code, r.err_msg].filter((x) => x).join(': ') || 'ERROR', 100) : '',
     ]),
+    o.width,
   );
   const counts = Object.entries(sum.byStatus).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${n} ${k}`).join(', ');
   const line = `${plural(s.rows.length, 'payload')} of ${plural(sum.subscriptions, 'subscription')}: ${counts}`;

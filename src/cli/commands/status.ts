@@ -6,7 +6,7 @@ import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../../client/cla
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
-import { Colour, isoSeconds, painter, parseIntFlag, renderTable, truncate } from '../format';
+import { Colour, isoSeconds, painter, parseIntFlag, renderTable, terminalWidth, truncate } from '../format';
 import { HEALTH_NOT_SHOWN } from '../identity-health';
 import { CliIo, interruption } from '../io';
 import { addLocalOptions, openService } from './local-service';
@@ -47,7 +47,7 @@ export async function collectStatus(client: DpiClient, subscription: string, day
 }
 
 /** Renders the status table (coloured when `colour`). */
-export function renderStatus(s: StatusSummary, o: { subscription: string; days: number; now: number; colour: boolean }): string {
+export function renderStatus(s: StatusSummary, o: { subscription: string; days: number; now: number; colour: boolean; width?: number }): string {
   const paint = painter(o.colour);
   const since = isoSeconds(Math.floor(o.now / 1000) - o.days * 86400);
   let text = `subscription ${o.subscription}: last ${o.days} day${o.days === 1 ? '' : 's'} (since ${since}), `
@@ -63,6 +63,7 @@ export function renderStatus(s: StatusSummary, o: { subscription: string; days: 
         : '';
       return [c.attribution_date, c.payload_name, paint(CLASS_COLOUR[c.state], c.state), counts, isoSeconds(c.last_update) || '-', detail];
     }),
+    o.width,
   );
   const errors = s.cells.reduce((n, c) => n + c.errors.length, 0);
   if (errors > 0) text += paint('red', `${errors} record${errors === 1 ? '' : 's'} in ERROR`) + '\n';
@@ -158,7 +159,8 @@ export function statusCommand(ctx: RunContext): Command {
       }
       const clear = watchMs !== undefined && io.isTTY.stdout ? '\x1b[2J\x1b[H' : '';
       const sep = watchMs !== undefined && !io.isTTY.stdout ? '\n' : '';
-      io.stdout.write(clear + (r.a ? renderAccountStatus(r.a, { now, colour }) : renderStatus(r.s!, { ...o, colour })) + sep);
+      const width = terminalWidth(io);
+      io.stdout.write(clear + (r.a ? renderAccountStatus(r.a, { now, colour, width }) : renderStatus(r.s!, { ...o, colour, width })) + sep);
     };
 
     if (watchMs === undefined) {

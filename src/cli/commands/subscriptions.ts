@@ -10,7 +10,7 @@ import { Subscription } from '../../client';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, printJson, RunContext } from '../context';
 import { CliError, toCliError } from '../errors';
-import { renderTable } from '../format';
+import { renderTable, terminalWidth } from '../format';
 import { addLocalOptions, openService } from './local-service';
 
 interface SubscriptionsFlags extends ConnectionFlags {
@@ -62,6 +62,7 @@ export function subscriptionsCommand(ctx: RunContext): Command {
     ctx.io.stdout.write(renderTable(
       ['ID', 'STATUS', 'PRODUCT', 'IDENTITY', 'NAME'],
       subs.map((s) => [s.id, s.status, dash(s.product), dash(s.remote_identity), dash(s.name)]),
+      terminalWidth(ctx.io),
     ));
   });
 }

@@ -6,7 +6,7 @@ import { SENDERS, TX_STATUSES } from '../../client/classify';
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, connectFor, printJson, RunContext } from '../context';
 import { CliError, FailureContext, toCliError } from '../errors';
-import { isoSeconds, parseIntFlag, parseTimeFlag, renderTable, truncate } from '../format';
+import { isoSeconds, parseIntFlag, parseTimeFlag, renderTable, terminalWidth, truncate } from '../format';
 import { CliIo } from '../io';
 import { buildTxForest, renderTxForest } from '../tree';
 
@@ -184,6 +184,7 @@ export function txCommand(ctx: RunContext): Command {
         r.id, isoSeconds(r.timestamp) || '-', r.sender || '-', r.status || '-', r.payload_name || '-',
         r.attribution_date || '-', r.job_id || '-', truncate(errorText(r), ERROR_WIDTH) || '-',
       ]),
+      terminalWidth(ctx.io),
     ));
   });
 }
