@@ -14,6 +14,27 @@ export function terminalWidth(io: Pick<CliIo, 'isTTY' | 'env' | 'columns'>): num
 
 const ANSI = /\x1b\[[0-9;]*m/g;
 
+/**
+ * Wraps a line at spaces to lines of at most `width` characters (a word longer than that stays whole); continuation
+ * lines start with `indent`. Without `width`, the line as it is.
+ */
+export function wrapLine(text: string, width: number | undefined, indent = '    '): string {
+  if (width === undefined || [...text].length <= width) return text;
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if ([...next].length > width && line !== '' && line !== indent) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else {
+      line = next;
+    }
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 /** Display width of a text (ANSI colour codes do not count). */
 export function visibleLength(s: string): number {
   return [...s.replace(ANSI, '')].length;

@@ -4,7 +4,9 @@
  * run is never silent. stdout (tables, JSON) is untouched.
  */
 import type { RateLimitWait } from '../client';
+import { wrapLine } from './format';
 import { CliIo } from './io';
+import { tableWidth } from '../local/width';
 
 /** What a command has done so far, read at each wait (e.g. `'120 of 325 resources read'`); undefined: nothing to say. */
 export type Progress = () => string | undefined;
@@ -37,7 +39,10 @@ export function waitLine(w: RateLimitWait, progress?: string): string {
  * starts (requests that join the pause in progress do not print). `progress` is read at each wait; a progress
  * function that throws is ignored (the line is printed without it).
  */
-export function waitReporter(io: Pick<CliIo, 'stderr'>, progress?: Progress): (wait: RateLimitWait) => void {
+export function waitReporter(io: Pick<CliIo, 'stderr'> & Partial<Pick<CliIo, 'isTTY' | 'env' | 'columns'>>, progress?: Progress): (wait: RateLimitWait) => void {
+  // Wrapped to the terminal's width (stderr on a terminal: the columns of the terminal stdout shares, else COLUMNS);
+  // whole when redirected without COLUMNS.
+  const width = tableWidth(io.isTTY?.stderr ? io.columns : undefined, io.env ?? {});
   return (w) => {
     let p: string | undefined;
     try {
@@ -45,6 +50,6 @@ export function waitReporter(io: Pick<CliIo, 'stderr'>, progress?: Progress): (w
     } catch {
       p = undefined;
     }
-    io.stderr.write(waitLine(w, p) + '\n');
+    io.stderr.write(wrapLine(waitLine(w, p), width) + '\n');
   };
 }

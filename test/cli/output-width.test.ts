@@ -1,7 +1,8 @@
 import { dpi, useCliEmulator } from './helpers';
 import { renderStackDrift } from '../../src/cli/commands/drift-render';
 import { Orphan, renderOrphans } from '../../src/cli/commands/orphans-judge';
-import { renderTable, terminalWidth, visibleLength } from '../../src/cli/format';
+import { renderTable, terminalWidth, visibleLength, wrapLine } from '../../src/cli/format';
+import { waitLine, waitReporter } from '../../src/cli/waits';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
 import type { DriftRow } from '../../src/handler/drift-types';
 import { formatEvent, renderSummary, SummaryRow } from '../../src/local/output';
@@ -131,6 +132,21 @@ describe.each(WIDTHS)('every line fits %i columns', (width) => {
     // the physical ID keeps its start and its end
     expect(lines[2]).toMatch(/107-3\S*…\S*-end/);
     expect(renderSummary(rows).some((l) => l.length > width)).toBe(true);
+  });
+});
+
+describe.each(WIDTHS)('the rate-limit wait lines at %i columns', (width) => {
+  test('wrapped to the width (continuation lines indented), whole without a known width', () => {
+    const lines: string[] = [];
+    const io = { stderr: { write: (t: string) => lines.push(t) }, isTTY: { stdout: false, stderr: false }, env: { COLUMNS: String(width) } };
+    const report = waitReporter(io,
+      () => '120 of 325 resources read');
+    report({ method: 'GET', path: '/v2/sub/9001', waitMs: 120_000, refusals: 2 });
+    const text = lines.join('');
+    expect(tooWide(text.replace(/\n$/, ''), width)).toEqual([]);
+    expect(text.split('\n').length).toBeGreaterThan(2);
+    expect(text.replace(/\n {4}/g, ' ')).toBe(`${waitLine({ method: 'GET', path: '/v2/sub/9001', waitMs: 120_000, refusals: 2 }, '120 of 325 resources read')}\n`);
+    expect(wrapLine('a b', undefined)).toBe('a b');
   });
 });
 
