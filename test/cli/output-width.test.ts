@@ -157,6 +157,15 @@ describe('a command\'s table through dpi', () => {
   });
   const env = (): Record<string, string> => ({ DPI_BASE_URL: emu.url, DPI_REFRESH_TOKEN: DEFAULT_REFRESH_TOKEN });
 
+  test.each(WIDTHS)('dpi status (one subscription, the account) with COLUMNS=%i: every line of stdout fits', async (width) => {
+    for (const args of [['status', '--subscription', '9001'], ['status']]) {
+      const r = await dpi(args, { env: { ...env(), COLUMNS: String(width) } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^(subscription 9001|account \d+): /);
+      expect(tooWide(r.stdout, width)).toEqual([]);
+    }
+  });
+
   test.each(WIDTHS)('dpi products with COLUMNS=%i: every line fits', async (width) => {
     const r = await dpi(['products'], { env: { ...env(), COLUMNS: String(width) } });
     expect(r.code).toBe(0);

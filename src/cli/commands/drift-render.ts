@@ -4,7 +4,7 @@
  */
 import { DriftRow, DriftStatus, isDrifted } from '../../handler/drift';
 import { kindOf } from '../../kinds';
-import { Colour, painter, renderTable, visibleLength } from '../format';
+import { Colour, painter, renderTable, visibleLength, wrapLine } from '../format';
 
 const STATUS_COLOUR: Record<DriftStatus, Colour> = { IN_SYNC: 'green', MODIFIED: 'yellow', DELETED: 'red', NOT_CHECKED: 'dim' };
 
@@ -43,8 +43,8 @@ export function renderStackDrift(stack: string, rows: DriftRow[], colour: boolea
   const paint = painter(colour);
   const drifted = rows.filter(isDrifted).length;
   const counts = countVerdicts(rows);
-  let out = `Stack ${stack}${parent !== undefined ? ` (nested in ${parent})` : ''}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, `
-    + `${drifted} drifted${rows.length > 0 ? ` (${countsText(counts)})` : ''}\n`;
+  let out = wrapLine(`Stack ${stack}${parent !== undefined ? ` (nested in ${parent})` : ''}: ${rows.length} resource${rows.length === 1 ? '' : 's'}, `
+    + `${drifted} drifted${rows.length > 0 ? ` (${countsText(counts)})` : ''}`, width) + '\n';
   if (rows.length === 0) return out + '(no Custom::Dpi* resources)\n';
   const shown = all ? rows : rows.filter((r) => r.status !== 'IN_SYNC');
   if (shown.length > 0) {

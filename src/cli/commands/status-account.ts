@@ -6,7 +6,7 @@
 import { DpiClient, HealthcheckRecord } from '../../client';
 import { latestPerPayload } from '../../client/healthchecks';
 import { CliError, EXIT, toCliError } from '../errors';
-import { Colour, isoSeconds, painter, renderTable, sanitize, truncate } from '../format';
+import { Colour, isoSeconds, painter, renderTable, sanitize, truncate, wrapLine } from '../format';
 import { IdentityHealth, identityHealth, invalidIdentitiesLine } from '../identity-health';
 
 /** The account-wide filters of `dpi status`, as flags. */
@@ -124,8 +124,8 @@ export function renderAccountStatus(s: AccountStatus, o: { now: number; colour: 
   const paint = painter(o.colour);
   const sum = summaryOf(s);
   const filters = Object.entries(s.filters).map(([k, v]) => `${k}=${v}`).join(' ');
-  let text = `account ${s.accountId}: latest healthcheck per subscription and payload${filters ? ` (${filters})` : ''}, `
-    + `at ${isoSeconds(Math.floor(o.now / 1000))}\n`;
+  let text = wrapLine(`account ${s.accountId}: latest healthcheck per subscription and payload${filters ? ` (${filters})` : ''}, `
+    + `at ${isoSeconds(Math.floor(o.now / 1000))}`, o.width) + '\n';
   if (s.rows.length === 0) return text + 'no healthcheck records\n' + identitiesText(s, paint);
   text += renderTable(
     ['SUBSCRIPTION', 'NAME', 'PRODUCT', 'PAYLOAD', 'STATUS', 'LAST RUN', 'DETAIL'],

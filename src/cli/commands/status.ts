@@ -6,7 +6,7 @@ import { CLASS_ORDER, StatusSummary, summarise, TxClass } from '../../client/cla
 import { addConnectionOptions, ConnectionFlags } from '../connection';
 import { addJsonOption, RunContext, useColour } from '../context';
 import { CliError, EXIT, FailureContext, toCliError } from '../errors';
-import { Colour, isoSeconds, painter, parseIntFlag, renderTable, terminalWidth, truncate } from '../format';
+import { Colour, isoSeconds, painter, parseIntFlag, renderTable, terminalWidth, truncate, wrapLine } from '../format';
 import { HEALTH_NOT_SHOWN } from '../identity-health';
 import { CliIo, interruption } from '../io';
 import { addLocalOptions, openService } from './local-service';
@@ -50,8 +50,8 @@ export async function collectStatus(client: DpiClient, subscription: string, day
 export function renderStatus(s: StatusSummary, o: { subscription: string; days: number; now: number; colour: boolean; width?: number }): string {
   const paint = painter(o.colour);
   const since = isoSeconds(Math.floor(o.now / 1000) - o.days * 86400);
-  let text = `subscription ${o.subscription}: last ${o.days} day${o.days === 1 ? '' : 's'} (since ${since}), `
-    + `${s.fetched} record${s.fetched === 1 ? '' : 's'}, at ${isoSeconds(Math.floor(o.now / 1000))}\n`;
+  let text = wrapLine(`subscription ${o.subscription}: last ${o.days} day${o.days === 1 ? '' : 's'} (since ${since}), `
+    + `${s.fetched} record${s.fetched === 1 ? '' : 's'}, at ${isoSeconds(Math.floor(o.now / 1000))}`, o.width) + '\n';
   if (s.cells.length === 0) return text + 'no transactions in this period (records are kept 3 days)\n';
   text += renderTable(
     ['ATTRIBUTION DATE', 'PAYLOAD', 'STATE', 'RECORDS', 'LAST UPDATE', 'DETAIL'],
