@@ -209,13 +209,20 @@ export function checkWavePlan(identities: number, nestedStackCount: number): Wav
     const t0 = performance.now();
     synthFleetApp(dir, identities, undefined, nestedStackCount);
     const synthSeconds = (performance.now() - t0) / 1000;
-    type Template = { Resources: Record<string, { Type: string; DependsOn?: string[]; Metadata?: Record<string, string> }> };
+    type Template = { Resources: Record<string, { Type: string; DependsOn?: string[]; Properties?: { TemplateURL?: unknown } }> };
     const parent = JSON.parse(readFileSync(join(dir, 'Partners.template.json'), 'utf8')) as Template;
+    // A nested stack's template: the file asset whose hash its TemplateURL names.
+    const assets = (JSON.parse(readFileSync(join(dir, 'Partners.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string } }> }).files;
+    const templateOf = (url: unknown): string => {
+      const hash = /([0-9a-f]{64})\.json/.exec(JSON.stringify(url))?.[1];
+      if (hash === undefined || assets[hash] === undefined) throw new Error(`no template asset for the nested stack URL ${JSON.stringify(url)}`);
+      return join(dir, assets[hash].source.path);
+    };
     const stacks = Object.entries(parent.Resources).filter(([, r]) => r.Type === 'AWS::CloudFormation::Stack');
     const names = new Set(stacks.map(([id]) => id));
     const pipelines = new Map<string, number>();
     for (const [id, r] of stacks) {
-      const nested = JSON.parse(readFileSync(join(dir, r.Metadata!['aws:asset:path']), 'utf8')) as Template;
+      const nested = JSON.parse(readFileSync(templateOf(r.Properties?.TemplateURL), 'utf8')) as Template;
       pipelines.set(id, Object.values(nested.Resources).filter((x) => x.Type === 'Custom::DpiNotificationPipeline').length);
     }
     const depth = new Map<string, number>();
