@@ -75,6 +75,21 @@ async function productOf(rt: Runtime, d: HistoryDesired, shown: unknown): Promis
 
 async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   if (d.adoptId !== undefined) return adoptExisting(event, rt, d, d.adoptId);
+  const key = resourceKey(event);
+  const rk = requestKey(d);
+  const recs = await rt.journal.records<HistoryDoc>(key);
+  const done = recs.find((r) => r.state === 'active' && r.doc.request === rk && r.physicalId !== undefined);
+  if (done) {
+    // Made already (a duplicate delivery, or every poll of a Create that continued in isComplete after its request
+    // was made): no service call, so a poll takes no turn in the request budget. Made by this request: it is waited
+    // for (WaitForCompletion, TimeoutSeconds) from when it was made, not from this run.
+    const mine = done.doc.madeAt !== undefined && rt.lease !== undefined && done.doc.madeAt >= rt.lease.requestSince;
+    log({ msg: 'history request already made (journal)', id: done.physicalId });
+    return {
+      PhysicalResourceId: done.physicalId!,
+      Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: mine ? done.doc.madeAt! : new Date().toISOString() },
+    };
+  }
   const sub = await rt.client.subscriptions.get(d.subscriptionId).catch((e) => {
     if (isStatus(e, 404, 403)) throw new HandlerError(`HistoryRequest: subscription ${d.subscriptionId} not found for this account (${messageOf(e)})`);
     throw e;
@@ -86,14 +101,6 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     if (problems.length > 0) throw new HandlerError(`HistoryRequest for subscription ${d.subscriptionId}: ${problems.join('; ')}`);
   } else {
     log({ level: 'WARNING', msg: 'the subscription\'s product is not known (set productId): the request is not checked against the product\'s history limits', subscriptionId: d.subscriptionId });
-  }
-  const key = resourceKey(event);
-  const rk = requestKey(d);
-  const recs = await rt.journal.records<HistoryDoc>(key);
-  const done = recs.find((r) => r.state === 'active' && r.doc.request === rk && r.physicalId !== undefined);
-  if (done) {
-    log({ msg: 'history request already made (journal)', id: done.physicalId });
-    return { PhysicalResourceId: done.physicalId!, Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: new Date().toISOString() } };
   }
   let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
     ?? await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
@@ -122,7 +129,7 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     rec = await rt.journal.save(rec, 'creating', { ...rec.doc, known, knownAt: new Date().toISOString() });
     try {
       const h = await rt.client.history.create(d.subscriptionId, d.request);
-      rec = await rt.journal.save(rec, 'active', { request: rk, subscriptionId: d.subscriptionId }, String(h.id));
+      rec = await rt.journal.save(rec, 'active', { request: rk, subscriptionId: d.subscriptionId, madeAt: new Date().toISOString() }, String(h.id));
       await rt.journal.claim('history', String(h.id), key);
       return result(h);
     } catch (e) {
@@ -216,6 +223,8 @@ interface HistoryDoc {
   known?: string[];
   /** When `known` was listed (ISO): a request that appeared long after it may as well be another's. */
   knownAt?: string;
+  /** When the request was made (or found) by the Create (ISO): a later run of the same request waits from then. */
+  madeAt?: string;
 }
 
 const FINAL = new Set(['cancelled', 'canceled', 'failed']);
@@ -248,7 +257,7 @@ async function adopt(rt: Runtime, rec: JournalRecord<HistoryDoc>, h: HistoryTran
   log({ msg: 'the history request of an attempt without a clear outcome was found', id: h.id });
   const owner = await rt.journal.claim('history', String(h.id), key);
   if (owner !== key) throw new HandlerError(`history request ${h.id} is claimed by ${owner} in the lifecycle journal; deploy again`);
-  await rt.journal.save(rec, 'active', { request: rec.doc.request, subscriptionId: rec.doc.subscriptionId }, String(h.id));
+  await rt.journal.save(rec, 'active', { request: rec.doc.request, subscriptionId: rec.doc.subscriptionId, madeAt: new Date().toISOString() }, String(h.id));
   return result(h);
 }
 

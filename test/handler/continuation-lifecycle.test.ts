@@ -1,0 +1,75 @@
+/** The lifecycle gaps of the isComplete continuation (issue 32): a continued history request, the budget queue. */
+import { delay } from './delivery-helpers';
+import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
+import { CONTINUATION_ENV } from '../../src/contract';
+import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
+import { CONTINUATION_KEY } from '../../src/handler/continuation';
+import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
+import { ResourceTypes } from '../../src/kinds';
+
+const HIST = ResourceTypes.HISTORY_REQUEST;
+let h: HandlerHarness;
+useHandlerHarness((s) => { h = s; }, { resetEach: true });
+const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
+const polled = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({ ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data });
+
+beforeEach(() => {
+  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
+  h.onSleep = (ms) => delay(ms);
+});
+afterEach(() => { h.onSleep = undefined; h.configure(); });
+
+describe('a HistoryRequest Create that continued', () => {
+  let subId: string;
+  beforeEach(async () => { subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' }); });
+  const props = () => ({ SubscriptionId: subId, StartDate: daysAgo(10), EndDate: daysAgo(5), StageId: '1000', WaitForCompletion: 'true', TimeoutSeconds: '3000' });
+
+  test('makes its request once; every later poll only reads its status; a Delete leaves none open', async () => {
+    // The history POST meets a 429 whose wait passes onEvent's deadline: the Create continues.
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 429, retryAfter: 20, count: 1 });
+    const event = h.event(HIST, 'Create', props());
+    const answer = await onEvent(event, left(15_000));
+    expect(answer.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+    expect(h.state().history).toHaveLength(0);
+    // The first poll makes the request; it is pending, so the poll answers "not yet".
+    expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    expect(h.state().history).toHaveLength(1);
+    const id = String(h.state().history[0].id);
+    // Later polls: only the request's status is read (no subscription, product card or status-list reads, which
+    // would each take a turn in the request budget), and nothing is made again.
+    for (let poll = 0; poll < 3; poll++) {
+      await h.clearRequests();
+      expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+      expect((await h.requests()).map((r) => `${r.method} ${r.path}`).filter((r) => !r.includes('/auth/'))).toEqual([`GET /service/history/production/history/${id}`]);
+    }
+    expect(h.state().history).toHaveLength(1);
+    // CloudFormation stops waiting (a sibling failed): its Delete with the request ID as physical ID cancels it.
+    const del = h.event(HIST, 'Delete', props(), { PhysicalResourceId: event.RequestId });
+    await onEvent(del, left(600_000));
+    expect(h.state().history.map((x: any) => x.status)).toEqual(['cancelled']);
+  }, 120_000);
+
+  test('completes with the one request, its timeout counted from when it was made', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 429, retryAfter: 20, count: 1 });
+    const event = h.event(HIST, 'Create', props());
+    const answer = await onEvent(event, left(15_000));
+    expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    const id = String(h.state().history[0].id);
+    await h.admin('POST', '/clock', { advance: 400 });
+    const done = await isComplete(polled(event, answer), left(600_000));
+    expect(done).toMatchObject({ IsComplete: true, PhysicalResourceId: id, Data: { HistoryTransactionId: id, Status: 'completed', [CONTINUATION_KEY]: 'resumed' } });
+    expect(h.state().history).toHaveLength(1);
+    expect((await h.journalRecords()).map((x) => [x.state, x.physicalId])).toEqual([['active', id]]);
+  }, 120_000);
+
+  test('its TimeoutSeconds counts from when the request was made, not from the last poll', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 429, retryAfter: 20, count: 1 });
+    const event = h.event(HIST, 'Create', { ...props(), TimeoutSeconds: '2' });
+    const answer = await onEvent(event, left(15_000));
+    expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    await delay(1_200);
+    expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    await delay(1_200);
+    await expect(isComplete(polled(event, answer), left(600_000))).rejects.toThrow(/still pending after 2 s/);
+  }, 120_000);
+});
