@@ -356,3 +356,65 @@ test.each([
 });
 
 testNoSecretsPrinted();
+
+describe('--fix when the service\'s rate limit gives a Delete its turn after the run\'s deadline (no waiter in front of the handler)', () => {
+  const late = 'Delete of Ended failed: PATCH /v2/sub/1 failed: deadline reached before the request was sent: the request budget shared by the '
+    + 'clients of the service address gives it its turn in 700 s';
+
+  test('the same Delete runs again and goes on from what it did', async () => {
+    const sub = await subscription('ended');
+    await subRecord('Gone/Ended', sub, { removalPolicy: 'destroy' });
+    const requestIds: string[] = [];
+    orphansSeams.handler = {
+      configureLocalRuntime: () => undefined,
+      onEvent: async (event) => {
+        requestIds.push(event.RequestId);
+        if (requestIds.length === 1) throw new Error(late);
+        return { PhysicalResourceId: event.PhysicalResourceId };
+      },
+    };
+    const r = await orphans('--fix', '--yes');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Gone/Ended: the service\'s rate limit gives the Delete\'s next call its turn after this run\'s 10 minutes: running it again (2 of 3');
+    expect(requestIds).toHaveLength(2);
+    expect(new Set(requestIds).size).toBe(1); // the same event: the handler's duplicate-delivery path
+    expect(await statesOf()).toEqual({ 'Gone/Ended': 'deleted' });
+  });
+
+  test('still no turn after three runs: fails saying why and what to run, without a stack trace, the record left as the handler left it', async () => {
+    const sub = await subscription('ended');
+    await subRecord('Gone/Ended', sub, { removalPolicy: 'destroy' });
+    let runs = 0;
+    orphansSeams.handler = {
+      configureLocalRuntime: () => undefined,
+      onEvent: async () => {
+        runs++;
+        throw new Error(late);
+      },
+    };
+    const r = await orphans('--fix', '--yes');
+    expect(runs).toBe(3);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Gone/Ended: the service\'s rate limit did not give its Delete a turn within 3 runs of 10 minutes');
+    expect(r.stderr).toContain('nothing is half-ended: what it did is in the lifecycle journal');
+    expect(r.stderr).toContain('Run \'dpi orphans --fix\' again once the deploys and tools that share the account\'s rate limit have finished');
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(await statesOf()).toEqual({ 'Gone/Ended': 'active' });
+    expect(statusOf(sub)).toBe('active');
+  });
+
+  test('any other failure of the Delete is not run again', async () => {
+    const sub = await subscription('ended');
+    await subRecord('Gone/Ended', sub, { removalPolicy: 'destroy' });
+    let runs = 0;
+    orphansSeams.handler = {
+      configureLocalRuntime: () => undefined,
+      onEvent: async () => {
+        runs++;
+        throw new Error('Delete of Ended failed: the service refused it');
+      },
+    };
+    expect((await orphans('--fix', '--yes')).code).toBe(2);
+    expect(runs).toBe(1);
+  });
+});

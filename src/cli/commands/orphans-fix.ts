@@ -164,8 +164,8 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
     }
     ctx.io.stderr.write(`${retain ? 'releasing' : 'removing'} ${o.key} (${shortType(o.type)}, ${physicalId})...\n`);
     try {
-      await invokeWithContext(`${stack}-dpi-orphans`, event.ServiceToken, 600_000,
-        { file: opts.handlerLog, echo: opts.echo, secrets: [token], onSecret: () => leaks.add(o.key) }, (c) => handler.onEvent(event, c));
+      await deleteWaitingForTurns(ctx, o.key, () => invokeWithContext(`${stack}-dpi-orphans`, event.ServiceToken, INVOCATION_MS,
+        { file: opts.handlerLog, echo: opts.echo, secrets: [token], onSecret: () => leaks.add(o.key) }, (c) => handler.onEvent(event, c)));
     } catch (e) {
       for (const x of orphans) outcomes.push({ key: x.key, record: x.record, result: 'failed', detail: (e as Error).message });
       continue;
@@ -199,6 +199,41 @@ async function fixWithHandler(ctx: RunContext, opts: FixOptions): Promise<FixOut
       + '(replaced by *** in its log): a bug of the library, please report it\n');
   }
   return outcomes;
+}
+
+/** How long one in-process run of the handler's Delete may take (a Lambda's 10 minutes). */
+const INVOCATION_MS = 600_000;
+/** How many times a Delete whose turn in the service's rate limit came after its run's deadline runs again. */
+export const RATE_LIMIT_RUNS = 3;
+/**
+ * A failure of the handler's Delete whose next call waited past its run's deadline for the service's rate limit (a
+ * 429's wait, its turn in the request budget): nothing of that call was sent, and what the Delete did is in the journal.
+ * Behind CloudFormation such a Delete continues in isComplete; `dpi` has no waiter, so it runs the same event again.
+ */
+const WAITED_PAST_DEADLINE = /deadline reached (before the request was sent|after \d+ attempt|\(while taking its turn)|past this invocation's deadline/;
+
+/**
+ * Runs a Delete; when its next call waited past the run's deadline for the service's rate limit, runs the same event
+ * again (a duplicate delivery to the handler: it goes on from what the journal says it did), up to RATE_LIMIT_RUNS
+ * times, then fails saying why and what to run.
+ */
+async function deleteWaitingForTurns(ctx: RunContext, key: string, run: () => Promise<unknown>): Promise<void> {
+  for (let round = 1; ; round++) {
+    try {
+      await run();
+      return;
+    } catch (e) {
+      const message = (e as Error).message;
+      if (!WAITED_PAST_DEADLINE.test(message)) throw e;
+      if (round >= RATE_LIMIT_RUNS) {
+        throw new CliError(`the service's rate limit did not give its Delete a turn within ${round} runs of ${INVOCATION_MS / 60_000} minutes `
+          + `(${message.replace(/[.\s]+$/, '')}); nothing is half-ended: what it did is in the lifecycle journal and the next run goes on from `
+          + 'there. Run \'dpi orphans --fix\' again once the deploys and tools that share the account\'s rate limit have finished');
+      }
+      ctx.io.stderr.write(`${key}: the service's rate limit gives the Delete's next call its turn after this run's ${INVOCATION_MS / 60_000} minutes: `
+        + `running it again (${round + 1} of ${RATE_LIMIT_RUNS}; what it did is in the journal)\n`);
+    }
+  }
 }
 
 /**
