@@ -1,6 +1,7 @@
 /**
  * Test helper: one local DynamoDB-compatible journal server (dynalite) per test file.
  */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { JournalServer, JournalServerOptions, startJournalServer } from '../src/local/journal-server';
 
 /** The journal server of the current test file; `endpoint` is set once `beforeAll` has run. */
@@ -36,4 +37,19 @@ export function useJournalServer(options: JournalServerOptions = {}): TestJourna
       return running();
     },
   };
+}
+
+/** Creates a journal-shaped table (`pk`/`sk` strings, on demand) in the local journal at `endpoint`. */
+export async function createJournalTable(endpoint: string, table: string): Promise<void> {
+  const c = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await c.send(new CreateTableCommand({
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    }));
+  } finally {
+    c.destroy();
+  }
 }

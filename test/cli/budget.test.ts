@@ -4,14 +4,13 @@
  * the handler's turns count against the command's), and that a table it cannot use is said once on stderr, never in
  * the command's output, and the command goes on.
  */
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { cliBudget, cliPace, DOCUMENTED_BUDGET } from '../../src/cli/budget';
 import { CliError } from '../../src/cli/errors';
 import { waitLine } from '../../src/cli/waits';
 import { endpointsFromBase } from '../../src/client';
 import { paceOf } from '../../src/client/budget';
 import { dynamoBudget } from '../../src/handler/rate-budget';
-import { useJournalServer } from '../journal-server';
+import { createJournalTable, useJournalServer } from '../journal-server';
 
 const journal = useJournalServer();
 const sleep = async (): Promise<void> => undefined;
@@ -42,14 +41,7 @@ test('the pace: --request-budget, else DPI_REQUEST_BUDGET, else the documented 1
 
 test('a command shares the provider containers\' budget of the same address: their turns count against its own', async () => {
   const table = 'cli-budget-journal';
-  const c = new DynamoDBClient({ endpoint: journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  await c.send(new CreateTableCommand({
-    TableName: table,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-  }));
-  c.destroy();
+  await createJournalTable(journal.endpoint, table);
   const pace = paceOf(3, 60_000);
   const container = dynamoBudget({ table, endpoint: journal.endpoint, sleep, provided: true }, 'https://api.example.com', pace);
   for (let i = 0; i < 3; i++) expect(await container.reserve(1_000)).toBe(0);

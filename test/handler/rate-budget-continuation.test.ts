@@ -3,7 +3,7 @@
  * is kept in the resource's lease item and reused by the next poll, so a writer of the journal table who keeps booking
  * every slot far ahead can no longer push it past CloudFormation's hour; an honest booking is obeyed by every container.
  */
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BUDGET_MARGIN_MS, paceOf, RequestBudget } from '../../src/client/budget';
 import { PROVIDED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { CONTINUATION_LIMIT_MS } from '../../src/handler/continuation';
@@ -11,7 +11,7 @@ import { keptTurnBudget } from '../../src/handler/continuation-turn';
 import { resetJournalCache } from '../../src/handler/journal';
 import { dynamoLeases } from '../../src/handler/journal-lease';
 import { dynamoBudget, LONGEST_TURN_MS, longestBookingMs } from '../../src/handler/rate-budget';
-import { useJournalServer } from '../journal-server';
+import { createJournalTable, useJournalServer } from '../journal-server';
 
 const journal = useJournalServer();
 const sleep = async (): Promise<void> => undefined;
@@ -26,14 +26,7 @@ beforeEach(async () => {
   resetJournalCache();
   table = `budget-cont-${++n}`;
   now = 10_000_000;
-  const c = client();
-  await c.send(new CreateTableCommand({
-    TableName: table,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-  }));
-  c.destroy();
+  await createJournalTable(journal.endpoint, table);
 });
 
 const opts = () => ({ table, endpoint: journal.endpoint, sleep, environment: { [PROVIDED_JOURNAL_TABLES_ENV]: table }, now: () => now });

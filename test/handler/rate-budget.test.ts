@@ -3,13 +3,13 @@
  * journal table: containers that reserve at once, each with its own budget object, get distinct turns that keep every
  * window within the limit; the budget's item is not a journal record; a budget that cannot be used fails open.
  */
-import { CreateTableCommand, DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { BUDGET_MARGIN_MS, paceOf } from '../../src/client/budget';
 import { PROVIDED_JOURNAL_TABLES_ENV } from '../../src/contract';
 import { dynamoJournal, resetJournalCache } from '../../src/handler/journal';
 import { budgetPaceOf, dynamoBudget, PREDECESSOR_WAIT_MS, REQUEST_BUDGET_ENV } from '../../src/handler/rate-budget';
 import { mostInWindow } from '../client/windows';
-import { useJournalServer } from '../journal-server';
+import { createJournalTable, useJournalServer } from '../journal-server';
 
 const journal = useJournalServer();
 const sleep = async (): Promise<void> => undefined;
@@ -19,14 +19,7 @@ let table: string;
 beforeEach(async () => {
   resetJournalCache();
   table = `budget-journal-${++n}`;
-  const c = new DynamoDBClient({ endpoint: journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  await c.send(new CreateTableCommand({
-    TableName: table,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-  }));
-  c.destroy();
+  await createJournalTable(journal.endpoint, table);
 });
 
 const env = (): Record<string, string> => ({ [PROVIDED_JOURNAL_TABLES_ENV]: table });
