@@ -19,22 +19,12 @@ export interface RequestBudget {
    * would come more than `maxWaitMs` from now, the request is not counted and it resolves with `{ tooLongMs }` (the
    * wait the caller could not take).
    */
-  reserve(maxWaitMs: number, opts?: ReserveOptions): Promise<number | { readonly tooLongMs: number; readonly bookedAt?: number }>;
+  reserve(maxWaitMs: number): Promise<number | { readonly tooLongMs: number }>;
   /**
    * The service refused a request (429) until `untilMs` (epoch ms): no turn of any client starts before it. Best
    * effort: a failure is not the caller's.
    */
   holdUntil(untilMs: number): Promise<void>;
-}
-
-/** How a turn is reserved. */
-export interface ReserveOptions {
-  /**
-   * Book the turn even when it comes later than `maxWaitMs` (a request that continues in a later invocation keeps its
-   * place in the queue): the answer is then `{ tooLongMs, bookedAt }`, the turn (epoch ms) booked for the caller, who
-   * keeps it and sends at it without reserving again. A budget that cannot book answers without `bookedAt`.
-   */
-  readonly book?: boolean;
 }
 
 /** A budget's limit: at most `limit` requests in any rolling `windowMs`. */

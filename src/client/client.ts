@@ -1,4 +1,3 @@
-import type { RequestBudget } from './budget';
 import { ServiceError } from './errors';
 import { createHealthchecksApi, HealthchecksApi } from './healthchecks';
 import { DpiClientOptions, HttpCore, HttpSettings, RequestSpec, resolveSettings, TokenCache } from './http';
@@ -591,15 +590,6 @@ export class DpiClient {
   /** Returns a copy of this client with another deadline (epoch ms, or undefined for none); shares the token cache. */
   public withDeadline(deadline: number | undefined): DpiClient {
     const settings: HttpSettings = { ...this.core.settings, deadline };
-    return new DpiClient({ endpoints: settings.endpoints, refreshToken: '' }, { settings, tokens: this.core.tokens });
-  }
-
-  /**
-   * @internal A copy of this client whose request budget is `wrap` of this one's (a continuation keeps its booked
-   * turn: src/handler/continuation-turn.ts). Shares the token cache.
-   */
-  public withBudget(wrap: (budget: RequestBudget | undefined) => RequestBudget | undefined): DpiClient {
-    const settings: HttpSettings = { ...this.core.settings, budget: wrap(this.core.settings.budget) };
     return new DpiClient({ endpoints: settings.endpoints, refreshToken: '' }, { settings, tokens: this.core.tokens });
   }
 

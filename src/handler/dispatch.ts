@@ -1,7 +1,6 @@
 import { ConnectionProperties } from '../contract';
 import { KIND_TYPES } from '../kinds';
 import { CONTINUATION_KEY, CONTINUATION_LIMIT_MS, CONTINUED, continuationAnswer, continuationEnabled, continuationTimedOut, continuedEvent, isContinuation, waitPastDeadline } from './continuation';
-import { keptTurnBudget } from './continuation-turn';
 import { HandlerError, reasonOf } from './errors';
 import type { ResourceLeases } from './journal-lease';
 import { checkJournalMove } from './journal-move';
@@ -10,7 +9,6 @@ import { eventHooks } from './kind-events';
 import type { OnEventFn } from './kind-fns';
 import { CANCELLED_CREATE_GRACE_ROUNDS, cancelledCreate, inventedDelete, LEASE_WORK_RESERVE_MS, LeaseBusy, withResourceLease } from './lease';
 import { log, logEvent } from './log';
-import { budgetPaceOf, longestBookingMs } from './rate-budget';
 import { environmentFor, now, Runtime, runtimeFor } from './runtime';
 import { CfnEvent, IsCompleteResult, LambdaContextLike, OnEventResult } from './types';
 
@@ -54,11 +52,6 @@ async function leased(event: CfnEvent, rt: LeasedRuntime, fn: OnEventFn, opts: {
       const limit = Math.min(Date.parse(lease.requestSince), now()) + CONTINUATION_LIMIT_MS;
       if (!(now() < limit)) throw continuationTimedOut(event, lease.requestSince, now());
       if (limit < scoped.deadline) scoped = { ...scoped, deadline: limit, client: scoped.client.withDeadline(limit) };
-    }
-    // An event that may continue keeps its booked turn in the request budget from run to run (continuation-turn.ts).
-    const pace = continues ? budgetPaceOf(environmentFor(event)) : undefined;
-    if (pace !== undefined) {
-      scoped = { ...scoped, client: scoped.client.withBudget((b) => b && keptTurnBudget(b, lease, now, longestBookingMs(pace))) };
     }
     // The last look before a creating request leaves: a turn in the rate limit may have come after a long wait.
     const client = scoped.client.withCreatingCheck(async () => {

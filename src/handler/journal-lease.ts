@@ -45,8 +45,6 @@ export interface LeaseMark {
    * that follow it (a failed one included), cleared by an Update (which names the physical ID CloudFormation knows).
    */
   readonly lastCreate?: { readonly requestId: string; readonly requestSince: string };
-  /** The turn in the request budget (epoch ms) that this request booked for its next run (a continuation): kept by the same request only. */
-  readonly keptTurn?: number;
 }
 
 /** What the lease tells the invocation that holds it. */
@@ -66,12 +64,8 @@ export interface LeaseScope {
   readonly earlierRun?: boolean;
   /** ISO time this invocation's request first took the lease: the records it made are those created since. */
   readonly requestSince: string;
-  /** The turn in the request budget an earlier run of this request booked and did not use (epoch ms), if any. */
-  readonly keptTurn?: number;
   /** The request that cancelled this invocation (CloudFormation moved on from it), or undefined. */
   cancelled(): Promise<string | undefined>;
-  /** Keeps a booked turn for the next run of this request (undefined: forgets it, once used). */
-  keepTurn(at: number | undefined): Promise<void>;
 }
 
 /** What `take` found. */
@@ -96,8 +90,6 @@ export interface ResourceLeases {
   cancel(key: string, by: string): Promise<boolean>;
   /** The request that cancelled `holder`'s lease of `key`; undefined while it is not cancelled. */
   cancelledBy(key: string, holder: string): Promise<string | undefined>;
-  /** Keeps (or, undefined, forgets) the booked turn of the request that `holder` runs, while it holds the lease. */
-  keepTurn(key: string, holder: string, at: number | undefined): Promise<void>;
 }
 
 /** The longest a lease can be held: a Lambda invocation's 15 minutes and a minute for clocks. */
@@ -134,7 +126,6 @@ function markOf(item: Record<string, ddb.AttributeValue>): LeaseMark {
     ...(item.cancelledRequests?.SS !== undefined ? { cancelledRequests: item.cancelledRequests.SS } : {}),
     ...(item.lastCreate?.S !== undefined && item.lastCreateSince?.S !== undefined
       ? { lastCreate: { requestId: item.lastCreate.S, requestSince: item.lastCreateSince.S } } : {}),
-    ...(item.keptTurn?.N !== undefined && Number.isSafeInteger(Number(item.keptTurn.N)) ? { keptTurn: Number(item.keptTurn.N) } : {}),
   };
 }
 
@@ -187,7 +178,6 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
               version: { N: String((Number(item?.version?.N ?? '0') || 0) + 1) },
               ...(stale.length > 0 ? { cancelledRequests: { SS: stale } } : {}),
               ...(lastCreate ? { lastCreate: S(lastCreate.requestId), lastCreateSince: S(lastCreate.requestSince) } : {}),
-              ...(same && previous.keptTurn !== undefined ? { keptTurn: { N: String(previous.keptTurn) } } : {}),
             },
             // Conditional on the version seen, whatever its shape (an item written by hand is taken once).
             ConditionExpression: item ? (item.version === undefined ? 'attribute_not_exists(version)' : 'version = :v') : 'attribute_not_exists(pk)',
@@ -231,19 +221,6 @@ export function dynamoLeases(opts: JournalOptions): ResourceLeases {
       } catch (e) {
         if (conditionFailed(e)) return false;
         throw e;
-      }
-    }),
-    keepTurn: (key, holder, at) => run(async () => {
-      try {
-        await c.send(new m.UpdateItemCommand({
-          TableName: table,
-          Key: keyOf(key),
-          UpdateExpression: at === undefined ? 'REMOVE keptTurn' : 'SET keptTurn = :k',
-          ConditionExpression: 'holder = :h',
-          ExpressionAttributeValues: { ':h': S(holder), ...(at === undefined ? {} : { ':k': { N: String(Math.round(at)) } }) },
-        }));
-      } catch (e) {
-        if (!conditionFailed(e)) throw e;
       }
     }),
     cancelledBy: (key, holder) => run(async () => {

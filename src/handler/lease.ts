@@ -127,8 +127,6 @@ export async function withResourceLease<T>(event: CfnEvent, rt: Runtime & { read
     && previous.requestId !== '' ? { requestId: previous.requestId, requestSince: previous.requestSince } : undefined;
   const scope: LeaseScope = {
     cancelled: () => rt.leases.cancelledBy(key, holder),
-    keepTurn: (at) => rt.leases.keepTurn(key, holder, at),
-    ...(earlierRun && previous?.keptTurn !== undefined ? { keptTurn: previous.keptTurn } : {}),
     requestSince,
     ...(previousCreate ? { previousCreate } : {}),
     ...(previousUpdate ? { previousUpdate } : {}),

@@ -21,7 +21,7 @@
  * and the client paces itself by the service's 429s alone, as it did without a budget.
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
-import { BUDGET_MARGIN_MS, BudgetPace, parseBudget, RequestBudget, turnOf } from '../client/budget';
+import { BudgetPace, parseBudget, RequestBudget, turnOf } from '../client/budget';
 import { REQUEST_BUDGET_ENV } from '../contract';
 import { BUDGET_PREFIX, conditionFailed, JournalOptions, openJournalTable } from './journal';
 import { JournalEnvironment } from './journal-provided';
@@ -50,15 +50,8 @@ const logWarning: BudgetWarning = (table, reason) => log({
 });
 
 
-/** The furthest ahead an honest reservation that sends in its own invocation puts a slot's turn: a Lambda's longest run (15 minutes). */
-export const LONGEST_TURN_MS = 15 * 60_000;
-/**
- * The furthest ahead an honest booking (a continuation's, `book`) puts a slot's turn: one window and the margin after a
- * slot time obeyed for it (at most LONGEST_TURN_MS ahead). Slot times up to this are obeyed by every reservation.
- */
-export function longestBookingMs(pace: BudgetPace): number {
-  return LONGEST_TURN_MS + pace.windowMs + BUDGET_MARGIN_MS;
-}
+/** The furthest ahead an honest reservation can put a slot's turn: a Lambda's longest run (15 minutes). */
+const LONGEST_TURN_MS = 15 * 60_000;
 /** The longest hold an honest 429 sets: the client's longest rate-limit wait (5 minutes) and a margin. */
 const LONGEST_HOLD_MS = 6 * 60_000;
 
@@ -90,7 +83,7 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
     return 0;
   };
   /** One reservation; `until` is the absolute time past which the caller cannot send. */
-  const take = async (until: number, depth: number, book: boolean): Promise<number | { tooLongMs: number; bookedAt?: number }> => {
+  const take = async (until: number, depth: number): Promise<number | { tooLongMs: number }> => {
     if (depth > 5) throw new Error('the request budget\'s slots kept being taken by other tickets');
     const ticketed = await c.send(new m.UpdateItemCommand({
       TableName: table,
@@ -114,7 +107,7 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
       const last = num(slot?.ticket);
       // A ticket of this slot's chain that this counter handed out: its own (k - limit, k - 2 limit, ...) or a later one.
       const ours = last !== undefined && last % pace.limit === k % pace.limit && last < n + pace.limit;
-      if (ours && last > k) return take(until, depth + 1, book); // a later ticket took the slot over: take another turn
+      if (ours && last > k) return take(until, depth + 1); // a later ticket took the slot over: take another turn
       const recorded = ours && last >= previous;
       const waitFor = Math.min(PREDECESSOR_WAIT_MS, until - now - 1_000);
       if (!recorded && (ours || slot === undefined) && previous >= 0 && Date.now() - since < waitFor) {
@@ -127,13 +120,9 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
       // No honest writer leaves a turn further ahead than the longest Lambda, nor a hold longer than the longest
       // 429 wait: values past those (a damaged or planted item) count as "now", so no planted turn holds a request
       // longer than LONGEST_TURN_MS and a window.
-      // A continuation's booking (below) may be up to one window further ahead; it is obeyed too. A booking is
-      // computed from a slot time obeyed up to LONGEST_TURN_MS only, so that a planted slot time cannot make it
-      // unbookable (it would then be taken anew at every poll, and a writer of the table could hold it off forever).
-      const lastSentAt = recordedAt !== undefined && recordedAt > now + (book ? LONGEST_TURN_MS : longestBookingMs(pace)) ? now : recordedAt;
+      const lastSentAt = recordedAt !== undefined && recordedAt > now + LONGEST_TURN_MS ? now : recordedAt;
       const turn = turnOf(pace, now, lastSentAt, held > now + LONGEST_HOLD_MS ? now : held);
-      const booking = book && turn > until;
-      const sending = turn <= until || booking;
+      const sending = turn <= until;
       try {
         await c.send(new m.PutItemCommand({
           TableName: table,
@@ -149,15 +138,14 @@ export function dynamoBudget(opts: JournalOptions, scope: string, pace: BudgetPa
         if (++conflicts > 20) throw new Error('the request budget\'s slot kept changing under this reservation');
         continue;
       }
-      if (booking) return { tooLongMs: Math.round(turn - now), bookedAt: Math.round(turn) };
       return sending ? Math.max(0, Math.round(turn - now)) : { tooLongMs: Math.round(turn - now) };
     }
   };
   return {
-    reserve: async (maxWaitMs, how) => {
+    reserve: async (maxWaitMs) => {
       const until = clock() + maxWaitMs;
       try {
-        return await run(() => take(until, 0, how?.book === true));
+        return await run(() => take(until, 0));
       } catch (e) {
         return failOpen(e);
       }
