@@ -73,6 +73,17 @@ async function productOf(rt: Runtime, d: HistoryDesired, shown: unknown): Promis
   return shown === undefined || shown === null ? undefined : Number(shown);
 }
 
+/**
+ * When a recorded request was made: its `madeAt`, unless that is not a time, is earlier than its record (written before
+ * the POST) or later than now (written by no handler); then its record's time (the record ID starts with it).
+ */
+function madeTime(rec: { readonly id: string; readonly doc: { readonly madeAt?: string } }): number {
+  const recorded = Date.parse(rec.id.split('#')[0]);
+  const madeAt = Date.parse(rec.doc.madeAt ?? '');
+  const ok = Number.isFinite(madeAt) && madeAt <= Date.now() + 60_000 && (!Number.isFinite(recorded) || madeAt >= recorded);
+  return ok ? madeAt : Number.isFinite(recorded) ? Math.min(recorded, Date.now()) : Date.now();
+}
+
 async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   if (d.adoptId !== undefined) return adoptExisting(event, rt, d, d.adoptId);
   const key = resourceKey(event);
@@ -83,11 +94,19 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
     // Made already (a duplicate delivery, or every poll of a Create that continued in isComplete after its request
     // was made): no service call, so a poll takes no turn in the request budget. Made by this request: it is waited
     // for (WaitForCompletion, TimeoutSeconds) from when it was made, not from this run.
-    const mine = done.doc.madeAt !== undefined && rt.lease !== undefined && done.doc.madeAt >= rt.lease.requestSince;
+    // The claim too: a container stopped between the record and its claim left it unclaimed (claimed now); one that
+    // names another resource's request is never taken.
+    const owner = await rt.journal.claim('history', done.physicalId!, key);
+    if (owner !== key) {
+      throw new HandlerError(`HistoryRequest: the journal records history request ${done.physicalId} for ${key}, but ${owner} claims it: `
+        + 'it is not taken; nothing was changed');
+    }
+    const madeAt = madeTime(done);
+    const mine = rt.lease !== undefined && madeAt >= Date.parse(rt.lease.requestSince);
     log({ msg: 'history request already made (journal)', id: done.physicalId });
     return {
       PhysicalResourceId: done.physicalId!,
-      Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: mine ? done.doc.madeAt! : new Date().toISOString() },
+      Data: { HistoryTransactionId: done.physicalId!, Status: 'pending', StartedAt: mine ? new Date(madeAt).toISOString() : new Date().toISOString() },
     };
   }
   const sub = await rt.client.subscriptions.get(d.subscriptionId).catch((e) => {
