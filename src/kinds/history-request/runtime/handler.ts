@@ -1,11 +1,11 @@
+import { cancelRequest, FINAL, HistoryDoc, madeByAttempt } from './handler-attempts';
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../../../client';
-import { claimForAdoption, deleteProven, refused, removalPolicyOf, RemovalPolicyValue } from '../../../handler/common';
-import { FRESH_ATTEMPT_MS } from '../../../handler/creates';
+import { claimForAdoption, deleteProven, removalPolicyOf } from '../../../handler/common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../../handler/errors';
 import { JournalRecord, resourceKey } from '../../../handler/journal';
 import { cancelledCreate, madeByCancelledCreate } from '../../../handler/lease';
 import { log } from '../../../handler/log';
-import { historyCancellable, historyRequestsAnew } from '../../../handler/plan-decisions';
+import { historyRequestsAnew } from '../../../handler/plan-decisions';
 import { readProps } from '../../../handler/props';
 import { Runtime } from '../../../handler/runtime';
 import { CfnEvent, IsCompleteResult, OnEventResult } from '../../../handler/types';
@@ -231,47 +231,6 @@ async function adoptExisting(event: CfnEvent, rt: Runtime, d: HistoryDesired, id
   return result(h);
 }
 
-/** The journal document of a HistoryRequest. */
-interface HistoryDoc {
-  request: string;
-  subscriptionId?: string;
-  /** Adopted (`existingHistoryTransactionId`): it existed before the resource; a Delete releases it unless `destroy`. */
-  adopted?: boolean;
-  removalPolicy?: RemovalPolicyValue;
-  /** IDs the subscription's status list showed before a POST whose outcome is not confirmed yet. */
-  known?: string[];
-  /** When `known` was listed (ISO): a request that appeared long after it may as well be another's. */
-  knownAt?: string;
-  /** When the request was made (or found) by the Create (ISO): a later run of the same request waits from then. */
-  madeAt?: string;
-}
-
-const FINAL = new Set(['cancelled', 'canceled', 'failed']);
-
-/**
- * The request a POST without a clear outcome made: the one record of the subscription that was not there before the
- * POST, is not cancelled or failed, and that no resource claims. Undefined when there is none; an error when several
- * could be it.
- */
-async function madeByAttempt(rt: Runtime, subscriptionId: string, known: string[], key: string,
-  knownAt: string | undefined): Promise<HistoryTransaction | undefined> {
-  const before = new Set(known);
-  const fresh = (await rt.client.history.statusBySubscription(subscriptionId))
-    .filter((h) => !before.has(String(h.id)) && !FINAL.has(String(h.status)));
-  const owners = await rt.journal.owners('history', fresh.map((h) => String(h.id)));
-  const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === key);
-  const age = knownAt !== undefined ? Date.now() - Date.parse(knownAt) : Infinity;
-  const claimedHere = mine.find((h) => owners.get(String(h.id)) === key);
-  if (claimedHere) return claimedHere;
-  if (mine.length > 1 || (mine.length === 1 && !(age <= FRESH_ATTEMPT_MS))) {
-    throw new HandlerError(`an earlier history request of ${key} for subscription ${subscriptionId} had no clear outcome and ${mine.length} `
-      + `request${mine.length > 1 ? 's' : ''} appeared since (${mine.map((h) => h.id).join(', ')})${mine.length === 1 ? ' over a long window' : ''}: `
-      + 'which one it made cannot be told, so none is taken or cancelled; cancel the one this resource made if you know it (the others are not '
-      + `this stack's), then run 'dpi journal resolve ${key} --keep-candidates' and deploy again`);
-  }
-  return mine[0];
-}
-
 async function adopt(rt: Runtime, rec: JournalRecord<HistoryDoc>, h: HistoryTransaction, key: string): Promise<OnEventResult> {
   log({ msg: 'the history request of an attempt without a clear outcome was found', id: h.id });
   const owner = await rt.journal.claim('history', String(h.id), key);
@@ -325,26 +284,7 @@ async function remove(event: CfnEvent, rt: Runtime): Promise<OnEventResult> {
     return { PhysicalResourceId: id };
   }
   if (!rec && !await deleteProven(rt, 'history', id, resourceKey(event))) return { PhysicalResourceId: id };
-  let h: HistoryTransaction;
-  try {
-    h = await rt.client.history.get(id);
-  } catch (e) {
-    // A 403 is never "gone": the connection's account cannot read it (another account's, or a rotated secret).
-    if (isStatus(e, 403)) throw await refused(rt, `history transaction ${id}`, e);
-    if (isStatus(e, 404, 400)) {
-      await forget(rt, event, id);
-      return { PhysicalResourceId: id };
-    }
-    throw e;
-  }
-  if (historyCancellable(h.status)) {
-    try {
-      await rt.client.history.cancel(id);
-    } catch (e) {
-      // Finished between the read and the cancel: nothing left to cancel.
-      if (!isStatus(e, 400, 404, 409)) throw e;
-    }
-  }
+  await cancelRequest(rt, id);
   await forget(rt, event, id);
   return { PhysicalResourceId: id };
 }

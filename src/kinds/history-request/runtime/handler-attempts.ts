@@ -1,0 +1,73 @@
+/**
+ * The journal side of `Custom::DpiHistoryRequest`: its records, the request an attempt without a clear outcome made,
+ * and the cancellation of a request.
+ * See docs/handler.md ("Custom::DpiHistoryRequest", "Cancellations and duplicate deliveries").
+ */
+import type { HistoryTransaction } from '../../../client';
+import { refused, RemovalPolicyValue } from '../../../handler/common';
+import { FRESH_ATTEMPT_MS } from '../../../handler/creates';
+import { HandlerError, isStatus } from '../../../handler/errors';
+import { historyCancellable } from '../../../handler/plan-decisions';
+import { Runtime } from '../../../handler/runtime';
+
+/** The journal document of a HistoryRequest. */
+export interface HistoryDoc {
+  request: string;
+  subscriptionId?: string;
+  /** Adopted (`existingHistoryTransactionId`): it existed before the resource; a Delete releases it unless `destroy`. */
+  adopted?: boolean;
+  removalPolicy?: RemovalPolicyValue;
+  /** IDs the subscription's status list showed before a POST whose outcome is not confirmed yet. */
+  known?: string[];
+  /** When `known` was listed (ISO): a request that appeared long after it may as well be another's. */
+  knownAt?: string;
+  /** When the request was made (or found) by the Create (ISO): a later run of the same request waits from then. */
+  madeAt?: string;
+}
+
+/** Statuses of a history request that is over. */
+export const FINAL: ReadonlySet<string> = new Set(['cancelled', 'canceled', 'failed']);
+
+/**
+ * The request a POST without a clear outcome made: the one record of the subscription that was not there before the
+ * POST, is not cancelled or failed, and that no resource claims. Undefined when there is none; an error when several
+ * could be it.
+ */
+export async function madeByAttempt(rt: Runtime, subscriptionId: string, known: string[], key: string,
+  knownAt: string | undefined): Promise<HistoryTransaction | undefined> {
+  const before = new Set(known);
+  const fresh = (await rt.client.history.statusBySubscription(subscriptionId))
+    .filter((h) => !before.has(String(h.id)) && !FINAL.has(String(h.status)));
+  const owners = await rt.journal.owners('history', fresh.map((h) => String(h.id)));
+  const mine = fresh.filter((h) => !owners.has(String(h.id)) || owners.get(String(h.id)) === key);
+  const age = knownAt !== undefined ? Date.now() - Date.parse(knownAt) : Infinity;
+  const claimedHere = mine.find((h) => owners.get(String(h.id)) === key);
+  if (claimedHere) return claimedHere;
+  if (mine.length > 1 || (mine.length === 1 && !(age <= FRESH_ATTEMPT_MS))) {
+    throw new HandlerError(`an earlier history request of ${key} for subscription ${subscriptionId} had no clear outcome and ${mine.length} `
+      + `request${mine.length > 1 ? 's' : ''} appeared since (${mine.map((h) => h.id).join(', ')})${mine.length === 1 ? ' over a long window' : ''}: `
+      + 'which one it made cannot be told, so none is taken or cancelled; cancel the one this resource made if you know it (the others are not '
+      + `this stack's), then run 'dpi journal resolve ${key} --keep-candidates' and deploy again`);
+  }
+  return mine[0];
+}
+
+/** Cancels history request `id` if it is still open (gone or over: nothing to do; a 403 fails, naming the account). */
+export async function cancelRequest(rt: Runtime, id: string): Promise<void> {
+  let h: HistoryTransaction;
+  try {
+    h = await rt.client.history.get(id);
+  } catch (e) {
+    // A 403 is never "gone": the connection's account cannot read it (another account's, or a rotated secret).
+    if (isStatus(e, 403)) throw await refused(rt, `history transaction ${id}`, e);
+    if (isStatus(e, 404, 400)) return;
+    throw e;
+  }
+  if (!historyCancellable(h.status)) return;
+  try {
+    await rt.client.history.cancel(id);
+  } catch (e) {
+    // Finished between the read and the cancel: nothing left to cancel.
+    if (!isStatus(e, 400, 404, 409)) throw e;
+  }
+}
