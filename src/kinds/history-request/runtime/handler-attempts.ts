@@ -1,14 +1,17 @@
 /**
  * The journal side of `Custom::DpiHistoryRequest`: its records, the request an attempt without a clear outcome made,
- * and the cancellation of a request.
+ * and an earlier request's attempt taken over by this one.
  * See docs/handler.md ("Custom::DpiHistoryRequest", "Cancellations and duplicate deliveries").
  */
 import type { HistoryTransaction } from '../../../client';
 import { refused, RemovalPolicyValue } from '../../../handler/common';
 import { FRESH_ATTEMPT_MS } from '../../../handler/creates';
 import { HandlerError, isStatus } from '../../../handler/errors';
+import { JournalRecord } from '../../../handler/journal';
+import { log } from '../../../handler/log';
 import { historyCancellable } from '../../../handler/plan-decisions';
 import { Runtime } from '../../../handler/runtime';
+import type { HistoryRequestState } from '../wire';
 
 /** The journal document of a HistoryRequest. */
 export interface HistoryDoc {
@@ -23,6 +26,8 @@ export interface HistoryDoc {
   knownAt?: string;
   /** When the request was made (or found) by the Create (ISO): a later run of the same request waits from then. */
   madeAt?: string;
+  /** The record that took this attempt over (a later request's): this one is closed. */
+  takenOverBy?: string;
 }
 
 /** Statuses of a history request that is over. */
@@ -50,6 +55,24 @@ export async function madeByAttempt(rt: Runtime, subscriptionId: string, known: 
       + `this stack's), then run 'dpi journal resolve ${key} --keep-candidates' and deploy again`);
   }
   return mine[0];
+}
+
+/**
+ * The `creating` record this request works on. An earlier request's attempt (one CloudFormation cancelled, or whose
+ * POST had no clear outcome) is taken over by a record of this request, which keeps what the attempt listed before
+ * its POST, and is closed: the lease's proofs of what a request made compare a record's ID with when the request
+ * first took the lease, so a cancellation Delete of this request finds what it makes.
+ */
+export async function ownAttempt(rt: Runtime, rec: JournalRecord<HistoryDoc>): Promise<JournalRecord<HistoryDoc>> {
+  const since = rt.lease?.requestSince;
+  if (since === undefined || since === '' || rec.id >= since) return rec;
+  const { known, knownAt, request, subscriptionId } = rec.doc;
+  const taken = await rt.journal.create<HistoryDoc, HistoryRequestState>(rec.key, 'creating', {
+    request, subscriptionId, ...(known !== undefined ? { known, knownAt } : {}),
+  });
+  await rt.journal.save(rec, 'abandoned', { ...rec.doc, known: undefined, knownAt: undefined, takenOverBy: taken.id });
+  log({ msg: 'an earlier request\'s history attempt is taken over by this request', record: rec.id, by: taken.id, known: known !== undefined });
+  return taken;
 }
 
 /** Cancels history request `id` if it is still open (gone or over: nothing to do; a 403 fails, naming the account). */

@@ -1,4 +1,4 @@
-import { cancelRequest, FINAL, HistoryDoc, madeByAttempt } from './handler-attempts';
+import { cancelRequest, FINAL, HistoryDoc, madeByAttempt, ownAttempt } from './handler-attempts';
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../../../client';
 import { claimForAdoption, deleteProven, removalPolicyOf } from '../../../handler/common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../../handler/errors';
@@ -121,8 +121,11 @@ async function create(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<
   } else {
     log({ level: 'WARNING', msg: 'the subscription\'s product is not known (set productId): the request is not checked against the product\'s history limits', subscriptionId: d.subscriptionId });
   }
-  let rec = recs.find((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
-    ?? await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
+  // The newest attempt of the same request; an earlier request's is taken over by a record of this one (ownAttempt).
+  const attempt = recs.filter((r) => r.state === 'creating' && r.doc.request === rk && r.doc.subscriptionId === d.subscriptionId)
+    .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+  let rec = attempt !== undefined ? await ownAttempt(rt, attempt)
+    : await rt.journal.create<HistoryDoc, HistoryRequestState>(key, 'creating', { request: rk, subscriptionId: d.subscriptionId });
   const resumed = rec.doc.known !== undefined;
   if (rec.doc.known) {
     // An earlier attempt's POST had no clear outcome: the request it may have made is looked for before sending one.

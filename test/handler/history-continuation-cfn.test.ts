@@ -1,0 +1,79 @@
+/**
+ * A HistoryRequest that continued in isComplete, under CloudFormation's cancellations and rollbacks: what it made is
+ * ended when CloudFormation never learned it, and a request made outside the stack is never touched.
+ */
+import { delay, INVENTED } from './delivery-helpers';
+import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
+import { CONTINUATION_ENV } from '../../src/contract';
+import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
+import { CONTINUATION_KEY } from '../../src/handler/continuation';
+import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
+import { ResourceTypes } from '../../src/kinds';
+
+const HIST = ResourceTypes.HISTORY_REQUEST;
+let h: HandlerHarness;
+useHandlerHarness((s) => { h = s; }, { resetEach: true });
+const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
+const polled = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({ ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data });
+const status = (id: string): string => String(h.state().history.find((x: any) => String(x.id) === id)?.status);
+/** The next history POST meets a 429 whose wait passes onEvent's deadline: the event continues in isComplete. */
+const slowTurn = () => h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 429, retryAfter: 20, count: 1 });
+
+beforeEach(() => {
+  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
+  h.onSleep = (ms) => delay(ms);
+});
+afterEach(() => { h.onSleep = undefined; h.configure(); });
+
+let subId: string;
+beforeEach(async () => { subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' }); });
+const oldProps = () => ({ SubscriptionId: subId, StartDate: daysAgo(10), EndDate: daysAgo(5), StageId: '1000', WaitForCompletion: 'true', TimeoutSeconds: '3000' });
+
+/** A history request of the same subscription made outside the stack (test setup). */
+async function handMade(start: number): Promise<string> {
+  const r = await h.api('POST', `/service/history/production/history/${subId}`, {
+    data: { type: 'HistoryTransaction', attributes: { start_date: daysAgo(start), end_date: daysAgo(2), stage_id: 1000 } },
+  });
+  expect(r.status).toBe(201);
+  return String(r.body.data.id);
+}
+
+describe('a HistoryRequest Create cancelled by a Delete with an invented physical ID', () => {
+  test('a second operation\'s Create that made its request in a poll, then cancelled too: the Delete cancels it (the first attempt is taken over)', async () => {
+    const bystander = await handMade(20);
+    await slowTurn();
+    const event = h.event(HIST, 'Create', oldProps());
+    const answer = await onEvent(event, left(15_000));
+    expect(answer.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+    expect(await onEvent(h.event(HIST, 'Delete', oldProps(), { PhysicalResourceId: INVENTED }), left(600_000))).toEqual({ PhysicalResourceId: INVENTED });
+    await expect(isComplete(polled(event, answer), left(600_000))).rejects.toThrow(/moved on|stopped waiting|nothing was/);
+    expect(h.state().history.map((x: any) => String(x.id))).toEqual([bystander]);
+    // Second operation: the Create makes its request in a poll, then CloudFormation cancels it.
+    await slowTurn();
+    const again = h.event(HIST, 'Create', oldProps());
+    const a2 = await onEvent(again, left(15_000));
+    expect(a2.Data).toEqual({ [CONTINUATION_KEY]: 'waiting' });
+    expect(await isComplete(polled(again, a2), left(600_000))).toEqual({ IsComplete: false });
+    const made = h.state().history.filter((x: any) => String(x.id) !== bystander).map((x: any) => String(x.id));
+    expect(made).toHaveLength(1);
+    await onEvent(h.event(HIST, 'Delete', oldProps(), { PhysicalResourceId: 'HandlerTest-Resource-9Z8Y7X6W5V4U' }), left(600_000));
+    await expect(isComplete(polled(again, a2), left(600_000))).rejects.toThrow();
+    expect(status(made[0])).toBe('cancelled');
+    expect(status(bystander)).not.toBe('cancelled');
+    // The first operation's attempt was closed when the second took it over; nothing stays open in the journal.
+    const recs = await h.journalRecords();
+    expect(recs.map((r) => r.state).sort()).toEqual(['abandoned', 'deleted']);
+    expect(recs.find((r) => r.state === 'abandoned')?.doc.takenOverBy).toBe(recs.find((r) => r.state === 'deleted')?.sk);
+  }, 120_000);
+
+  test('one operation: a Create that made its request in a poll is cancelled by the Delete', async () => {
+    await slowTurn();
+    const event = h.event(HIST, 'Create', oldProps());
+    const answer = await onEvent(event, left(15_000));
+    expect(await isComplete(polled(event, answer), left(600_000))).toEqual({ IsComplete: false });
+    expect(h.state().history).toHaveLength(1);
+    await onEvent(h.event(HIST, 'Delete', oldProps(), { PhysicalResourceId: INVENTED }), left(600_000));
+    await expect(isComplete(polled(event, answer), left(600_000))).rejects.toThrow();
+    expect(h.state().history.map((x: any) => x.status)).toEqual(['cancelled']);
+  }, 120_000);
+});
