@@ -1,13 +1,14 @@
 /**
  * The journal side of `Custom::DpiHistoryRequest`: its records, the request an attempt without a clear outcome made,
- * and an earlier request's attempt taken over by this one.
+ * an earlier request's attempt taken over by this one, and what an Update that CloudFormation moved on from made.
  * See docs/handler.md ("Custom::DpiHistoryRequest", "Cancellations and duplicate deliveries").
  */
 import type { HistoryTransaction } from '../../../client';
-import { refused, RemovalPolicyValue } from '../../../handler/common';
+import { refused, removalPolicyOf, RemovalPolicyValue } from '../../../handler/common';
 import { FRESH_ATTEMPT_MS } from '../../../handler/creates';
-import { HandlerError, isStatus } from '../../../handler/errors';
+import { HandlerError, isStatus, messageOf } from '../../../handler/errors';
 import { JournalRecord } from '../../../handler/journal';
+import { madeByMovedOnUpdate } from '../../../handler/lease';
 import { log } from '../../../handler/log';
 import { historyCancellable } from '../../../handler/plan-decisions';
 import { Runtime } from '../../../handler/runtime';
@@ -92,5 +93,66 @@ export async function cancelRequest(rt: Runtime, id: string): Promise<void> {
   } catch (e) {
     // Finished between the read and the cancel: nothing left to cancel.
     if (!isStatus(e, 400, 404, 409)) throw e;
+  }
+}
+
+/**
+ * An Update that follows another Update CloudFormation moved on from (an UPDATE_ROLLBACK while a replacing Update still
+ * continued in isComplete): the request that Update made under another physical ID than `physicalId` is known to
+ * nobody and no Delete will come for it, so it is cancelled (an adopted or retained one released) before this Update
+ * runs. Only requests the journal's claim gives to this resource are touched. An attempt of that Update is closed
+ * when it made nothing; one whose POST made a request the claim proves is this resource's has it cancelled; otherwise
+ * (a new request no resource claims: it cannot be told from another's) it is left for the next Create of that request
+ * or `dpi journal resolve`, and the log says so.
+ */
+export async function endMovedOnUpdate(rt: Runtime, key: string, physicalId: string | undefined,
+  props: Record<string, unknown> | undefined): Promise<void> {
+  if (rt.lease?.previousUpdate === undefined) return;
+  const recs = await rt.journal.records<HistoryDoc>(key);
+  const { made, attempts } = await madeByMovedOnUpdate(rt, 'history', recs, physicalId);
+  for (const r of made) {
+    if (removalPolicyOf(props, r.doc) === 'retain') {
+      log({ msg: 'released the history request of an Update that CloudFormation moved on from: it is kept in the service', id: r.physicalId, record: r.id });
+      await rt.journal.save(r, 'released', r.doc);
+      continue;
+    }
+    log({ msg: 'cancelling the history request of an Update that CloudFormation moved on from', id: r.physicalId, record: r.id });
+    await cancelRequest(rt, r.physicalId!);
+    await rt.journal.save(r, 'deleted', r.doc);
+  }
+  for (const r of attempts) {
+    if (r.state !== 'creating') continue;
+    if (r.doc.known === undefined || r.doc.subscriptionId === undefined) {
+      // No POST was sent for it (the list is written before each POST).
+      await rt.journal.save(r, 'abandoned', r.doc);
+      continue;
+    }
+    let found: HistoryTransaction | undefined;
+    try {
+      found = await madeByAttempt(rt, r.doc.subscriptionId, r.doc.known, key, r.doc.knownAt);
+    } catch (e) {
+      log({ level: 'WARNING', msg: 'an attempt of an Update that CloudFormation moved on from cannot be resolved: it is left as it is', record: r.id, error: messageOf(e) });
+      continue;
+    }
+    if (found === undefined) {
+      await rt.journal.save(r, 'abandoned', { ...r.doc, known: undefined, knownAt: undefined });
+      continue;
+    }
+    const id = String(found.id);
+    const owner = (await rt.journal.owners('history', [id])).get(id);
+    const named = recs.some((x) => x.id !== r.id && x.physicalId === id && !made.includes(x));
+    if (owner !== key || id === physicalId || named) {
+      log({
+        level: 'WARNING',
+        msg: 'an attempt of an Update that CloudFormation moved on from may have made a request no resource claims: it is not cancelled on a '
+          + 'guess; the next deploy of that request takes it, or cancel it and run dpi journal resolve',
+        record: r.id,
+        id,
+      });
+      continue;
+    }
+    log({ msg: 'cancelling the history request an attempt of an Update that CloudFormation moved on from made', id, record: r.id });
+    await cancelRequest(rt, id);
+    await rt.journal.save(r, 'deleted', { ...r.doc, known: undefined, knownAt: undefined }, id);
   }
 }

@@ -1,4 +1,4 @@
-import { cancelRequest, FINAL, HistoryDoc, madeByAttempt, ownAttempt } from './handler-attempts';
+import { cancelRequest, endMovedOnUpdate, FINAL, HistoryDoc, madeByAttempt, ownAttempt } from './handler-attempts';
 import { HistoryCreate, HistoryTransaction, validateHistoryRequest } from '../../../client';
 import { claimForAdoption, deleteProven, removalPolicyOf } from '../../../handler/common';
 import { HandlerError, isDefiniteFailure, isStatus, messageOf } from '../../../handler/errors';
@@ -252,6 +252,8 @@ function result(h: HistoryTransaction): OnEventResult {
 async function update(event: CfnEvent, rt: Runtime, d: HistoryDesired): Promise<OnEventResult> {
   const old = historyDesiredOf(event.OldResourceProperties);
   const id = event.PhysicalResourceId;
+  // After an Update CloudFormation moved on from (UPDATE_ROLLBACK): what it made is known to nobody; it is ended first.
+  await endMovedOnUpdate(rt, resourceKey(event), id, event.ResourceProperties);
   // The recorded request, not the previous properties: in a rollback they are the failed declaration's.
   const rec = id ? (await rt.journal.records<HistoryDoc>(resourceKey(event))).find((r) => r.physicalId === id && r.state === 'active') : undefined;
   if (!id || historyRequestsAnew(rec?.doc.request ?? requestKey(old), requestKey(d), id, d.adoptId)) return create(event, rt, d);
