@@ -24,12 +24,12 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 /**
- * The package's size limit (bytes unpacked, as `npm pack --json` reports it): 5.3 MB for the code and docs (5.65 MB in
- * all with the tutorial, the troubleshooting page, the emulator's vendor routes and the provider's continuation), and
- * 0.5 MB for the licence notices of the bundled third-party code and the SBOM (about 0.15 MB today;
- * scripts/third-party-notices.js).
+ * The package's size limit (bytes unpacked, as `npm pack --json` reports it): 5.3 MB for the code and docs (5.8 MB in
+ * all with the tutorial, the troubleshooting page, the emulator's vendor routes, the provider's continuation, the
+ * monitoring facade, the output widths and the HistoryRequest continuation fixes: 5.80 MB measured), and 0.5 MB for
+ * the licence notices of the bundled third-party code and the SBOM (about 0.15 MB today; scripts/third-party-notices.js).
  */
-const UNPACKED_LIMIT = 5_800_000;
+const UNPACKED_LIMIT = 6_000_000;
 const BUNDLES = ['assets/cli/dpi/index.js', 'assets/cli/ops/index.js', 'assets/local/runner/index.js', 'assets/emulator/server/index.js', 'assets/local/vendor/index.js'];
 for (const f of ['lib/testing.js', 'lib/index.js', 'assets/handler/index/index.js', ...BUNDLES]) {
   if (!existsSync(join(ROOT, f))) throw new Error(`${f} is missing: run 'npx projen compile && npx projen bundle' before the packaging test`);
