@@ -1,23 +1,16 @@
 /** The lifecycle gaps of the isComplete continuation (issue 32): a continued history request, the budget queue. */
+import { left, polled, useContinuingProvider } from './continuation-helpers';
 import { delay, Deliveries, SUB_PROPS } from './delivery-helpers';
 import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
-import { CONTINUATION_ENV } from '../../src/contract';
-import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
+import { isComplete, onEvent } from '../../src/handler';
 import { CONTINUATION_KEY } from '../../src/handler/continuation';
-import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
 const HIST = ResourceTypes.HISTORY_REQUEST;
 let h: HandlerHarness;
 useHandlerHarness((s) => { h = s; }, { resetEach: true });
-const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
-const polled = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({ ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data });
 
-beforeEach(() => {
-  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
-  h.onSleep = (ms) => delay(ms);
-});
-afterEach(() => { h.onSleep = undefined; h.configure(); });
+useContinuingProvider(() => h);
 
 describe('a HistoryRequest Create that continued', () => {
   let subId: string;

@@ -2,28 +2,21 @@
  * A HistoryRequest that continued in isComplete, under CloudFormation's cancellations and rollbacks: what it made is
  * ended when CloudFormation never learned it, and a request made outside the stack is never touched.
  */
-import { delay, INVENTED } from './delivery-helpers';
+import { left, polled, useContinuingProvider } from './continuation-helpers';
+import { INVENTED } from './delivery-helpers';
 import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
-import { CONTINUATION_ENV } from '../../src/contract';
-import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
+import { isComplete, onEvent } from '../../src/handler';
 import { CONTINUATION_KEY } from '../../src/handler/continuation';
-import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
 const HIST = ResourceTypes.HISTORY_REQUEST;
 let h: HandlerHarness;
 useHandlerHarness((s) => { h = s; }, { resetEach: true });
-const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
-const polled = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({ ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data });
 const status = (id: string): string => String(h.state().history.find((x: any) => String(x.id) === id)?.status);
 /** The next history POST meets a 429 whose wait passes onEvent's deadline: the event continues in isComplete. */
 const slowTurn = () => h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/service/history/', status: 429, retryAfter: 20, count: 1 });
 
-beforeEach(() => {
-  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
-  h.onSleep = (ms) => delay(ms);
-});
-afterEach(() => { h.onSleep = undefined; h.configure(); });
+useContinuingProvider(() => h);
 
 let subId: string;
 beforeEach(async () => { subId = await h.subscribe(3001, 362, { marketplace_id: 'ATVPDKIKX0DER' }); });

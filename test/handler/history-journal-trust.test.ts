@@ -5,24 +5,17 @@
  * decide how long the request has been waited for.
  */
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { left, polled, useContinuingProvider } from './continuation-helpers';
 import { delay } from './delivery-helpers';
 import { daysAgo, HandlerHarness, useHandlerHarness } from './helpers';
-import { CONTINUATION_ENV } from '../../src/contract';
-import { CfnEvent, configureLocalRuntime, isComplete, onEvent, OnEventResult } from '../../src/handler';
-import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
+import { CfnEvent, isComplete, onEvent, OnEventResult } from '../../src/handler';
 import { ResourceTypes } from '../../src/kinds';
 
 const HIST = ResourceTypes.HISTORY_REQUEST;
 let h: HandlerHarness;
 useHandlerHarness((s) => { h = s; }, { resetEach: true });
-const left = (ms: number) => ({ getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + ms });
-const polled = (event: CfnEvent, answer: OnEventResult): CfnEvent => ({ ...event, PhysicalResourceId: answer.PhysicalResourceId, Data: answer.Data });
 
-beforeEach(() => {
-  configureLocalRuntime({ ...h.runtime(), environment: () => ({ ...h.environment(), [CONTINUATION_ENV]: '1' }) });
-  h.onSleep = (ms) => delay(ms);
-});
-afterEach(() => { h.onSleep = undefined; h.configure(); });
+useContinuingProvider(() => h);
 
 /** Sets one string attribute of a journal item, as any writer of the table can. */
 async function setAttribute(pk: string, sk: string, name: string, value: string): Promise<void> {
