@@ -11,7 +11,7 @@
  * docs/handler.md ("Ownership").
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
-import { attemptBefore, nowIso, OwnsSubscription } from './common';
+import { attemptBefore, CreateAttempt, nowIso, OwnsSubscription } from './common';
 import { WaitPastDeadline } from './continuation';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
@@ -39,34 +39,89 @@ export function inflightMember(rec: JournalRecord<unknown>): string {
 }
 
 /**
- * Runs `fn` holding the creates lock of `product` for `rec`: waits (patiently, saying so in the log) while another
- * create of the product is in flight; fails clearly when it is still held close to the invocation's deadline.
+ * What a subscription create locks: its product's creates, or only those of its remote identity (`identity`) when its
+ * lists are narrowed to the identity. Creates of different identities then run at once (a fleet's creates are not
+ * queued behind one another); a lost answer's candidate is taken only once the service is shown to narrow its lists to
+ * the identity (`narrowingShown`).
  */
-export async function withCreatesLock<T>(rt: Runtime, product: number, rec: JournalRecord<unknown>, fn: () => Promise<T>): Promise<T> {
+export interface CreatesScope {
+  readonly product: number;
+  readonly identity?: string;
+}
+
+/** The scope of an attempt: narrowed to its identity when its lists were. */
+export function attemptScope(a: CreateAttempt): CreatesScope {
+  return a.identity !== undefined ? { product: a.product, identity: String(a.identity) } : { product: a.product };
+}
+
+/**
+ * Runs `fn` holding the creates lock of `scope` for `rec`: waits (patiently, saying so in the log) while another
+ * create of the scope is in flight; fails clearly when it is still held close to the invocation's deadline.
+ */
+export async function withCreatesLock<T>(rt: Runtime, scope: CreatesScope, rec: JournalRecord<unknown>, fn: () => Promise<T>): Promise<T> {
+  const { product, identity } = scope;
   const kind = inflightKind(product);
   const me = inflightMember(rec);
   for (let round = 0; ; round++) {
-    const holder = await rt.journal.lock(kind, me, new Date(Date.now() - STALE_LOCK_MS).toISOString());
+    const holder = await rt.journal.lock(kind, me, new Date(Date.now() - STALE_LOCK_MS).toISOString(), identity);
     if (holder === undefined) break;
     if (Date.now() + 1000 > rt.deadline - 60_000 || round >= 2000) {
+      // A whole-product lock waiting for identities' creates stays written: released here, it holds up nobody.
+      await rt.journal.unlock(kind, me, identity).catch(() => undefined);
+      const what = `another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is `;
       if (rt.continues) {
         // The event continues in isComplete: waiting for the other create is no failure (nothing was sent).
-        throw new WaitPastDeadline(`another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is `
-          + 'still in flight past this invocation\'s deadline', `the product-${product} creates lock`);
+        throw new WaitPastDeadline(`${what}still in flight past this invocation's deadline`, `the product-${product} creates lock`);
       }
-      throw new HandlerError(`another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is still in `
-        + 'flight; creates of one product run one at a time so that a lost answer is never mistaken for another\'s: deploy again');
+      throw new HandlerError(`${what}still in flight; creates of one product (of one identity, where the lists are narrowed to it) run one `
+        + 'at a time so that a lost answer is never mistaken for another\'s: deploy again');
     }
-    if (round === 0) log({ msg: 'another create of the product is in flight: waiting for it to record its outcome', product, holder: holder.member.split('|')[0] });
+    if (round === 0) log({ msg: 'another create of the product is in flight: waiting for it to record its outcome', product, identity, holder: holder.member.split('|')[0] });
     await rt.sleep(250 + Math.floor(Math.random() * 250));
   }
   try {
     return await fn();
   } finally {
-    await rt.journal.unlock(kind, me).catch((e: unknown) => {
+    await rt.journal.unlock(kind, me, identity).catch((e: unknown) => {
       log({ level: 'WARNING', msg: 'could not release the creates lock (it expires)', product, error: messageOf(e) });
     });
   }
+}
+
+/**
+ * The scope of a create of `product` for `identity`: the identity's, unless the record's unresolved earlier attempt
+ * (resolved first, under the same lock) listed more than that identity's subscriptions (the whole product's, before
+ * the lists were narrowed, or another identity's): then the product's, so that no create of another identity runs
+ * inside the window it compares.
+ */
+function createScope(rec: JournalRecord<OwnsSubscription>, product: number, identity: string | undefined): CreatesScope {
+  const a = rec.state === 'recording' ? rec.doc.attempt : undefined;
+  if (identity === undefined) return { product };
+  if (rec.state === 'recording' && (a === undefined || attemptBefore(a) === undefined || a.product !== product
+    || attemptScope(a).identity !== identity)) return { product };
+  return { product, identity };
+}
+
+/** An identity no subscription has: a list filtered by it is empty where the service narrows lists to an identity. */
+export const NO_IDENTITY = '0';
+
+/**
+ * Whether the service is shown to narrow `GET /v2/sub` to the identity `identity` (the vendor's documented filter;
+ * the spec shows `product` only), so that `candidates`, which appeared in the identity's list, are the identity's:
+ * each shows the identity, or a list filtered by an identity no subscription has leaves every one of them out. Then
+ * a create of another identity, which ran at the same time under its own lock, cannot have made them.
+ */
+async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
+  if (candidates.every((s) => s.remote_identity !== undefined && s.remote_identity !== null && String(s.remote_identity) === identity)) return true;
+  let listed: Subscription[];
+  try {
+    listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
+  } catch (e) {
+    if (isDefiniteFailure(e)) return false;
+    throw e;
+  }
+  const ids = new Set(listed.map((s) => String(s.id)));
+  return candidates.every((s) => !ids.has(String(s.id)));
 }
 
 /** The outcome of resolving an attempt: the subscription it made, or none. */
@@ -80,8 +135,11 @@ export interface Resolved {
  */
 export async function resolveAttempt<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
   matches: (s: Subscription) => boolean): Promise<Resolved> {
-  const product = rec.doc.attempt?.product ?? (rec.doc as { product?: number }).product ?? 107;
-  return withCreatesLock(rt, product, rec, () => resolveLocked(rt, rec, matches));
+  const a = rec.doc.attempt;
+  // Without the list before the call, the whole product is listed: the whole product's lock.
+  const scope = a !== undefined && attemptBefore(a) !== undefined ? attemptScope(a)
+    : { product: a?.product ?? (rec.doc as { product?: number }).product ?? 107 };
+  return withCreatesLock(rt, scope, rec, () => resolveLocked(rt, rec, matches));
 }
 
 /** `resolveAttempt` with the lock held. */
@@ -92,14 +150,23 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   const listed = attemptBefore(a);
   if (listed === undefined) return resolveWithoutBefore(rt, rec, matches);
   const before = new Set(listed);
-  const appeared = (await rt.client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
-    .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s)).map((s) => String(s.id));
+  const appearedSubs = (await rt.client.subscriptions.list({ product: a.product, remoteIdentity: a.identity }))
+    .filter((s) => !before.has(String(s.id)) && s.status === 'active' && matches(s));
+  const appeared = appearedSubs.map((s) => String(s.id));
   const owners = await rt.journal.owners('sub', appeared);
   // An earlier delivery claimed it and stopped before recording the outcome.
   const claimedHere = appeared.find((id) => owners.get(id) === rec.key);
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
+  if (a.identity !== undefined
+    && !await narrowingShown(rt, a.product, String(a.identity), appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
+    throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
+      + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
+      + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
+      + 'a create of another identity that ran meanwhile may have made them, so none is taken or changed (the record stays '
+      + `'${rec.state}'); set the one this resource made invalid in the service, then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
+  }
   const age = Date.now() - Date.parse(a.startedAt);
   if (candidates.length === 1 && age > FRESH_ATTEMPT_MS) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome ${Math.round(age / 60_000)} minutes ago `
@@ -146,7 +213,8 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
   attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean, fresh: (doc: D) => D = (d) => d,
   beforePost?: () => Promise<void>): Promise<JournalRecord<D>> {
   const product = Number(attrs.product);
-  return withCreatesLock(rt, product, rec, async () => {
+  const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
+  return withCreatesLock(rt, createScope(rec, product, identity), rec, async () => {
     let r = rec;
     let id: string | undefined;
     let lost: string | undefined;
@@ -164,7 +232,6 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       }
       // A resend after a lost answer keeps the first list: should the first POST show up late, it is still a candidate
       // (then named with the second, never taken on a guess) instead of hiding among what existed before.
-      const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
       if (beforePost !== undefined) {
         try {
           await beforePost();

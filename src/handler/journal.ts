@@ -15,9 +15,10 @@
  *   `version` (conditional writes), `updatedAt`, `doc` (JSON of the resource type's document);
  * - claims: `pk` = `claim#<kind>#<service ID>`, `sk` = `claim`, attribute `owner` (the resource key): which
  *   resource owns a service record (found without reading the service's fields);
- * - creates locks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `lock`, attributes `member` and
- *   `startedAt`: the one creating call of that kind whose outcome is not recorded yet, so that the resolution of a lost
- *   answer never meets what a concurrent create of the same kind made;
+ * - creates locks: `pk` = `inflight#<kind>` (e.g. `inflight#sub#3001`), `sk` = `lock` (the whole kind) or
+ *   `lock#<part>` (e.g. one identity's), attributes `member` and `startedAt`: the one creating call of that kind (or
+ *   part) whose outcome is not recorded yet, so that the resolution of a lost answer never meets what a concurrent
+ *   create of the same kind made (journal-locks.ts);
  * - the request budget: `pk` = `budget#<service address>` (`sk` = `counter`) and `budget#<service address>#<slot>`
  *   (`sk` = `slot`) (rate-budget.ts).
  */
@@ -25,6 +26,7 @@ import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, messageOf } from './errors';
+import { dynamoCreatesLocks, InflightMark } from './journal-locks';
 import { checkProvidedTable, JournalEnvironment, journalMode } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
@@ -64,14 +66,16 @@ export interface Journal {
   /** Moves a claim from `from` to `to`; false when `from` no longer owns it. */
   transfer(kind: string, id: string, from: string, to: string): Promise<boolean>;
   /**
-   * Takes the creates lock of kind `kind` (e.g. `sub#3001`: product-3001 subscription creates) for `member`: at most
-   * one creating call of a kind is in flight per journal. Returns undefined when `member` holds it now (also when it
-   * held it already, or an earlier invocation of the same resource key did), else the holder; a holder older than
-   * `staleBefore` (ISO) is replaced.
+   * Takes the creates lock of kind `kind` (e.g. `sub#3001`: product-3001 subscription creates) for `member`, or of
+   * its `part` (e.g. one identity's): at most one creating call of a kind, or of a part, is in flight per journal, and
+   * none of a part while the whole kind is held (journal-locks.ts). Returns undefined when `member` holds it now (also
+   * when it held it already, or an earlier invocation of the same resource key did), else the holder; a holder older
+   * than `staleBefore` (ISO) is replaced. The whole kind's lock, when a part is still in flight, stays written (parts
+   * that come after it wait) and names the part: ask again, and release it (`unlock`) when giving up.
    */
-  lock(kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined>;
-  /** Releases the creates lock if `member` holds it (no error otherwise). */
-  unlock(kind: string, member: string): Promise<void>;
+  lock(kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined>;
+  /** Releases the creates lock (of `part`, when given) if `member` holds it (no error otherwise). */
+  unlock(kind: string, member: string, part?: string): Promise<void>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.
@@ -86,11 +90,7 @@ export interface JournalClaim {
   readonly owner: string;
 }
 
-/** The holder of a creates lock: `member` (`<resource key>|<record ID>`) since `startedAt` (ISO). */
-export interface InflightMark {
-  readonly member: string;
-  readonly startedAt: string;
-}
+export type { InflightMark } from './journal-locks';
 
 /** What `Journal.scan` read. */
 export interface JournalScan {
@@ -449,38 +449,7 @@ export function dynamoJournal(opts: JournalOptions): Journal {
       records.sort((a, b) => (a.key === b.key ? (a.id < b.id ? -1 : 1) : a.key < b.key ? -1 : 1));
       return { records, claims };
     }),
-    lock: (kind: string, member: string, staleBefore: string) => run(async () => {
-      const key = { pk: S(`inflight#${kind}`), sk: S('lock') };
-      try {
-        await c.send(new m.PutItemCommand({
-          TableName: table,
-          Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
-          // Also taken over from an earlier invocation of the same resource (its events never run at once): a killed
-          // invocation's lock must not hold up the next deploy of that resource.
-          ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR begins_with(#m, :resource)',
-          ExpressionAttributeNames: { '#m': 'member' },
-          ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore), ':resource': S(`${member.split('|')[0]}|`) },
-        }));
-        return undefined;
-      } catch (e) {
-        if (!conditionFailed(e)) throw e;
-        const got = await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
-        return { member: got.Item?.member?.S ?? '', startedAt: got.Item?.startedAt?.S ?? '' };
-      }
-    }),
-    unlock: (kind: string, member: string) => run(async () => {
-      try {
-        await c.send(new m.DeleteItemCommand({
-          TableName: table,
-          Key: { pk: S(`inflight#${kind}`), sk: S('lock') },
-          ConditionExpression: '#m = :m',
-          ExpressionAttributeNames: { '#m': 'member' },
-          ExpressionAttributeValues: { ':m': S(member) },
-        }));
-      } catch (e) {
-        if (!conditionFailed(e)) throw e;
-      }
-    }),
+    ...dynamoCreatesLocks({ client: c, table, sdk: m, run }),
     owners: (kind: string, ids: string[]) => run(async () => {
       const out = new Map<string, string>();
       for (let i = 0; i < ids.length; i += 100) {

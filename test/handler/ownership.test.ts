@@ -156,11 +156,12 @@ describe('the creates lock', () => {
     const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     // Killed between taking the lock and recording its attempt (a record that is not resumed).
-    expect(await journal.lock('sub#3001', 'HandlerTest/Resource|2026-11-24T00:00:00.000Z#dead', '2000-01-01T00:00:00.000Z')).toBeUndefined();
+    // (The lock of its identity's creates: its lists are narrowed to identity 362.)
+    expect(await journal.lock('sub#3001', 'HandlerTest/Resource|2026-11-24T00:00:00.000Z#dead', '2000-01-01T00:00:00.000Z', '362')).toBeUndefined();
     const r = await h.onEvent(h.event(SUB, 'Create', ORDERS));
     expect(subOf(r.PhysicalResourceId).status).toBe('active');
     // Another resource's live lock is waited for (and, with the lock never released, refused near the deadline).
-    expect(await journal.lock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', '2000-01-01T00:00:00.000Z')).toBeUndefined();
+    expect(await journal.lock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', '2000-01-01T00:00:00.000Z', '362')).toBeUndefined();
     const reason = await h.onEvent(h.event(SUB, 'Create', ORDERS, { LogicalResourceId: 'Third' }), 70_000).then(() => 'created', (e: Error) => e.message);
     expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
   });

@@ -266,9 +266,12 @@ export function journalCommand(ctx: RunContext): Command {
         for (const r of open_) {
           await j.journal.save(r, 'abandoned', { ...r.doc, resolvedAt: new Date().toISOString(), resolvedFrom: r.state });
           const a = r.state === 'recording' ? attemptOf(r.doc) : undefined;
-          // The product's creates lock, if this attempt still holds it (src/handler/creates.ts: kind `sub#<product>`,
-          // member `<key>|<record ID>`): other creates of the product no longer wait for it to go stale.
-          if (a !== undefined && a !== 'unreadable') await j.journal.unlock(`sub#${a.product}`, `${r.key}|${r.id}`);
+          // The creates lock, if this attempt still holds it (src/handler/creates.ts: kind `sub#<product>`, the
+          // identity's part or the whole product, member `<key>|<record ID>`): other creates no longer wait for it to go stale.
+          if (a !== undefined && a !== 'unreadable') {
+            await j.journal.unlock(`sub#${a.product}`, `${r.key}|${r.id}`);
+            if (a.identity !== undefined) await j.journal.unlock(`sub#${a.product}`, `${r.key}|${r.id}`, a.identity);
+          }
           done.push(r.id);
         }
         if (flags.json) io.stdout.write(`${JSON.stringify({ key, resolved: done }, undefined, 2)}\n`);

@@ -1,0 +1,120 @@
+/**
+ * The creates locks of the lifecycle journal (src/handler/creates.ts; docs/handler.md, "Ownership"): at most one
+ * creating call of a kind (e.g. `sub#3001`, product-3001 subscriptions) or of one part of a kind (one remote
+ * identity's subscriptions of the product) has no recorded outcome at a time, per journal.
+ *
+ * Items: `pk` = `inflight#<kind>`; `sk` = `lock` (the whole kind) or `lock#<part>` (one part); attributes `member`
+ * (`<resource key>|<record ID>`) and `startedAt`. A whole lock excludes every part, a part lock only its own part.
+ * Each side writes its own item first and then reads the other side's with a strongly consistent read, so a whole and
+ * a part never both go on: a part that finds the whole held withdraws its item; a whole that finds a part held keeps
+ * its item (new parts withdraw) and reports the part, and the caller asks again until the parts are done.
+ */
+import type * as ddb from '@aws-sdk/client-dynamodb';
+
+/** The holder of a creates lock: `member` (`<resource key>|<record ID>`) since `startedAt` (ISO). */
+export interface InflightMark {
+  readonly member: string;
+  readonly startedAt: string;
+}
+
+/** Takes and releases the creates locks (see `Journal.lock` and `Journal.unlock`). */
+export interface CreatesLocks {
+  lock(kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined>;
+  unlock(kind: string, member: string, part?: string): Promise<void>;
+}
+
+/** What the locks need of the journal table (`JournalTable` of journal.ts). */
+export interface LockTable {
+  readonly client: ddb.DynamoDBClient;
+  readonly table: string;
+  readonly sdk: typeof import('@aws-sdk/client-dynamodb');
+  run<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+const S = (v: string): ddb.AttributeValue => ({ S: v });
+const WHOLE = 'lock';
+const PART = 'lock#';
+
+/** The lock and unlock operations of the journal table `t`. */
+export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
+  const { client: c, table, sdk: m, run } = t;
+  const keyOf = (kind: string, part?: string): Record<string, ddb.AttributeValue> =>
+    ({ pk: S(`inflight#${kind}`), sk: S(part === undefined ? WHOLE : `${PART}${part}`) });
+  const markOf = (item: Record<string, ddb.AttributeValue> | undefined): InflightMark =>
+    ({ member: item?.member?.S ?? '', startedAt: item?.startedAt?.S ?? '' });
+  // Another resource's lock that is not stale (a resource's own earlier invocation never runs beside it).
+  const live = (item: Record<string, ddb.AttributeValue>, member: string, staleBefore: string): boolean =>
+    (item.startedAt?.S ?? '') >= staleBefore && !(item.member?.S ?? '').startsWith(resourcePrefix(member));
+
+  const put = async (kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined> => {
+    const key = keyOf(kind, part);
+    try {
+      await c.send(new m.PutItemCommand({
+        TableName: table,
+        Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
+        // Also taken over from an earlier invocation of the same resource (its events never run at once): a killed
+        // invocation's lock must not hold up the next deploy of that resource.
+        ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR begins_with(#m, :resource)',
+        ExpressionAttributeNames: { '#m': 'member' },
+        ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore), ':resource': S(resourcePrefix(member)) },
+      }));
+      return undefined;
+    } catch (e) {
+      if (!conditionFailed(e)) throw e;
+      return markOf((await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item);
+    }
+  };
+
+  const remove = async (kind: string, member: string, part?: string): Promise<void> => {
+    try {
+      await c.send(new m.DeleteItemCommand({
+        TableName: table,
+        Key: keyOf(kind, part),
+        ConditionExpression: '#m = :m',
+        ExpressionAttributeNames: { '#m': 'member' },
+        ExpressionAttributeValues: { ':m': S(member) },
+      }));
+    } catch (e) {
+      if (!conditionFailed(e)) throw e;
+    }
+  };
+
+  /** The first part of `kind` another resource holds (not stale), read strongly consistent over every page. */
+  const partHeld = async (kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined> => {
+    let start: Record<string, ddb.AttributeValue> | undefined;
+    do {
+      const page: ddb.QueryCommandOutput = await c.send(new m.QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :k AND begins_with(sk, :part)',
+        ExpressionAttributeValues: { ':k': keyOf(kind).pk, ':part': S(PART) },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }));
+      const held = (page.Items ?? []).find((item) => live(item, member, staleBefore));
+      if (held !== undefined) return markOf(held);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return undefined;
+  };
+
+  return {
+    lock: (kind, member, staleBefore, part) => run(async () => {
+      const holder = await put(kind, member, staleBefore, part);
+      if (holder !== undefined) return holder;
+      if (part === undefined) return partHeld(kind, member, staleBefore);
+      const whole = (await c.send(new m.GetItemCommand({ TableName: table, Key: keyOf(kind), ConsistentRead: true }))).Item;
+      if (whole === undefined || !live(whole, member, staleBefore)) return undefined;
+      await remove(kind, member, part);
+      return markOf(whole);
+    }),
+    unlock: (kind, member, part) => run(() => remove(kind, member, part)),
+  };
+}
+
+function resourcePrefix(member: string): string {
+  return `${member.split('|')[0]}|`;
+}
+
+function conditionFailed(e: unknown): boolean {
+  return (e as { name?: string }).name === 'ConditionalCheckFailedException';
+}

@@ -1,0 +1,167 @@
+/**
+ * The creates locks (src/handler/journal-locks.ts, src/handler/creates.ts): a subscription create whose lists are
+ * narrowed to its identity locks only that identity's creates, so a fleet's creates of one product run at once; a lost
+ * answer's candidate is taken only where the service shows that it narrows the list to the identity.
+ */
+import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
+import { DpiClient, Subscription } from '../../src/client';
+import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
+import { createRecordedSubscription, NO_IDENTITY } from '../../src/handler/creates';
+import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
+import { Runtime } from '../../src/handler/runtime';
+import { ResourceTypes } from '../../src/kinds';
+
+const SUB = ResourceTypes.SUBSCRIPTION;
+const ORDERS = {
+  ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
+};
+const STALE = '2000-01-01T00:00:00.000Z';
+const WAITING = 'another create of the product is in flight';
+
+let h: HandlerHarness;
+useHandlerHarness((started) => {
+  h = started;
+}, { resetEach: true });
+beforeEach(() => {
+  h.configure();
+  h.callerAccount = DEFAULT_CLOUD_ACCOUNT;
+});
+
+const journal = (): Journal => dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
+const lockItems = async (): Promise<string[]> => (await h.journalItems()).filter((i) => i.pk.startsWith('inflight#')).map((i) => `${i.pk} ${i.sk}`).sort();
+
+describe('the journal\'s creates locks: the whole kind and its parts', () => {
+  test('parts of one kind are held at once; the whole waits for them and, once written, keeps new parts out', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    expect(await j.lock('sub#3001', 'S/A|1', STALE, '362')).toBeUndefined();
+    expect(await j.lock('sub#3001', 'S/B|1', STALE, '364')).toBeUndefined();
+    // The same part is one create at a time.
+    expect(await j.lock('sub#3001', 'S/C|1', STALE, '362')).toEqual(expect.objectContaining({ member: 'S/A|1' }));
+    // The whole names a part in flight and stays written.
+    expect((await j.lock('sub#3001', 'S/W|1', STALE))?.member).toMatch(/^S\/[AB]\|1$/);
+    expect(await lockItems()).toEqual(['inflight#sub#3001 lock', 'inflight#sub#3001 lock#362', 'inflight#sub#3001 lock#364']);
+    // A part that comes after it withdraws, leaving nothing behind.
+    expect(await j.lock('sub#3001', 'S/D|1', STALE, '999')).toEqual(expect.objectContaining({ member: 'S/W|1' }));
+    expect(await lockItems()).not.toContain('inflight#sub#3001 lock#999');
+    await j.unlock('sub#3001', 'S/A|1', '362');
+    expect((await j.lock('sub#3001', 'S/W|1', STALE))?.member).toBe('S/B|1');
+    await j.unlock('sub#3001', 'S/B|1', '364');
+    expect(await j.lock('sub#3001', 'S/W|1', STALE)).toBeUndefined();
+    await j.unlock('sub#3001', 'S/W|1');
+    expect(await j.lock('sub#3001', 'S/D|1', STALE, '999')).toBeUndefined();
+  });
+
+  test('a stale part does not hold up the whole, nor a part of the same resource', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    expect(await j.lock('sub#3001', 'S/Old|1', STALE, '362')).toBeUndefined();
+    expect(await j.lock('sub#3001', 'S/Mine|1', STALE, '364')).toBeUndefined();
+    // Both parts are live: the whole names one.
+    expect(await j.lock('sub#3001', 'S/W|1', STALE)).toBeDefined();
+    await j.unlock('sub#3001', 'S/W|1');
+    // Stale before a time in the future: both parts are stale; the resource's own part never holds it up.
+    expect(await j.lock('sub#3001', 'S/W|1', '2999-01-01T00:00:00.000Z')).toBeUndefined();
+    await j.unlock('sub#3001', 'S/W|1');
+    expect(await j.lock('sub#3001', 'S/Mine|2', STALE)).toEqual(expect.objectContaining({ member: 'S/Old|1' }));
+  });
+});
+
+describe('a create waits only for creates of its own identity', () => {
+  test('another resource\'s create of identity 362 in flight holds up a create of 362, not one of 364; the whole product holds up both', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    expect(await j.lock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', STALE, '362')).toBeUndefined();
+    const of364 = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
+      { LogicalResourceId: 'Mx' }), 70_000);
+    expect(subOf(of364.PhysicalResourceId).remote_identity).toBe(364);
+    expect(h.logs.join('\n')).not.toContain(WAITING);
+    const reason = await h.onEvent(h.event(SUB, 'Create', ORDERS, { LogicalResourceId: 'Us' }), 70_000).then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+    // The whole product's lock (an attempt that listed the whole product) holds up every identity.
+    await j.unlock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', '362');
+    expect(await j.lock('sub#3001', 'HandlerTest/Whole|2026-11-24T00:00:00.000Z#live', STALE)).toBeUndefined();
+    const held = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
+      { LogicalResourceId: 'Mx2' }), 70_000).then(() => 'created', (e: Error) => e.message);
+    expect(held).toContain('another product-3001 subscription create (HandlerTest/Whole');
+    // Giving up leaves no part of its own behind.
+    expect(await lockItems()).toEqual(['inflight#sub#3001 lock']);
+  });
+
+  test('creates of two identities at once, both answers lost: neither waits, each gets its own, the narrowing is shown by a list of no identity', async () => {
+    await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 2 });
+    await h.clearRequests();
+    const [us, mx] = await Promise.all([
+      h.onEvent(h.event(SUB, 'Create', ORDERS, { LogicalResourceId: 'Us' })),
+      h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } }, { LogicalResourceId: 'Mx' })),
+    ]);
+    expect(subOf(us.PhysicalResourceId).remote_identity).toBe(362);
+    expect(subOf(mx.PhysicalResourceId).remote_identity).toBe(364);
+    expect(await h.journalOwner('sub', us.PhysicalResourceId)).toBe('HandlerTest/Us');
+    expect(await h.journalOwner('sub', mx.PhysicalResourceId)).toBe('HandlerTest/Mx');
+    expect(h.state().subscriptions.filter((s: any) => s.product === 3001 && s.account === 1001 && s.status === 'active')).toHaveLength(2);
+    expect(h.logs.join('\n')).not.toContain(WAITING);
+    const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity);
+    // Where the reads show no identity (the spec's), each resolution asks for the list of no identity; the vendor's show it.
+    expect(lists.filter((x) => x === NO_IDENTITY)).toHaveLength(TEST_READS === 'minimal' ? 2 : 0);
+    expect(await lockItems()).toEqual([]);
+  });
+});
+
+/** A client whose `GET /v2/sub` answers every subscription of the product, whatever `remote_identity` asks for. */
+function ignoringFilter(subs: Subscription[], createdBy: { create: () => Promise<Subscription> }, filters: boolean): DpiClient {
+  return {
+    subscriptions: {
+      list: async (q: { product?: number | string; remoteIdentity?: number | string } = {}) => subs
+        .filter((s) => !filters || q.remoteIdentity === undefined || String(s.remote_identity) === String(q.remoteIdentity))
+        .map((s) => (filters ? s : { id: s.id, status: s.status })),
+      create: async () => createdBy.create(),
+    },
+  } as unknown as DpiClient;
+}
+
+describe('a lost answer is resolved only where the service narrows the list to the identity', () => {
+  const run = async (filters: boolean): Promise<{ outcome: string; posts: number; rec: JournalRecord<any> }> => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    // The service holds identity 362's subscription 9500 made by another resource's create that ran at the same time
+    // (its outcome not claimed yet); this resource's POST, for identity 364, makes nothing and its answer is lost.
+    const subs: Subscription[] = [];
+    let posts = 0;
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        posts++;
+        if (posts === 1) {
+          subs.push({ id: '9500', status: 'active', product: 3001, remote_identity: 362 });
+          throw new TypeError('fetch failed');
+        }
+        const made = { id: String(9600 + posts), status: 'active' as const, product: 3001, remote_identity: 364 };
+        subs.push(made);
+        return made;
+      },
+    }, filters);
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    const outcome = await createRecordedSubscription(rt, rec, { account: 1001, user: 2001, product: 3001, remote_identity: 364, date_start: '2026-11-29T00:00:00Z' },
+      'abandoned', () => true).then((r) => `created ${r.physicalId}`, (e: Error) => e.message);
+    return { outcome, posts, rec: (await j.records<any>('HandlerTest/Mx'))[0] };
+  };
+
+  test('a service that answers every identity\'s subscriptions: the other identity\'s new one is named, never taken', async () => {
+    const { outcome, posts, rec } = await run(false);
+    expect(outcome).toContain('subscription(s) 9500 appeared since in the list of identity 364');
+    expect(outcome).toContain('none is taken or changed');
+    expect(posts).toBe(1);
+    expect(rec.state).toBe('recording');
+    expect(await h.journalOwner('sub', '9500')).toBeUndefined();
+  });
+
+  test('a service that narrows the list: the other identity\'s subscription is not in it, so nothing was made and the POST is sent again', async () => {
+    const { outcome, posts, rec } = await run(true);
+    expect(outcome).toBe('created 9602');
+    expect(posts).toBe(2);
+    expect(rec.state).toBe('active');
+    expect(await h.journalOwner('sub', '9500')).toBeUndefined();
+  });
+});
