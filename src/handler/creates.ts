@@ -5,17 +5,19 @@
  * subscription. What it made is found by comparing the product's subscriptions listed right before the call (kept in
  * the journal record as `attempt.before`, or `attempt.identityBefore` when narrowed to the identity) with a list after
  * it: a subscription that existed before the call is never a candidate, whoever made it (the web UI, another app, a
- * stack of another region or journal table). The creates of one product are serialized per journal (a lock in the
- * journal, from the list before the POST to the recorded outcome), so no create of this journal runs inside another's
- * window: a fleet's concurrent creates never take each other's subscriptions. More than one candidate (something made elsewhere during the call) fails naming them. See
- * docs/handler.md ("Ownership").
+ * stack of another region or journal table). The creates of one identity (of the whole product, until the service is
+ * known to narrow its lists to an identity) are serialized per journal (creates-lock.ts, from the list before the POST
+ * to the recorded outcome), so no create of this journal runs inside another's window: a fleet's concurrent creates
+ * never take each other's subscriptions. More than one candidate (something made elsewhere during the call) fails
+ * naming them. See docs/handler.md ("Ownership").
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
-import { attemptBefore, CreateAttempt, nowIso, OwnsSubscription } from './common';
-import { WaitPastDeadline } from './continuation';
+import { attemptBefore, nowIso, OwnsSubscription } from './common';
+import { attemptScope, createScope, CreatesScope, withCreatesLock } from './creates-lock';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
+import { canonicalIdentity, learnNarrowing, narrowingShown } from './narrowing';
 import { Runtime } from './runtime';
 
 /** Creating POSTs one create sends at most while each lost answer is proven to have made nothing. */
@@ -25,105 +27,6 @@ export const MAX_CREATE_POSTS = 3;
  * call: over a longer window a new subscription may as well be another's, so it is named, never taken.
  */
 export const FRESH_ATTEMPT_MS = 15 * 60_000;
-/** A creates lock older than this (the longest a Lambda invocation runs) belongs to an invocation that ended. */
-export const STALE_LOCK_MS = 15 * 60_000;
-
-/** The lock kind of a product's subscription creates. */
-export function inflightKind(product: number | string): string {
-  return `sub#${product}`;
-}
-
-/** The lock member of a journal record. */
-export function inflightMember(rec: JournalRecord<unknown>): string {
-  return `${rec.key}|${rec.id}`;
-}
-
-/**
- * What a subscription create locks: its product's creates, or only those of its remote identity (`identity`) when its
- * lists are narrowed to the identity. Creates of different identities then run at once (a fleet's creates are not
- * queued behind one another); a lost answer's candidate is taken only once the service is shown to narrow its lists to
- * the identity (`narrowingShown`).
- */
-export interface CreatesScope {
-  readonly product: number;
-  readonly identity?: string;
-}
-
-/** The scope of an attempt: narrowed to its identity when its lists were. */
-export function attemptScope(a: CreateAttempt): CreatesScope {
-  return a.identity !== undefined ? { product: a.product, identity: String(a.identity) } : { product: a.product };
-}
-
-/**
- * Runs `fn` holding the creates lock of `scope` for `rec`: waits (patiently, saying so in the log) while another
- * create of the scope is in flight; fails clearly when it is still held close to the invocation's deadline.
- */
-export async function withCreatesLock<T>(rt: Runtime, scope: CreatesScope, rec: JournalRecord<unknown>, fn: () => Promise<T>): Promise<T> {
-  const { product, identity } = scope;
-  const kind = inflightKind(product);
-  const me = inflightMember(rec);
-  for (let round = 0; ; round++) {
-    const holder = await rt.journal.lock(kind, me, new Date(Date.now() - STALE_LOCK_MS).toISOString(), identity);
-    if (holder === undefined) break;
-    if (Date.now() + 1000 > rt.deadline - 60_000 || round >= 2000) {
-      // A whole-product lock waiting for identities' creates stays written: released here, it holds up nobody.
-      await rt.journal.unlock(kind, me, identity).catch(() => undefined);
-      const what = `another product-${product} subscription create (${holder.member.split('|')[0]}, since ${holder.startedAt}) is `;
-      if (rt.continues) {
-        // The event continues in isComplete: waiting for the other create is no failure (nothing was sent).
-        throw new WaitPastDeadline(`${what}still in flight past this invocation's deadline`, `the product-${product} creates lock`);
-      }
-      throw new HandlerError(`${what}still in flight; creates of one product (of one identity, where the lists are narrowed to it) run one `
-        + 'at a time so that a lost answer is never mistaken for another\'s: deploy again');
-    }
-    if (round === 0) log({ msg: 'another create of the product is in flight: waiting for it to record its outcome', product, identity, holder: holder.member.split('|')[0] });
-    await rt.sleep(250 + Math.floor(Math.random() * 250));
-  }
-  try {
-    return await fn();
-  } finally {
-    await rt.journal.unlock(kind, me, identity).catch((e: unknown) => {
-      log({ level: 'WARNING', msg: 'could not release the creates lock (it expires)', product, error: messageOf(e) });
-    });
-  }
-}
-
-/**
- * The scope of a create of `product` for `identity`: the identity's, unless the record's unresolved earlier attempt
- * (resolved first, under the same lock) listed more than that identity's subscriptions (the whole product's, before
- * the lists were narrowed, or another identity's): then the product's, so that no create of another identity runs
- * inside the window it compares.
- */
-function createScope(rec: JournalRecord<OwnsSubscription>, product: number, identity: string | undefined): CreatesScope {
-  const a = rec.state === 'recording' ? rec.doc.attempt : undefined;
-  if (identity === undefined) return { product };
-  if (rec.state === 'recording' && (a === undefined || attemptBefore(a) === undefined || a.product !== product
-    || attemptScope(a).identity !== identity)) return { product };
-  return { product, identity };
-}
-
-/** An identity no subscription has: a list filtered by it is empty where the service narrows lists to an identity. */
-export const NO_IDENTITY = '0';
-
-/**
- * Whether the service is shown to narrow `GET /v2/sub` to the identity `identity` (the vendor's documented filter;
- * the spec shows `product` only), so that `candidates`, which appeared in the identity's list, are the identity's:
- * each shows the identity, or a list filtered by an identity no subscription has leaves every one of them out. Then
- * a create of another identity, which ran at the same time under its own lock, cannot have made them.
- */
-async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
-  if (candidates.every((s) => s.remote_identity !== undefined && s.remote_identity !== null && String(s.remote_identity) === identity)) return true;
-  let listed: Subscription[];
-  try {
-    listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
-  } catch (e) {
-    if (isDefiniteFailure(e)) return false;
-    throw e;
-  }
-  const ids = new Set(listed.map((s) => String(s.id)));
-  return candidates.every((s) => !ids.has(String(s.id)));
-}
-
 /** The outcome of resolving an attempt: the subscription it made, or none. */
 export interface Resolved {
   readonly id?: string;
@@ -139,12 +42,12 @@ export async function resolveAttempt<D extends OwnsSubscription>(rt: Runtime, re
   // Without the list before the call, the whole product is listed: the whole product's lock.
   const scope = a !== undefined && attemptBefore(a) !== undefined ? attemptScope(a)
     : { product: a?.product ?? (rec.doc as { product?: number }).product ?? 107 };
-  return withCreatesLock(rt, scope, rec, () => resolveLocked(rt, rec, matches));
+  return withCreatesLock(rt, scope, rec, (held) => resolveLocked(rt, rec, matches, held));
 }
 
-/** `resolveAttempt` with the lock held. */
+/** `resolveAttempt` with the lock `held`: under an identity's lock, a candidate must be shown the identity's. */
 async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: JournalRecord<D>,
-  matches: (s: Subscription) => boolean): Promise<Resolved> {
+  matches: (s: Subscription) => boolean, held: CreatesScope): Promise<Resolved> {
   const a = rec.doc.attempt;
   if (a === undefined) return resolveWithoutBefore(rt, rec, matches);
   const listed = attemptBefore(a);
@@ -159,13 +62,14 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
-  if (a.identity !== undefined
-    && !await narrowingShown(rt, a.product, String(a.identity), appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
+  if (held.identity !== undefined
+    && !await narrowingShown(rt, a.product, held.identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
       + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
       + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
       + 'a create of another identity that ran meanwhile may have made them, so none is taken or changed (the record stays '
-      + `'${rec.state}'); set the one this resource made invalid in the service, then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
+      + `'${rec.state}'); if one is this resource's, set it invalid in the service (or keep it as your own), then run `
+      + `'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
   }
   const age = Date.now() - Date.parse(a.startedAt);
   if (candidates.length === 1 && age > FRESH_ATTEMPT_MS) {
@@ -213,14 +117,15 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
   attrs: SubscriptionCreateV2, back: string, matches: (s: Subscription) => boolean, fresh: (doc: D) => D = (d) => d,
   beforePost?: () => Promise<void>): Promise<JournalRecord<D>> {
   const product = Number(attrs.product);
-  const identity = attrs.remote_identity !== undefined && attrs.remote_identity !== null ? String(attrs.remote_identity) : undefined;
-  return withCreatesLock(rt, createScope(rec, product, identity), rec, async () => {
+  const identity = canonicalIdentity(attrs.remote_identity);
+  return withCreatesLock(rt, createScope(rec, product, identity), rec, async (held) => {
     let r = rec;
     let id: string | undefined;
     let lost: string | undefined;
+    let answered = false;
     for (let posts = 0; id === undefined;) {
       if (r.state === 'recording') {
-        id = (await resolveLocked(rt, r, matches)).id;
+        id = (await resolveLocked(rt, r, matches, held)).id;
         if (id !== undefined) break;
         if (lost !== undefined) log({ level: 'WARNING', msg: 'the subscription create had no clear outcome and made nothing (nothing appeared since the call)', error: lost });
         else log({ msg: 'an earlier attempt of this resource made nothing: creating anew' });
@@ -250,6 +155,7 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       posts++;
       try {
         id = String((await rt.client.subscriptions.create(attrs)).id);
+        answered = true;
       } catch (e) {
         if (isDefiniteFailure(e)) {
           await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
@@ -261,6 +167,9 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
     }
     const owner = await rt.journal.claim('sub', id, r.key);
     if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
-    return rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
+    const saved = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
+    // Under the whole product's lock because the service is not known to narrow its lists yet: learned from this one.
+    if (answered && identity !== undefined && held.identity === undefined) await learnNarrowing(rt, product, id);
+    return saved;
   });
 }

@@ -7,7 +7,13 @@
  * (`<resource key>|<record ID>`) and `startedAt`. A whole lock excludes every part, a part lock only its own part.
  * Each side writes its own item first and then reads the other side's with a strongly consistent read, so a whole and
  * a part never both go on: a part that finds the whole held withdraws its item; a whole that finds a part held keeps
- * its item (new parts withdraw) and reports the part, and the caller asks again until the parts are done.
+ * its item (new parts withdraw) and reports the part, and the caller asks again until the parts are done. A part reads
+ * the whole first and writes nothing while it is held, so parts that wait never keep a waiting whole out. A lock whose
+ * time is unreadable or more than a minute ahead of this clock is as stale as an old one; a whole removes the stale
+ * parts it reads, so they do not pile up.
+ *
+ * Facts (`sk` = `fact#<name>`, attribute `value`) are kept beside the locks: e.g. that the service narrows its lists to
+ * an identity (narrowing.ts).
  */
 import type * as ddb from '@aws-sdk/client-dynamodb';
 
@@ -21,6 +27,8 @@ export interface InflightMark {
 export interface CreatesLocks {
   lock(kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined>;
   unlock(kind: string, member: string, part?: string): Promise<void>;
+  fact(kind: string, name: string): Promise<string | undefined>;
+  setFact(kind: string, name: string, value: string): Promise<void>;
 }
 
 /** What the locks need of the journal table (`JournalTable` of journal.ts). */
@@ -34,6 +42,9 @@ export interface LockTable {
 const S = (v: string): ddb.AttributeValue => ({ S: v });
 const WHOLE = 'lock';
 const PART = 'lock#';
+const FACT = 'fact#';
+/** How far ahead of this clock a lock's time may be (clocks differ a little) before it reads as planted, hence stale. */
+const AHEAD_MS = 60_000;
 
 /** The lock and unlock operations of the journal table `t`. */
 export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
@@ -44,7 +55,7 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
     ({ member: item?.member?.S ?? '', startedAt: item?.startedAt?.S ?? '' });
   // Another resource's lock that is not stale (a resource's own earlier invocation never runs beside it).
   const live = (item: Record<string, ddb.AttributeValue>, member: string, staleBefore: string): boolean =>
-    (item.startedAt?.S ?? '') >= staleBefore && !(item.member?.S ?? '').startsWith(resourcePrefix(member));
+    fresh(item.startedAt?.S, staleBefore) && !(item.member?.S ?? '').startsWith(resourcePrefix(member));
 
   const put = async (kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined> => {
     const key = keyOf(kind, part);
@@ -54,14 +65,20 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
         Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
         // Also taken over from an earlier invocation of the same resource (its events never run at once): a killed
         // invocation's lock must not hold up the next deploy of that resource.
-        ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR begins_with(#m, :resource)',
+        // A time ahead of this clock (planted, or unreadable) is taken over like a stale one.
+        ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR startedAt > :ahead '
+          + 'OR begins_with(#m, :resource)',
         ExpressionAttributeNames: { '#m': 'member' },
-        ExpressionAttributeValues: { ':m': S(member), ':stale': S(staleBefore), ':resource': S(resourcePrefix(member)) },
+        ExpressionAttributeValues: {
+          ':m': S(member), ':stale': S(staleBefore), ':ahead': S(new Date(Date.now() + AHEAD_MS).toISOString()), ':resource': S(resourcePrefix(member)),
+        },
       }));
       return undefined;
     } catch (e) {
       if (!conditionFailed(e)) throw e;
-      return markOf((await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item);
+      const held = (await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+      // Released meanwhile, or unreadable: asked again by the caller.
+      return markOf(held);
     }
   };
 
@@ -79,6 +96,27 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
     }
   };
 
+  /** Removes a stale part (unless it was taken anew meanwhile). */
+  const removeStale = async (item: Record<string, ddb.AttributeValue>): Promise<void> => {
+    try {
+      await c.send(new m.DeleteItemCommand({
+        TableName: table,
+        Key: { pk: item.pk, sk: item.sk },
+        ConditionExpression: '#m = :m AND startedAt = :t',
+        ExpressionAttributeNames: { '#m': 'member' },
+        ExpressionAttributeValues: { ':m': item.member ?? S(''), ':t': item.startedAt ?? S('') },
+      }));
+    } catch (e) {
+      if (!conditionFailed(e)) throw e;
+    }
+  };
+
+  /** The whole lock of `kind` when another resource holds it (not stale). */
+  const wholeHeld = async (kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined> => {
+    const whole = (await c.send(new m.GetItemCommand({ TableName: table, Key: keyOf(kind), ConsistentRead: true }))).Item;
+    return whole !== undefined && live(whole, member, staleBefore) ? markOf(whole) : undefined;
+  };
+
   /** The first part of `kind` another resource holds (not stale), read strongly consistent over every page. */
   const partHeld = async (kind: string, member: string, staleBefore: string): Promise<InflightMark | undefined> => {
     let start: Record<string, ddb.AttributeValue> | undefined;
@@ -90,8 +128,10 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }));
-      const held = (page.Items ?? []).find((item) => live(item, member, staleBefore));
-      if (held !== undefined) return markOf(held);
+      for (const item of page.Items ?? []) {
+        if (live(item, member, staleBefore)) return markOf(item);
+        if (!fresh(item.startedAt?.S, staleBefore)) await removeStale(item);
+      }
       start = page.LastEvaluatedKey;
     } while (start);
     return undefined;
@@ -99,16 +139,35 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
 
   return {
     lock: (kind, member, staleBefore, part) => run(async () => {
+      if (part === undefined) return await put(kind, member, staleBefore) ?? partHeld(kind, member, staleBefore);
+      // A part writes nothing while the whole is held (a waiting whole then never meets waiting parts' items)...
+      const first = await wholeHeld(kind, member, staleBefore);
+      if (first !== undefined) return first;
       const holder = await put(kind, member, staleBefore, part);
       if (holder !== undefined) return holder;
-      if (part === undefined) return partHeld(kind, member, staleBefore);
-      const whole = (await c.send(new m.GetItemCommand({ TableName: table, Key: keyOf(kind), ConsistentRead: true }))).Item;
-      if (whole === undefined || !live(whole, member, staleBefore)) return undefined;
+      // ...and withdraws when a whole was written between that read and its own write.
+      const whole = await wholeHeld(kind, member, staleBefore);
+      if (whole === undefined) return undefined;
       await remove(kind, member, part);
-      return markOf(whole);
+      return whole;
     }),
     unlock: (kind, member, part) => run(() => remove(kind, member, part)),
+    fact: (kind, name) => run(async () => {
+      const got = await c.send(new m.GetItemCommand({ TableName: table, Key: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`) }, ConsistentRead: true }));
+      return got.Item?.value?.S;
+    }),
+    setFact: (kind, name, value) => run(async () => {
+      await c.send(new m.PutItemCommand({
+        TableName: table, Item: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`), value: S(value), at: S(new Date().toISOString()) },
+      }));
+    }),
   };
+}
+
+/** Whether a lock's time is at or after `staleBefore` and not ahead of this clock (a planted time is stale). */
+function fresh(startedAt: string | undefined, staleBefore: string): boolean {
+  const t = Date.parse(startedAt ?? '');
+  return Number.isFinite(t) && t >= Date.parse(staleBefore) && t <= Date.now() + AHEAD_MS;
 }
 
 function resourcePrefix(member: string): string {

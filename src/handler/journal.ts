@@ -76,6 +76,10 @@ export interface Journal {
   lock(kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined>;
   /** Releases the creates lock (of `part`, when given) if `member` holds it (no error otherwise). */
   unlock(kind: string, member: string, part?: string): Promise<void>;
+  /** A fact kept beside the creates locks of `kind` (e.g. that the service narrows its lists to an identity). */
+  fact(kind: string, name: string): Promise<string | undefined>;
+  /** Keeps a fact beside the creates locks of `kind`. */
+  setFact(kind: string, name: string, value: string): Promise<void>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.

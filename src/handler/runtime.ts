@@ -59,6 +59,13 @@ const ids = new Map<string, Promise<{ accountId: string; userId: string }>>();
 const products = new Map<string, Promise<ProductRecord>>();
 let callerAccount: Promise<string> | undefined;
 
+const resets: Array<() => void> = [];
+
+/** Registers a module-level cache of another module that `configureLocalRuntime` clears too. */
+export function clearedWithLocalRuntime(reset: () => void): void {
+  resets.push(reset);
+}
+
 /**
  * Replaces the AWS calls of the handler (secret read, caller account, sleep) and clears the
  * module-level caches. Used by tests and by the local lifecycle runner; the Lambda never calls it.
@@ -71,6 +78,7 @@ export function configureLocalRuntime(runtime: LocalRuntime = {}): void {
   products.clear();
   lineages.clear();
   resetJournalCache();
+  for (const reset of resets) reset();
   callerAccount = undefined;
 }
 
@@ -306,6 +314,8 @@ export interface Runtime {
    * stack's. The previous table, and the reason for the log.
    */
   readonly journalUnproven?: { readonly from: string; readonly reason: string };
+  /** The origin of the service's subscriptions address (what the facts the handler learns of the service are kept by). */
+  readonly serviceOrigin?: string;
   /** Keys for the parts of a pipeline result that product 107's record names no key for. */
   readonly metadataKeys: { readonly subscriptions: string; readonly meta: string };
   /** Account and user IDs (from the connection, or looked up once and cached). */
@@ -387,7 +397,20 @@ export function runtimeFor(connection: ConnectionProperties, context: LambdaCont
   };
   const leases = dynamoLeases(journalOpts);
   const journalAt = (table: string): Journal => dynamoJournal({ table, endpoint: local.journalEndpoint, sleep, provided: true, environment });
-  return { client, deadline, ids: idsFn, sleep, callerAccountId, journal, leases, product, metadataKeys, roleCreatedAt, journalAt };
+  return {
+    client,
+    deadline,
+    ids: idsFn,
+    sleep,
+    callerAccountId,
+    journal,
+    leases,
+    product,
+    metadataKeys,
+    roleCreatedAt,
+    journalAt,
+    serviceOrigin: originOf(endpoints.subscriptionsUrl),
+  };
 }
 
 /** The origin of a service address (the request budget's scope: the service limits requests per client address). */

@@ -50,7 +50,19 @@ function failingJournal(error: Error): (opts: JournalOptions) => Journal {
       e.name = 'HandlerError';
       throw e;
     };
-    return { records: fail, create: fail, save: fail, claim: fail, owners: fail, transfer: fail, lock: fail, unlock: fail, scan: fail };
+    return {
+      records: fail,
+      create: fail,
+      save: fail,
+      claim: fail,
+      owners: fail,
+      transfer: fail,
+      lock: fail,
+      unlock: fail,
+      fact: fail,
+      setFact: fail,
+      scan: fail,
+    };
   };
 }
 

@@ -237,6 +237,21 @@ describe('resolve checks subscription creates and history requests against the s
     expect(await withJournal((j) => j.lock('sub#3001', 'OtherStack/Orders|r-2', '2000-01-01T00:00:00.000Z'))).toBeUndefined();
   });
 
+  test('an attempt narrowed to its identity releases the identity\'s creates lock', async () => {
+    emu = await startEmulator({ fixtures: { subscriptions: [sub(9001)] } });
+    const id = await withJournal(async (j) => {
+      const r = await j.create(SUB_KEY, 'recording', {
+        product: 3001, identity: '362', attempt: { product: 3001, identity: '362', identityBefore: ['9001'], startedAt: '2026-11-23T12:00:00.000Z' },
+      });
+      expect(await j.lock('sub#3001', `${SUB_KEY}|${r.id}`, '2000-01-01T00:00:00.000Z', '362')).toBeUndefined();
+      return r.id;
+    });
+    const r = await dpi(args('journal', 'resolve', SUB_KEY, ...local), { env: service() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(id);
+    expect(await withJournal((j) => j.lock('sub#3001', 'OtherStack/Orders|r-2', '2000-01-01T00:00:00.000Z', '362'))).toBeUndefined();
+  });
+
   test('a record without the list before its create (an older handler) is abandoned as before, without asking the service', async () => {
     await recording(undefined);
     const r = await dpi(args('journal', 'resolve', SUB_KEY, ...local), { env: {} });

@@ -3,11 +3,13 @@
  * narrowed to its identity locks only that identity's creates, so a fleet's creates of one product run at once; a lost
  * answer's candidate is taken only where the service shows that it narrows the list to the identity.
  */
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
-import { DpiClient, Subscription } from '../../src/client';
+import { DpiClient, ServiceError, Subscription } from '../../src/client';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
-import { createRecordedSubscription, NO_IDENTITY } from '../../src/handler/creates';
+import { createRecordedSubscription } from '../../src/handler/creates';
 import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
+import { NO_IDENTITY } from '../../src/handler/narrowing';
 import { Runtime } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -29,7 +31,7 @@ beforeEach(() => {
 
 const journal = (): Journal => dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
 const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
-const lockItems = async (): Promise<string[]> => (await h.journalItems()).filter((i) => i.pk.startsWith('inflight#')).map((i) => `${i.pk} ${i.sk}`).sort();
+const lockItems = async (): Promise<string[]> => (await h.journalItems()).filter((i) => i.pk.startsWith('inflight#') && i.sk.startsWith('lock')).map((i) => `${i.pk} ${i.sk}`).sort();
 
 describe('the journal\'s creates locks: the whole kind and its parts', () => {
   test('parts of one kind are held at once; the whole waits for them and, once written, keeps new parts out', async () => {
@@ -53,25 +55,43 @@ describe('the journal\'s creates locks: the whole kind and its parts', () => {
     expect(await j.lock('sub#3001', 'S/D|1', STALE, '999')).toBeUndefined();
   });
 
-  test('a stale part does not hold up the whole, nor a part of the same resource', async () => {
+  test('a resource\'s own part never holds up its whole; stale and planted parts do not hold it up and are removed', async () => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     expect(await j.lock('sub#3001', 'S/Old|1', STALE, '362')).toBeUndefined();
     expect(await j.lock('sub#3001', 'S/Mine|1', STALE, '364')).toBeUndefined();
-    // Both parts are live: the whole names one.
-    expect(await j.lock('sub#3001', 'S/W|1', STALE)).toBeDefined();
-    await j.unlock('sub#3001', 'S/W|1');
-    // Stale before a time in the future: both parts are stale; the resource's own part never holds it up.
-    expect(await j.lock('sub#3001', 'S/W|1', '2999-01-01T00:00:00.000Z')).toBeUndefined();
-    await j.unlock('sub#3001', 'S/W|1');
     expect(await j.lock('sub#3001', 'S/Mine|2', STALE)).toEqual(expect.objectContaining({ member: 'S/Old|1' }));
+    await j.unlock('sub#3001', 'S/Old|1', '362');
+    expect(await j.lock('sub#3001', 'S/Mine|2', STALE)).toBeUndefined();
+    await j.unlock('sub#3001', 'S/Mine|2');
+    await j.unlock('sub#3001', 'S/Mine|1', '364');
+    // A part whose time is far ahead (planted) or unreadable is stale; a whole that reads stale parts removes them.
+    const raw = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    for (const [part, startedAt] of [['1', '9999-01-01T00:00:00.000Z'], ['2', '~'], ['3', '2001-01-01T00:00:00.000Z']]) {
+      await raw.send(new PutItemCommand({
+        TableName: h.journalTable,
+        Item: { pk: { S: 'inflight#sub#3001' }, sk: { S: `lock#${part}` }, member: { S: `S/Planted${part}|1` }, startedAt: { S: startedAt } },
+      }));
+    }
+    expect(await j.lock('sub#3001', 'S/W|1', new Date(Date.now() - 60_000).toISOString())).toBeUndefined();
+    await j.unlock('sub#3001', 'S/W|1');
+    expect(await lockItems()).toEqual([]);
+    // Nor does a planted whole hold up a part.
+    await raw.send(new PutItemCommand({
+      TableName: h.journalTable,
+      Item: { pk: { S: 'inflight#sub#3001' }, sk: { S: 'lock' }, member: { S: 'S/Planted|1' }, startedAt: { S: '9999-01-01T00:00:00.000Z' } },
+    }));
+    expect(await j.lock('sub#3001', 'S/P|1', new Date(Date.now() - 60_000).toISOString(), '362')).toBeUndefined();
+    raw.destroy();
   });
 });
 
 describe('a create waits only for creates of its own identity', () => {
   test('another resource\'s create of identity 362 in flight holds up a create of 362, not one of 364; the whole product holds up both', async () => {
     const j = journal();
+    // The first create learns that the service narrows its lists to an identity (one list of identity 0).
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    expect(await j.fact('sub#3001', `narrows#${h.emu.url}`)).toBe('yes');
     expect(await j.lock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', STALE, '362')).toBeUndefined();
     const of364 = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
       { LogicalResourceId: 'Mx' }), 70_000);
@@ -90,6 +110,8 @@ describe('a create waits only for creates of its own identity', () => {
   });
 
   test('creates of two identities at once, both answers lost: neither waits, each gets its own, the narrowing is shown by a list of no identity', async () => {
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    h.logs.length = 0;
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 2 });
     await h.clearRequests();
     const [us, mx] = await Promise.all([
@@ -100,7 +122,7 @@ describe('a create waits only for creates of its own identity', () => {
     expect(subOf(mx.PhysicalResourceId).remote_identity).toBe(364);
     expect(await h.journalOwner('sub', us.PhysicalResourceId)).toBe('HandlerTest/Us');
     expect(await h.journalOwner('sub', mx.PhysicalResourceId)).toBe('HandlerTest/Mx');
-    expect(h.state().subscriptions.filter((s: any) => s.product === 3001 && s.account === 1001 && s.status === 'active')).toHaveLength(2);
+    expect(h.state().subscriptions.filter((s: any) => s.product === 3001 && s.account === 1001 && s.status === 'active')).toHaveLength(3);
     expect(h.logs.join('\n')).not.toContain(WAITING);
     const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity);
     // Where the reads show no identity (the spec's), each resolution asks for the list of no identity; the vendor's show it.
@@ -122,9 +144,11 @@ function ignoringFilter(subs: Subscription[], createdBy: { create: () => Promise
 }
 
 describe('a lost answer is resolved only where the service narrows the list to the identity', () => {
+  /** A create of identity 364 under its identity's lock (the journal says the service narrows: `narrows#service`). */
   const run = async (filters: boolean): Promise<{ outcome: string; posts: number; rec: JournalRecord<any> }> => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    await j.setFact('sub#3001', 'narrows#service', 'yes');
     // The service holds identity 362's subscription 9500 made by another resource's create that ran at the same time
     // (its outcome not claimed yet); this resource's POST, for identity 364, makes nothing and its answer is lost.
     const subs: Subscription[] = [];
@@ -148,7 +172,7 @@ describe('a lost answer is resolved only where the service narrows the list to t
     return { outcome, posts, rec: (await j.records<any>('HandlerTest/Mx'))[0] };
   };
 
-  test('a service that answers every identity\'s subscriptions: the other identity\'s new one is named, never taken', async () => {
+  test('a service that answers every identity\'s subscriptions (a planted or wrong fact): the other identity\'s new one is named, never taken', async () => {
     const { outcome, posts, rec } = await run(false);
     expect(outcome).toContain('subscription(s) 9500 appeared since in the list of identity 364');
     expect(outcome).toContain('none is taken or changed');
@@ -163,5 +187,86 @@ describe('a lost answer is resolved only where the service narrows the list to t
     expect(posts).toBe(2);
     expect(rec.state).toBe('active');
     expect(await h.journalOwner('sub', '9500')).toBeUndefined();
+  });
+});
+
+describe('what the service is learned to do', () => {
+  const ATTRS = { account: 1001, user: 2001, product: 3001, remote_identity: 364, date_start: '2026-11-29T00:00:00Z' };
+
+  test('a service that ignores the identity filter is not learned to narrow: creates stay one at a time for the product', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: 364 };
+        subs.push(made);
+        return made;
+      },
+    }, false);
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://ignores.example' } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toBeUndefined();
+    // The next create of another identity takes the product's lock: a third resource holding identity 362's part holds it up.
+    expect(await j.lock('sub#3001', 'HandlerTest/Other|r-1', STALE, '362')).toBeUndefined();
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)
+      .then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+  });
+
+  test('a wait for the rate limit past the deadline while showing the narrowing continues the event (it is no refusal)', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    await j.setFact('sub#3001', 'narrows#service', 'yes');
+    const subs: Subscription[] = [];
+    const client = {
+      subscriptions: {
+        list: async (q: { remoteIdentity?: string | number } = {}) => {
+          if (String(q.remoteIdentity) === NO_IDENTITY) {
+            throw new ServiceError({ message: 'turn after the deadline', method: 'GET', path: '/v2/sub', retryable: true, waitPastDeadline: true });
+          }
+          return subs.map((s) => ({ id: s.id, status: s.status }));
+        },
+        create: async () => {
+          subs.push({ id: '9800', status: 'active', product: 3001, remote_identity: 364 });
+          throw new TypeError('fetch failed');
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, continues: true } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    const err = await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect((err as ServiceError).waitPastDeadline).toBe(true);
+    expect((await j.records<any>('HandlerTest/Mx'))[0].state).toBe('recording');
+  });
+
+  test('one identity written two ways (\'042\' and \'42\') is one lock, one list filter and one attempt', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    await j.setFact('sub#3001', 'narrows#service', 'yes');
+    expect(await j.lock('sub#3001', 'HandlerTest/B|r-1', STALE, '42')).toBeUndefined();
+    const asked: string[] = [];
+    const client = {
+      subscriptions: {
+        list: async (q: { remoteIdentity?: string | number } = {}) => {
+          asked.push(String(q.remoteIdentity));
+          return [];
+        },
+        create: async () => ({ id: '9900', status: 'active' }),
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 61_500, sleep: async () => undefined } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/A', 'new', { product: 3001, identity: '042' });
+    const reason = await createRecordedSubscription(rt, rec, { ...ATTRS, remote_identity: ' 042' as unknown as number }, 'abandoned', () => true)
+      .then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('another product-3001 subscription create (HandlerTest/B');
+    await j.unlock('sub#3001', 'HandlerTest/B|r-1', '42');
+    const done = await createRecordedSubscription({ ...rt, deadline: Date.now() + 600_000 } as Runtime, rec, { ...ATTRS, remote_identity: '042' as unknown as number },
+      'abandoned', () => true);
+    expect(done.physicalId).toBe('9900');
+    expect(asked).toEqual(['42']);
   });
 });

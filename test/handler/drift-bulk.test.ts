@@ -30,6 +30,8 @@ function journalOf(records: ReadonlyArray<JournalRecord<unknown>>): Journal {
     scan: notUsed,
     lock: notUsed,
     unlock: notUsed,
+    fact: notUsed,
+    setFact: notUsed,
   };
 }
 

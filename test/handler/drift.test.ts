@@ -20,6 +20,8 @@ function journalOf(records: Array<JournalRecord<unknown>>): Journal {
     scan: notUsed,
     lock: notUsed,
     unlock: notUsed,
+    fact: notUsed,
+    setFact: notUsed,
   };
 }
 

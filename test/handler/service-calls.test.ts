@@ -1,5 +1,6 @@
 import { daysAgo, HandlerHarness, SELLER_PIPELINE, useHandlerHarness } from './helpers';
 import { CfnEvent } from '../../src/handler';
+import { dynamoJournal } from '../../src/handler/journal';
 import { ResourceTypes } from '../../src/kinds';
 
 /**
@@ -25,6 +26,10 @@ describe('service calls per lifecycle event', () => {
       if (e.OldResourceProperties) e.OldResourceProperties.Connection = conn();
       return e;
     };
+    // The steady state: the journal already knows that the service narrows its lists to an identity (learned by the
+    // first subscription create of a product, with one more list: src/handler/narrowing.ts, test/handler/ownership.test.ts).
+    const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
+    for (const product of [107, 3001]) await journal.setFact(`sub#${product}`, `narrows#${h.emu.url}`, 'yes');
     const measure = async (resource: string, event: string, e: CfnEvent, complete = false): Promise<string> => {
       await h.clearRequests();
       const r = await h.onEvent(e);

@@ -161,6 +161,8 @@ function emptyJournal(table: string, where: string, command: string): OpenedJour
       transfer: refuse,
       lock: refuse,
       unlock: refuse,
+      fact: async () => undefined,
+      setFact: refuse,
       scan: async () => ({ records: [], claims: [] }),
     },
     table,
@@ -185,8 +187,10 @@ function guarded(inner: Journal, fail: (e: unknown) => Error): Journal {
     claim: (kind, id, owner) => call(() => inner.claim(kind, id, owner)),
     owners: (kind, ids) => call(() => inner.owners(kind, ids)),
     transfer: (kind, id, from, to) => call(() => inner.transfer(kind, id, from, to)),
-    lock: (kind, member, staleBefore) => call(() => inner.lock(kind, member, staleBefore)),
-    unlock: (kind, member) => call(() => inner.unlock(kind, member)),
+    lock: (kind, member, staleBefore, part) => call(() => inner.lock(kind, member, staleBefore, part)),
+    unlock: (kind, member, part) => call(() => inner.unlock(kind, member, part)),
+    fact: (kind, name) => call(() => inner.fact(kind, name)),
+    setFact: (kind, name, value) => call(() => inner.setFact(kind, name, value)),
     scan: (prefix) => call(() => inner.scan(prefix)),
   };
 }

@@ -1,0 +1,90 @@
+/**
+ * Whether the service narrows `GET /v2/sub` to a remote identity (`remote_identity`: the vendor's documented filter;
+ * the spec shows `product` only). It decides what a subscription create locks (creates.ts): only its identity's
+ * creates where the service is known to narrow, else the whole product's, as a service that ignores the filter needs.
+ *
+ * Learned, never assumed: after a create whose POST answered its new subscription's ID, a list filtered by an identity
+ * no subscription has (`0`) that leaves that subscription out shows it. Kept per container and in the journal (a fact
+ * beside the product's creates locks, per service address), so the containers of every deploy of the account learn it
+ * once. A planted fact can only make creates take identities' locks on a service that ignores the filter; there the
+ * resolution of a lost answer still takes a candidate only once the service shows it is the identity's
+ * (`narrowingShown` in creates.ts), so it fails clearly and never takes another's.
+ */
+import { ServiceError, Subscription } from '../client';
+import { log } from './log';
+import { clearedWithLocalRuntime, Runtime } from './runtime';
+
+/** An identity no subscription has: a list filtered by it is empty where the service narrows lists to an identity. */
+export const NO_IDENTITY = '0';
+
+const known = new Map<string, boolean>();
+
+clearedWithLocalRuntime(() => known.clear());
+
+const factName = (rt: Runtime): string => `narrows#${rt.serviceOrigin ?? 'service'}`;
+const kindOf = (product: number): string => `sub#${product}`;
+const keyOf = (rt: Runtime, product: number): string => `${rt.serviceOrigin ?? 'service'}|${product}`;
+
+/** Whether the service is known to narrow product `product`'s lists to an identity (this container, else the journal). */
+export async function narrows(rt: Runtime, product: number): Promise<boolean> {
+  const k = keyOf(rt, product);
+  const cached = known.get(k);
+  if (cached !== undefined) return cached;
+  if (await rt.journal.fact(kindOf(product), factName(rt)) !== 'yes') return false;
+  known.set(k, true);
+  return true;
+}
+
+/**
+ * Learns whether the service narrows product `product`'s lists, from subscription `madeId` that a create of identity
+ * `identity` just made (its POST answered the ID): one list filtered by identity `0`. Learning never fails the create.
+ */
+export async function learnNarrowing(rt: Runtime, product: number, madeId: string): Promise<void> {
+  const k = keyOf(rt, product);
+  try {
+    if (known.has(k) || await narrows(rt, product)) return;
+    const listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
+    const yes = !listed.some((s) => String(s.id) === madeId);
+    known.set(k, yes);
+    if (yes) await rt.journal.setFact(kindOf(product), factName(rt), 'yes');
+    log({
+      msg: yes ? 'the service narrows subscription lists to an identity: creates of different identities run at once'
+        : 'the service does not narrow subscription lists to an identity: creates of the product run one at a time',
+      product,
+    });
+  } catch (e) {
+    log({ level: 'WARNING', msg: 'could not learn whether the service narrows subscription lists to an identity (creates of the product run one at a time)', product, error: (e as Error).message });
+  }
+}
+
+/**
+ * Whether the service shows that it narrows `GET /v2/sub` to identity `identity`, so that `candidates`, which
+ * appeared in the identity's list, are the identity's: each shows the identity, or a list filtered by an identity no
+ * subscription has leaves every one of them out. A create of another identity, which may have run at the same time
+ * under its own lock, then cannot have made them. A refused list (4xx) shows nothing; a wait for the rate limit past
+ * the deadline, or an unclear answer, is thrown (the event continues, or fails changing nothing).
+ */
+export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
+  if (candidates.every((s) => s.remote_identity !== undefined && s.remote_identity !== null && String(s.remote_identity) === identity)) return true;
+  let listed: Subscription[];
+  try {
+    listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
+  } catch (e) {
+    const status = e instanceof ServiceError && !e.waitPastDeadline ? e.status ?? 0 : 0;
+    const refused = status >= 400 && status < 500 && status !== 429;
+    if (refused) return false;
+    throw e;
+  }
+  const ids = new Set(listed.map((s) => String(s.id)));
+  return candidates.every((s) => !ids.has(String(s.id)));
+}
+
+/**
+ * The canonical form of a remote identity (`'042'`, `' 42'` and `42` are identity `'42'`: the service reads integers),
+ * so that one identity is always one lock, one list filter and one attempt.
+ */
+export function canonicalIdentity(v: string | number | null | undefined): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  const s = String(v).trim();
+  return /^\+?\d+$/.test(s) ? s.replace(/^\+/, '').replace(/^0+(?=\d)/, '') : s;
+}
