@@ -94,6 +94,12 @@ export interface CreateAttempt {
    * identity's subscription for what the attempt made; finding no `before`, it fails instead, changing nothing.
    */
   before?: string[];
+  /**
+   * `identity`: the POST was sent holding only its identity's creates lock (creates-lock.ts), so another identity's
+   * create may have run beside it: its resolution takes a candidate only once the service shows it is the identity's,
+   * whatever lock the resolution holds.
+   */
+  lock?: 'identity';
   startedAt: string;
 }
 

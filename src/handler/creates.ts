@@ -62,8 +62,10 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
-  if (held.identity !== undefined
-    && !await narrowingShown(rt, a.product, held.identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
+  // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
+  const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
+  if (identity !== undefined
+    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
       + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
       + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
@@ -149,7 +151,12 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
       let attempt = r.doc.attempt;
       if (lost === undefined || attempt === undefined) {
         const listed = (await rt.client.subscriptions.list({ product, remoteIdentity: identity })).map((s) => String(s.id));
-        attempt = { product, ...(identity !== undefined ? { identity, identityBefore: listed } : { before: listed }), startedAt: nowIso() };
+        attempt = {
+          product,
+          ...(identity !== undefined ? { identity, identityBefore: listed } : { before: listed }),
+          ...(held.identity !== undefined ? { lock: 'identity' as const } : {}),
+          startedAt: nowIso(),
+        };
       }
       r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt });
       posts++;
@@ -169,7 +176,7 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
     if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
     const saved = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
     // Under the whole product's lock because the service is not known to narrow its lists yet: learned from this one.
-    if (answered && identity !== undefined && held.identity === undefined) await learnNarrowing(rt, product, id);
+    if (answered && identity !== undefined && held.identity === undefined) await learnNarrowing(rt, product, identity, id);
     return saved;
   });
 }

@@ -57,17 +57,17 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
   const live = (item: Record<string, ddb.AttributeValue>, member: string, staleBefore: string): boolean =>
     fresh(item.startedAt?.S, staleBefore) && !(item.member?.S ?? '').startsWith(resourcePrefix(member));
 
-  const put = async (kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined> => {
+  const put = async (kind: string, member: string, staleBefore: string, part?: string, retry = true): Promise<InflightMark | undefined> => {
     const key = keyOf(kind, part);
     try {
       await c.send(new m.PutItemCommand({
         TableName: table,
         Item: { ...key, member: S(member), startedAt: S(new Date().toISOString()) },
         // Also taken over from an earlier invocation of the same resource (its events never run at once): a killed
-        // invocation's lock must not hold up the next deploy of that resource.
-        // A time ahead of this clock (planted, or unreadable) is taken over like a stale one.
+        // invocation's lock must not hold up the next deploy of that resource. A time ahead of this clock (planted) or
+        // none is taken over like a stale one (any other unreadable time: below).
         ConditionExpression: 'attribute_not_exists(pk) OR #m = :m OR startedAt < :stale OR startedAt > :ahead '
-          + 'OR begins_with(#m, :resource)',
+          + 'OR attribute_not_exists(startedAt) OR begins_with(#m, :resource)',
         ExpressionAttributeNames: { '#m': 'member' },
         ExpressionAttributeValues: {
           ':m': S(member), ':stale': S(staleBefore), ':ahead': S(new Date(Date.now() + AHEAD_MS).toISOString()), ':resource': S(resourcePrefix(member)),
@@ -77,7 +77,12 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
     } catch (e) {
       if (!conditionFailed(e)) throw e;
       const held = (await c.send(new m.GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
-      // Released meanwhile, or unreadable: asked again by the caller.
+      if (held === undefined && retry) return put(kind, member, staleBefore, part, false);
+      // A time that is no time (a number, a string that does not parse): stale; removed, then taken once more.
+      if (held !== undefined && retry && !fresh(held.startedAt?.S, staleBefore)) {
+        await removeStale(held);
+        return put(kind, member, staleBefore, part, false);
+      }
       return markOf(held);
     }
   };
@@ -102,9 +107,9 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
       await c.send(new m.DeleteItemCommand({
         TableName: table,
         Key: { pk: item.pk, sk: item.sk },
-        ConditionExpression: '#m = :m AND startedAt = :t',
+        ConditionExpression: `(#m = :m OR attribute_not_exists(#m)) AND ${item.startedAt === undefined ? 'attribute_not_exists(startedAt)' : 'startedAt = :t'}`,
         ExpressionAttributeNames: { '#m': 'member' },
-        ExpressionAttributeValues: { ':m': item.member ?? S(''), ':t': item.startedAt ?? S('') },
+        ExpressionAttributeValues: { ':m': item.member ?? S(''), ...(item.startedAt !== undefined ? { ':t': item.startedAt } : {}) },
       }));
     } catch (e) {
       if (!conditionFailed(e)) throw e;

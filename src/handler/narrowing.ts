@@ -25,28 +25,52 @@ const factName = (rt: Runtime): string => `narrows#${rt.serviceOrigin ?? 'servic
 const kindOf = (product: number): string => `sub#${product}`;
 const keyOf = (rt: Runtime, product: number): string => `${rt.serviceOrigin ?? 'service'}|${product}`;
 
+/** How long a learned "does not narrow" is kept in the journal before a create learns again. */
+const NO_KEPT_MS = 60 * 60_000;
+
+/** What the journal says: 'yes', a recent 'no', or nothing (learn). */
+async function journalSays(rt: Runtime, product: number): Promise<'yes' | 'no' | undefined> {
+  const v = await rt.journal.fact(kindOf(product), factName(rt));
+  if (v === 'yes') return 'yes';
+  const at = /^no:(\d+)$/.exec(v ?? '');
+  return at !== null && Date.now() - Number(at[1]) < NO_KEPT_MS && Number(at[1]) <= Date.now() + 60_000 ? 'no' : undefined;
+}
+
 /** Whether the service is known to narrow product `product`'s lists to an identity (this container, else the journal). */
 export async function narrows(rt: Runtime, product: number): Promise<boolean> {
   const k = keyOf(rt, product);
-  const cached = known.get(k);
-  if (cached !== undefined) return cached;
-  if (await rt.journal.fact(kindOf(product), factName(rt)) !== 'yes') return false;
+  if (known.get(k) === true) return true;
+  if (await journalSays(rt, product) !== 'yes') return false;
   known.set(k, true);
   return true;
 }
 
+/** Records that the service does not narrow product `product`'s lists (for an hour, in the journal; at once here). */
+async function learnedNo(rt: Runtime, product: number): Promise<void> {
+  known.set(keyOf(rt, product), false);
+  await rt.journal.setFact(kindOf(product), factName(rt), `no:${Date.now()}`);
+}
+
 /**
  * Learns whether the service narrows product `product`'s lists, from subscription `madeId` that a create of identity
- * `identity` just made (its POST answered the ID): one list filtered by identity `0`. Learning never fails the create.
+ * `identity` just made (its POST answered the ID): the identity's list must show it (a list that lags proves nothing)
+ * and the list of identity `0` must leave it out. Learning never fails the create.
  */
-export async function learnNarrowing(rt: Runtime, product: number, madeId: string): Promise<void> {
+export async function learnNarrowing(rt: Runtime, product: number, identity: string, madeId: string): Promise<void> {
   const k = keyOf(rt, product);
   try {
-    if (known.has(k) || await narrows(rt, product)) return;
+    if (known.has(k) || await journalSays(rt, product) !== undefined) return;
+    const own = await rt.client.subscriptions.list({ product, remoteIdentity: identity });
+    // Not shown yet (a list that lags the POST): nothing is learned; the next create learns.
+    if (!own.some((s) => String(s.id) === madeId)) return;
     const listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
     const yes = !listed.some((s) => String(s.id) === madeId);
-    known.set(k, yes);
-    if (yes) await rt.journal.setFact(kindOf(product), factName(rt), 'yes');
+    if (yes) {
+      known.set(k, true);
+      await rt.journal.setFact(kindOf(product), factName(rt), 'yes');
+    } else {
+      await learnedNo(rt, product);
+    }
     log({
       msg: yes ? 'the service narrows subscription lists to an identity: creates of different identities run at once'
         : 'the service does not narrow subscription lists to an identity: creates of the product run one at a time',
@@ -76,7 +100,10 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
     throw e;
   }
   const ids = new Set(listed.map((s) => String(s.id)));
-  return candidates.every((s) => !ids.has(String(s.id)));
+  if (candidates.every((s) => !ids.has(String(s.id)))) return true;
+  // The list of identity 0 answers them: the service does not narrow (the fact was wrong, or planted). Unlearned.
+  await learnedNo(rt, product).catch(() => undefined);
+  return false;
 }
 
 /**
@@ -86,5 +113,6 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
 export function canonicalIdentity(v: string | number | null | undefined): string | undefined {
   if (v === undefined || v === null) return undefined;
   const s = String(v).trim();
-  return /^\+?\d+$/.test(s) ? s.replace(/^\+/, '').replace(/^0+(?=\d)/, '') : s;
+  const m = /^([+-]?)(\d+)$/.exec(s);
+  return m !== null ? `${m[1] === '-' ? '-' : ''}${m[2].replace(/^0+(?=\d)/, '')}` : s;
 }

@@ -3,7 +3,7 @@
  * narrowed to its identity locks only that identity's creates, so a fleet's creates of one product run at once; a lost
  * answer's candidate is taken only where the service shows that it narrows the list to the identity.
  */
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { AttributeValue, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
 import { DpiClient, ServiceError, Subscription } from '../../src/client';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
@@ -179,6 +179,26 @@ describe('a lost answer is resolved only where the service narrows the list to t
     expect(posts).toBe(1);
     expect(rec.state).toBe('recording');
     expect(await h.journalOwner('sub', '9500')).toBeUndefined();
+    // Unlearned: the journal now says the service does not narrow (for an hour), so creates take the product's lock.
+    expect(await journal().fact('sub#3001', 'narrows#service')).toMatch(/^no:\d+$/);
+  });
+
+  test('an attempt sent under its identity\'s lock is resolved the same way under the product\'s lock (the fact gone meanwhile)', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [{ id: '9400', status: 'active', product: 3001, remote_identity: 364 }];
+    const client = ignoringFilter(subs, { create: async () => ({ id: '9999', status: 'active' }) }, false);
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined } as unknown as Runtime;
+    const made = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    const rec = await j.save<any>(made, 'recording', {
+      product: 3001, identity: '364', attempt: { product: 3001, identity: '364', identityBefore: ['9400'], lock: 'identity', startedAt: new Date().toISOString() },
+    });
+    // Identity 362's create, which ran beside it, made 9500 and has not claimed it yet.
+    subs.push({ id: '9500', status: 'active', product: 3001, remote_identity: 362 });
+    const outcome = await createRecordedSubscription(rt, rec, { account: 1001, user: 2001, product: 3001, remote_identity: 364, date_start: '2026-11-29T00:00:00Z' },
+      'abandoned', () => true).then((r) => `created ${r.physicalId}`, (e: Error) => e.message);
+    expect(outcome).toContain('subscription(s) 9500 appeared since in the list of identity 364');
+    expect(await h.journalOwner('sub', '9500')).toBeUndefined();
   });
 
   test('a service that narrows the list: the other identity\'s subscription is not in it, so nothing was made and the POST is sent again', async () => {
@@ -207,13 +227,68 @@ describe('what the service is learned to do', () => {
     const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://ignores.example' } as unknown as Runtime;
     const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
     expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
-    expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toBeUndefined();
+    expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toMatch(/^no:\d+$/);
     // The next create of another identity takes the product's lock: a third resource holding identity 362's part holds it up.
     expect(await j.lock('sub#3001', 'HandlerTest/Other|r-1', STALE, '362')).toBeUndefined();
     const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
     const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)
       .then(() => 'created', (e: Error) => e.message);
     expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+  });
+
+  test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    let hidden: string | undefined;
+    const client = {
+      subscriptions: {
+        // Ignores the identity filter, and does not show a new subscription in the first list after its POST.
+        list: async () => {
+          const out = subs.filter((x) => x.id !== hidden).map((x) => ({ id: x.id, status: x.status }));
+          hidden = undefined;
+          return out;
+        },
+        create: async () => {
+          const made = { id: String(9700 + subs.length), status: 'active' as const };
+          subs.push(made);
+          hidden = made.id;
+          return made;
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://lags.example' } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toBeUndefined();
+    // The next create learns: its identity's list shows it, and so does the list of identity 0 (the filter is ignored).
+    hidden = undefined;
+    const next = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    const client2 = ignoringFilter(subs, { create: async () => ({ id: '9800', status: 'active' }) }, false);
+    subs.push({ id: '9800', status: 'active' });
+    expect((await createRecordedSubscription({ ...rt, client: client2 } as Runtime, next, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId)
+      .toBe('9800');
+    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toMatch(/^no:\d+$/);
+  });
+
+  test('a lock with no time, or a time that is no time, holds up nothing and is removed', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const raw = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const plant = (sk: string, startedAt?: AttributeValue): Promise<unknown> => raw.send(new PutItemCommand({
+      TableName: h.journalTable,
+      Item: { pk: { S: 'inflight#sub#3001' }, sk: { S: sk }, member: { S: `S/Planted-${sk}|1` }, ...(startedAt ? { startedAt } : {}) },
+    }));
+    const soon = new Date(Date.now() + 1000).toISOString();
+    const times: Array<AttributeValue | undefined> = [undefined, { N: '1' }, { S: `${soon}~` }];
+    for (const t of times) {
+      await plant('lock', t);
+      await plant('lock#362', t);
+      expect(await j.lock('sub#3001', 'S/W|1', STALE)).toBeUndefined();
+      await j.unlock('sub#3001', 'S/W|1');
+      expect(await lockItems()).toEqual([]);
+    }
+    raw.destroy();
   });
 
   test('a wait for the rate limit past the deadline while showing the narrowing continues the event (it is no refusal)', async () => {

@@ -182,10 +182,12 @@ describe('the list before a create is one identity\'s', () => {
     await h.clearRequests();
     const { PhysicalResourceId: id } = await h.onEvent(h.event(PIPE, 'Create', SELLER_PIPELINE));
     const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub');
-    // Then, once per journal and service, the list of an identity no subscription has, that learns whether the service
-    // narrows its lists to an identity (src/handler/narrowing.ts): the pipeline's new subscription is not in it.
+    // Then, once per journal and service, the lists that learn whether the service narrows its lists to an identity
+    // (src/handler/narrowing.ts): the identity's shows the pipeline's new subscription, that of identity 0 does not.
     expect(lists.map((r) => r.query)).toEqual([
-      expect.objectContaining({ product: '107', remote_identity: '362' }), expect.objectContaining({ product: '107', remote_identity: '0' }),
+      expect.objectContaining({ product: '107', remote_identity: '362' }),
+      expect.objectContaining({ product: '107', remote_identity: '362' }),
+      expect.objectContaining({ product: '107', remote_identity: '0' }),
     ]);
     const rec = (await h.journalRecords()).find((r) => r.physicalId === id)!;
     expect(rec.state).toBe('active');

@@ -27,7 +27,7 @@ describe('service calls per lifecycle event', () => {
       return e;
     };
     // The steady state: the journal already knows that the service narrows its lists to an identity (learned by the
-    // first subscription create of a product, with one more list: src/handler/narrowing.ts, test/handler/ownership.test.ts).
+    // first subscription create of a product, with two more lists: src/handler/narrowing.ts, test/handler/ownership.test.ts).
     const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
     for (const product of [107, 3001]) await journal.setFact(`sub#${product}`, `narrows#${h.emu.url}`, 'yes');
     const measure = async (resource: string, event: string, e: CfnEvent, complete = false): Promise<string> => {
