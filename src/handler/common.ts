@@ -156,6 +156,32 @@ export function contradicts(value: unknown, want: string | number | undefined): 
   return value !== undefined && value !== null && want !== undefined && String(value) !== String(want);
 }
 
+/**
+ * The canonical form of a remote identity (`'042'`, `' 42'`, `'+42'` and `42` are identity `'42'`: the service reads
+ * integers), so that one identity is always one lock, one list filter, one attempt and one comparison. Empty: none.
+ */
+export function canonicalIdentity(v: string | number | null | undefined): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  const s = String(v).trim();
+  if (s === '') return undefined;
+  const m = /^([+-]?)(\d+)$/.exec(s);
+  if (m === null) return s;
+  const digits = m[2].replace(/^0+(?=\d)/, '');
+  return m[1] === '-' && digits !== '0' ? `-${digits}` : digits;
+}
+
+/** An identity a creates lock and a list filter can be narrowed to: a positive integer (canonical), else undefined. */
+export function lockableIdentity(v: string | number | null | undefined): string | undefined {
+  const c = canonicalIdentity(v);
+  return c !== undefined && /^[1-9]\d*$/.test(c) ? c : undefined;
+}
+
+/** `contradicts` for remote identities: compared in their canonical forms. */
+export function contradictsIdentity(value: unknown, want: string | number | undefined): boolean {
+  if (value === undefined || value === null || want === undefined) return false;
+  return canonicalIdentity(String(value)) !== canonicalIdentity(want);
+}
+
 /** Record states in which a resource holds no service record: ended, never made, or handed back (`released`). */
 export const RELEASED_OR_DONE: ReadonlySet<string> = new Set(['deleted', 'abandoned', 'released']);
 

@@ -4,12 +4,12 @@
  * fleet's creates of one product run at once; else the whole product's creates, one at a time, as a service that
  * ignores the filter needs. See docs/handler.md ("Ownership").
  */
-import { attemptBefore, CreateAttempt, OwnsSubscription } from './common';
+import { attemptBefore, CreateAttempt, lockableIdentity, OwnsSubscription } from './common';
 import { WaitPastDeadline } from './continuation';
 import { HandlerError, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
-import { canonicalIdentity, narrows } from './narrowing';
+import { narrows } from './narrowing';
 import { Runtime } from './runtime';
 
 /** A creates lock older than this (the longest a Lambda invocation runs) belongs to an invocation that ended. */
@@ -38,7 +38,7 @@ export interface CreatesScope {
 
 /** The scope of an attempt: narrowed to its identity when its lists were. */
 export function attemptScope(a: CreateAttempt): CreatesScope {
-  const identity = canonicalIdentity(a.identity);
+  const identity = lockableIdentity(a.identity);
   return identity !== undefined ? { product: a.product, identity } : { product: a.product };
 }
 
@@ -49,7 +49,8 @@ export function attemptScope(a: CreateAttempt): CreatesScope {
  * identity runs inside the window it compares.
  */
 export function createScope(rec: JournalRecord<OwnsSubscription>, product: number, identity: string | undefined): CreatesScope {
-  if (identity === undefined) return { product };
+  // Only a positive integer narrows a lock (anything else is refused by the service, or is the probe identity 0).
+  if (lockableIdentity(identity) === undefined) return { product };
   const a = rec.state === 'recording' ? rec.doc.attempt : undefined;
   if (rec.state === 'recording' && (a === undefined || attemptBefore(a) === undefined || a.product !== product
     || attemptScope(a).identity !== identity)) return { product };
@@ -65,7 +66,7 @@ const staleBefore = (): string => new Date(Date.now() - STALE_LOCK_MS).toISOStri
  * held close to the invocation's deadline (continues in isComplete where the event can).
  */
 export async function withCreatesLock<T>(rt: Runtime, want: CreatesScope, rec: JournalRecord<unknown>,
-  fn: (held: CreatesScope) => Promise<T>): Promise<T> {
+  fn: (held: CreatesScope) => Promise<T>, keepOnFailure: () => boolean = () => false): Promise<T> {
   const { product } = want;
   const kind = inflightKind(product);
   const me = inflightMember(rec);
@@ -86,8 +87,10 @@ export async function withCreatesLock<T>(rt: Runtime, want: CreatesScope, rec: J
         + 'run one at a time so that a lost answer is never mistaken for another\'s: deploy again');
     }
     if (round === 0) log({ msg: 'another create of the product is in flight: waiting for it to record its outcome', product, identity: scope.identity, holder: holder.member.split('|')[0] });
-    await rt.sleep(250 + Math.floor(Math.random() * 250));
-    if (scope.identity === undefined && want.identity !== undefined) {
+    // Slower as the wait grows (a fleet's waiters share one partition of the journal), 2 s at most.
+    const pause = Math.min(2000, 250 + 25 * round);
+    await rt.sleep(pause + Math.floor(Math.random() * pause));
+    if (scope.identity === undefined && want.identity !== undefined && round % 4 === 3) {
       const next = await narrowest();
       if (next.identity !== undefined) {
         // Learned meanwhile (another create's list): the product's lock it may have written while waiting goes.
@@ -97,11 +100,25 @@ export async function withCreatesLock<T>(rt: Runtime, want: CreatesScope, rec: J
     }
   }
   const held = scope;
+  let kept = false;
   try {
     return await fn(held);
+  } catch (e) {
+    // A POST sent and not resolved (the record stays `recording`): the lock stays with the resource until its next
+    // event resolves it (the same resource takes it over) or it goes stale, when a lone candidate is no longer taken
+    // (FRESH_ATTEMPT_MS): no other create runs inside the window that resolution will compare.
+    kept = keepOnFailure();
+    throw e;
   } finally {
-    await rt.journal.unlock(kind, me, held.identity).catch((e: unknown) => {
-      log({ level: 'WARNING', msg: 'could not release the creates lock (it expires)', product, error: messageOf(e) });
-    });
+    if (!kept) {
+      // A record resumed `recording` may still hold the lock an earlier event kept, of the other scope: released too.
+      const parts = new Set<string | undefined>([held.identity]);
+      if (rec.state === 'recording') [undefined, want.identity].forEach((p) => parts.add(p));
+      for (const part of parts) {
+        await rt.journal.unlock(kind, me, part).catch((e: unknown) => {
+          log({ level: 'WARNING', msg: 'could not release the creates lock (it expires)', product, error: messageOf(e) });
+        });
+      }
+    }
   }
 }

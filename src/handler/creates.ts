@@ -12,12 +12,12 @@
  * naming them. See docs/handler.md ("Ownership").
  */
 import { Subscription, SubscriptionCreateV2 } from '../client';
-import { attemptBefore, nowIso, OwnsSubscription } from './common';
+import { attemptBefore, canonicalIdentity, lockableIdentity, nowIso, OwnsSubscription } from './common';
 import { attemptScope, createScope, CreatesScope, withCreatesLock } from './creates-lock';
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
-import { canonicalIdentity, learnNarrowing, narrowingShown } from './narrowing';
+import { learnNarrowing, narrowingShown } from './narrowing';
 import { Runtime } from './runtime';
 
 /** Creating POSTs one create sends at most while each lost answer is proven to have made nothing. */
@@ -42,7 +42,7 @@ export async function resolveAttempt<D extends OwnsSubscription>(rt: Runtime, re
   // Without the list before the call, the whole product is listed: the whole product's lock.
   const scope = a !== undefined && attemptBefore(a) !== undefined ? attemptScope(a)
     : { product: a?.product ?? (rec.doc as { product?: number }).product ?? 107 };
-  return withCreatesLock(rt, scope, rec, (held) => resolveLocked(rt, rec, matches, held));
+  return withCreatesLock(rt, scope, rec, (held) => resolveLocked(rt, rec, matches, held), () => sentAndUnresolved(rec));
 }
 
 /** `resolveAttempt` with the lock `held`: under an identity's lock, a candidate must be shown the identity's. */
@@ -120,6 +120,7 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
   beforePost?: () => Promise<void>): Promise<JournalRecord<D>> {
   const product = Number(attrs.product);
   const identity = canonicalIdentity(attrs.remote_identity);
+  let latest: JournalRecord<D> = rec;
   return withCreatesLock(rt, createScope(rec, product, identity), rec, async (held) => {
     let r = rec;
     let id: string | undefined;
@@ -133,7 +134,7 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
         else log({ msg: 'an earlier attempt of this resource made nothing: creating anew' });
       }
       if (posts >= MAX_CREATE_POSTS) {
-        await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+        latest = await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
         throw new HandlerError(`creating the product-${product} subscription had no clear outcome ${posts} times (${lost ?? 'no answer'}) and the `
           + 'service shows that nothing was made: deploy again');
       }
@@ -144,7 +145,7 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
           await beforePost();
         } catch (e) {
           // Nothing is sent: an earlier POST of this record, if any, is proven above to have made nothing.
-          await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+          latest = await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
           throw e;
         }
       }
@@ -159,13 +160,14 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
         };
       }
       r = await rt.journal.save(r, 'recording', { ...fresh(r.doc), attempt });
+      latest = r;
       posts++;
       try {
         id = String((await rt.client.subscriptions.create(attrs)).id);
         answered = true;
       } catch (e) {
         if (isDefiniteFailure(e)) {
-          await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
+          latest = await rt.journal.save(r, back, { ...r.doc, attempt: undefined });
           throw e;
         }
         lost = messageOf(e);
@@ -176,7 +178,13 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
     if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
     const saved = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
     // Under the whole product's lock because the service is not known to narrow its lists yet: learned from this one.
-    if (answered && identity !== undefined && held.identity === undefined) await learnNarrowing(rt, product, identity, id);
+    const learns = lockableIdentity(identity);
+    if (answered && learns !== undefined && held.identity === undefined) await learnNarrowing(rt, product, learns, id);
     return saved;
-  });
+  }, () => sentAndUnresolved(latest));
+}
+
+/** A record whose creating POST was sent and whose outcome is not recorded (it keeps its creates lock on a failure). */
+function sentAndUnresolved(rec: JournalRecord<OwnsSubscription>): boolean {
+  return rec.state === 'recording' && rec.doc.attempt !== undefined;
 }

@@ -11,13 +11,18 @@
  * (`narrowingShown` in creates.ts), so it fails clearly and never takes another's.
  */
 import { ServiceError, Subscription } from '../client';
+import { canonicalIdentity } from './common';
 import { log } from './log';
 import { clearedWithLocalRuntime, Runtime } from './runtime';
 
 /** An identity no subscription has: a list filtered by it is empty where the service narrows lists to an identity. */
 export const NO_IDENTITY = '0';
 
-const known = new Map<string, boolean>();
+/**
+ * What this container learned, until when: a "yes" is read again from the journal after a minute (another container
+ * may have unlearned it), a "no" (or lists that lag) is kept as long as the journal keeps it.
+ */
+const known = new Map<string, { readonly yes: boolean; readonly until: number }>();
 
 clearedWithLocalRuntime(() => known.clear());
 
@@ -27,6 +32,16 @@ const keyOf = (rt: Runtime, product: number): string => `${rt.serviceOrigin ?? '
 
 /** How long a learned "does not narrow" is kept in the journal before a create learns again. */
 const NO_KEPT_MS = 60 * 60_000;
+/** How long this container trusts a "yes" before it reads the journal again. */
+const YES_CACHED_MS = 60_000;
+/** How long this container waits before it learns again after lists that lag (the new subscription not shown yet). */
+const LAG_KEPT_MS = 10 * 60_000;
+
+/** What this container knows now, if anything. */
+function cached(rt: Runtime, product: number): boolean | undefined {
+  const c = known.get(keyOf(rt, product));
+  return c !== undefined && Date.now() < c.until ? c.yes : undefined;
+}
 
 /** What the journal says: 'yes', a recent 'no', or nothing (learn). */
 async function journalSays(rt: Runtime, product: number): Promise<'yes' | 'no' | undefined> {
@@ -36,37 +51,49 @@ async function journalSays(rt: Runtime, product: number): Promise<'yes' | 'no' |
   return at !== null && Date.now() - Number(at[1]) < NO_KEPT_MS && Number(at[1]) <= Date.now() + 60_000 ? 'no' : undefined;
 }
 
-/** Whether the service is known to narrow product `product`'s lists to an identity (this container, else the journal). */
+/**
+ * Whether the service is known to narrow product `product`'s lists to an identity (this container's recent answer,
+ * else the journal's).
+ */
 export async function narrows(rt: Runtime, product: number): Promise<boolean> {
-  const k = keyOf(rt, product);
-  if (known.get(k) === true) return true;
-  if (await journalSays(rt, product) !== 'yes') return false;
-  known.set(k, true);
-  return true;
+  const c = cached(rt, product);
+  if (c !== undefined) return c;
+  const says = await journalSays(rt, product);
+  if (says === 'yes') known.set(keyOf(rt, product), { yes: true, until: Date.now() + YES_CACHED_MS });
+  return says === 'yes';
 }
 
-/** Records that the service does not narrow product `product`'s lists (for an hour, in the journal; at once here). */
+/** Records that the service does not narrow product `product`'s lists (for an hour, in the journal and here). */
 async function learnedNo(rt: Runtime, product: number): Promise<void> {
-  known.set(keyOf(rt, product), false);
+  known.set(keyOf(rt, product), { yes: false, until: Date.now() + NO_KEPT_MS });
   await rt.journal.setFact(kindOf(product), factName(rt), `no:${Date.now()}`);
 }
 
 /**
  * Learns whether the service narrows product `product`'s lists, from subscription `madeId` that a create of identity
  * `identity` just made (its POST answered the ID): the identity's list must show it (a list that lags proves nothing)
- * and the list of identity `0` must leave it out. Learning never fails the create.
+ * and the list of identity `0` must leave it out (a refused list of identity `0`: the service does not narrow).
+ * Learning never fails the create.
  */
 export async function learnNarrowing(rt: Runtime, product: number, identity: string, madeId: string): Promise<void> {
   const k = keyOf(rt, product);
   try {
-    if (known.has(k) || await journalSays(rt, product) !== undefined) return;
+    if (cached(rt, product) !== undefined || await journalSays(rt, product) !== undefined) return;
     const own = await rt.client.subscriptions.list({ product, remoteIdentity: identity });
-    // Not shown yet (a list that lags the POST): nothing is learned; the next create learns.
-    if (!own.some((s) => String(s.id) === madeId)) return;
-    const listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
-    const yes = !listed.some((s) => String(s.id) === madeId);
+    if (!own.some((s) => String(s.id) === madeId)) {
+      // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
+      known.set(k, { yes: false, until: Date.now() + LAG_KEPT_MS });
+      return;
+    }
+    let yes: boolean;
+    try {
+      yes = !(await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).some((s) => String(s.id) === madeId);
+    } catch (e) {
+      if (!refused(e)) throw e;
+      yes = false;
+    }
     if (yes) {
-      known.set(k, true);
+      known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
       await rt.journal.setFact(kindOf(product), factName(rt), 'yes');
     } else {
       await learnedNo(rt, product);
@@ -81,6 +108,12 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
   }
 }
 
+/** A list the service refused (4xx but 429), not one stopped by a wait for the rate limit. */
+function refused(e: unknown): boolean {
+  const status = e instanceof ServiceError && !e.waitPastDeadline ? e.status ?? 0 : 0;
+  return status >= 400 && status < 500 && status !== 429;
+}
+
 /**
  * Whether the service shows that it narrows `GET /v2/sub` to identity `identity`, so that `candidates`, which
  * appeared in the identity's list, are the identity's: each shows the identity, or a list filtered by an identity no
@@ -89,14 +122,14 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
  * the deadline, or an unclear answer, is thrown (the event continues, or fails changing nothing).
  */
 export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
-  if (candidates.every((s) => s.remote_identity !== undefined && s.remote_identity !== null && String(s.remote_identity) === identity)) return true;
+  const shown = (s: Subscription): boolean =>
+    s.remote_identity !== undefined && s.remote_identity !== null && canonicalIdentity(s.remote_identity) === identity;
+  if (candidates.every(shown)) return true;
   let listed: Subscription[];
   try {
     listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
   } catch (e) {
-    const status = e instanceof ServiceError && !e.waitPastDeadline ? e.status ?? 0 : 0;
-    const refused = status >= 400 && status < 500 && status !== 429;
-    if (refused) return false;
+    if (refused(e)) return false;
     throw e;
   }
   const ids = new Set(listed.map((s) => String(s.id)));
@@ -104,15 +137,4 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
   // The list of identity 0 answers them: the service does not narrow (the fact was wrong, or planted). Unlearned.
   await learnedNo(rt, product).catch(() => undefined);
   return false;
-}
-
-/**
- * The canonical form of a remote identity (`'042'`, `' 42'` and `42` are identity `'42'`: the service reads integers),
- * so that one identity is always one lock, one list filter and one attempt.
- */
-export function canonicalIdentity(v: string | number | null | undefined): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  const s = String(v).trim();
-  const m = /^([+-]?)(\d+)$/.exec(s);
-  return m !== null ? `${m[1] === '-' ? '-' : ''}${m[2].replace(/^0+(?=\d)/, '')}` : s;
 }

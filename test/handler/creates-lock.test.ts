@@ -261,8 +261,10 @@ describe('what the service is learned to do', () => {
     const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
     expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
     expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toBeUndefined();
-    // The next create learns: its identity's list shows it, and so does the list of identity 0 (the filter is ignored).
+    // This container learns again in 10 minutes; a new container's create learns: its identity's list shows it, and
+    // so does the list of identity 0 (the filter is ignored).
     hidden = undefined;
+    h.configure();
     const next = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
     const client2 = ignoringFilter(subs, { create: async () => ({ id: '9800', status: 'active' }) }, false);
     subs.push({ id: '9800', status: 'active' });
@@ -316,6 +318,62 @@ describe('what the service is learned to do', () => {
     expect(err).toBeInstanceOf(ServiceError);
     expect((err as ServiceError).waitPastDeadline).toBe(true);
     expect((await j.records<any>('HandlerTest/Mx'))[0].state).toBe('recording');
+  });
+
+  test('a POST sent and not resolved keeps its lock: another create waits, the resource\'s next event takes it over and resolves', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    let listsRefused = false;
+    const client = {
+      subscriptions: {
+        list: async () => {
+          if (listsRefused) throw new ServiceError({ message: 'turn after the deadline', method: 'GET', path: '/v2/sub', retryable: true, waitPastDeadline: true });
+          return subs.map((x) => ({ id: x.id, status: x.status }));
+        },
+        create: async () => {
+          // The answer is lost; nothing was made; the list after it must wait past the deadline.
+          listsRefused = true;
+          throw new TypeError('fetch failed');
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, continues: true } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/A', 'new', { product: 3001, identity: '364' });
+    const err = await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true).then(() => undefined, (e: unknown) => e);
+    expect((err as ServiceError).waitPastDeadline).toBe(true);
+    const [recording] = await j.records<any>('HandlerTest/A');
+    expect(recording.state).toBe('recording');
+    // The lock stays: another resource's create of the product (the service is not known to narrow) waits for it.
+    expect((await j.lock('sub#3001', 'HandlerTest/B|r-1', STALE))?.member).toBe(`HandlerTest/A|${recording.id}`);
+    // The resource's continuation takes it over, finds nothing made, sends again and releases it.
+    listsRefused = false;
+    const client2 = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: '9950', status: 'active' as const };
+        subs.push(made);
+        return made;
+      },
+    }, false);
+    expect((await createRecordedSubscription({ ...rt, client: client2 } as Runtime, recording, ATTRS, 'abandoned', () => true)).physicalId).toBe('9950');
+    expect(await j.lock('sub#3001', 'HandlerTest/B|r-1', STALE)).toBeUndefined();
+  });
+
+  test('identity 0, or one that is not a positive integer, takes the product\'s lock and teaches nothing', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    await j.setFact('sub#3001', 'narrows#service', 'yes');
+    expect(await j.lock('sub#3001', 'HandlerTest/Other|r-1', STALE, '0')).toBeUndefined();
+    const client = ignoringFilter([], { create: async () => ({ id: '9960', status: 'active' }) }, true);
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined } as unknown as Runtime;
+    for (const [i, identity] of ['000', '-0', ' '].entries()) {
+      const rec = await j.create<any>(`HandlerTest/Z${i}`, 'new', { product: 3001 });
+      // The product's lock: the other resource's part for identity 0 holds it up.
+      const attrs = { ...ATTRS, remote_identity: identity as unknown as number };
+      const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, rec, attrs, 'abandoned', () => true)
+        .then(() => 'created', (e: Error) => e.message);
+      expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+    }
   });
 
   test('one identity written two ways (\'042\' and \'42\') is one lock, one list filter and one attempt', async () => {

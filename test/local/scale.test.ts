@@ -137,8 +137,9 @@ describe('dpi local-deploy of many pipelines', () => {
       // The identity's health before anything is made (one read per first create attempt).
       'GET /ri/{id}': n,
       'POST /service/sp/notifications-unified/{id}': n,
-      // The product's subscriptions listed before each subscription POST (what a lost answer is resolved against).
-      'GET /v2/sub': n,
+      // The product's subscriptions listed before each subscription POST (what a lost answer is resolved against), and
+      // once per journal the two lists that learn whether the service narrows them to an identity (narrowing.ts).
+      'GET /v2/sub': n + 2,
       'POST /v2/sub': n,
     });
     const expectedDelete = {
@@ -172,7 +173,7 @@ describe('dpi local-deploy of many pipelines', () => {
     expect(r.deploy.ok && r.destroy.ok).toBe(true);
     expect(r.deploy.refused + r.destroy.refused).toBeGreaterThan(0);
     // Each container that served calls (an isComplete container may serve none) reads the account, user and product once.
-    expect(r.deploy.calls).toBe(4 * 40 + 3 * r.deploy.exchanges);
+    expect(r.deploy.calls).toBe(4 * 40 + 2 + 3 * r.deploy.exchanges);
     expect(r.destroy.calls).toBe(3 * 40);
     expect(r.left).toBe(0);
   });

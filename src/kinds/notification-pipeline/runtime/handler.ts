@@ -10,7 +10,7 @@ import {
 } from './handler-state';
 import { ServiceError, UnifiedPipelineResult } from '../../../client';
 import {
-  contradicts, deleteProven, newSubscriptionAttributes, removalPolicyOf, statusOrGone,
+  contradicts, contradictsIdentity, deleteProven, newSubscriptionAttributes, removalPolicyOf, statusOrGone,
 } from '../../../handler/common';
 import { continuesAfter } from '../../../handler/continuation';
 import { createRecordedSubscription } from '../../../handler/creates';
@@ -170,7 +170,7 @@ async function recordSubscription(rt: Runtime, rec: PipelineRecord): Promise<Pip
   });
   try {
     return await createRecordedSubscription(rt, rec, attrs, 'posted',
-      (s) => !contradicts(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT) && !contradicts(s.name, rec.doc.name));
+      (s) => !contradictsIdentity(s.remote_identity, rec.doc.identity) && !contradicts(s.product, PRODUCT) && !contradicts(s.name, rec.doc.name));
   } catch (e) {
     if (continuesAfter(rt, e)) throw e;
     throw leftover(rec, messageOf(e));

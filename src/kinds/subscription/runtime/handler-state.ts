@@ -5,7 +5,7 @@
  */
 import type { Applied, SubscriptionDesired } from './handler-types';
 import { encodeStageIds, ProductRecord, Subscription } from '../../../client';
-import { contradicts, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE } from '../../../handler/common';
+import { contradicts, contradictsIdentity, declaredRemovalPolicy, OwnsSubscription, recordedRemovalPolicy, RELEASED_OR_DONE } from '../../../handler/common';
 import { HandlerError, isStatus, messageOf } from '../../../handler/errors';
 import { JournalRecord } from '../../../handler/journal';
 import { log } from '../../../handler/log';
@@ -117,7 +117,7 @@ export function data(id: string, status: string): Record<string, string> {
 }
 
 export function matchesDesired(d: SubscriptionDesired): (s: Subscription) => boolean {
-  return (s) => !contradicts(s.product, d.productId) && !contradicts(s.remote_identity, d.remoteIdentityId)
+  return (s) => !contradicts(s.product, d.productId) && !contradictsIdentity(s.remote_identity, d.remoteIdentityId)
     && !contradicts(s.storage_group, d.storageGroupId) && !contradicts(s.name, d.name);
 }
 
