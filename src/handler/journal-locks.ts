@@ -179,6 +179,7 @@ function resourcePrefix(member: string): string {
   return `${member.split('|')[0]}|`;
 }
 
-function conditionFailed(e: unknown): boolean {
+/** Whether a DynamoDB error is a failed condition. */
+export function conditionFailed(e: unknown): boolean {
   return (e as { name?: string }).name === 'ConditionalCheckFailedException';
 }

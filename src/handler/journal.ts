@@ -26,7 +26,7 @@ import { randomBytes } from 'crypto';
 import type * as ddb from '@aws-sdk/client-dynamodb';
 import { DEFAULT_JOURNAL_TABLE } from '../contract';
 import { HandlerError, messageOf } from './errors';
-import { dynamoCreatesLocks, InflightMark } from './journal-locks';
+import { conditionFailed, dynamoCreatesLocks, InflightMark } from './journal-locks';
 import { checkProvidedTable, JournalEnvironment, journalMode } from './journal-provided';
 import { log } from './log';
 import { CfnEvent } from './types';
@@ -349,10 +349,7 @@ export function openJournalTable(opts: JournalOptions): JournalTable {
   return { client: c, table, sdk: m, run };
 }
 
-/** Whether a DynamoDB error is a failed condition. */
-export function conditionFailed(e: unknown): boolean {
-  return (e as { name?: string }).name === 'ConditionalCheckFailedException';
-}
+export { conditionFailed } from './journal-locks';
 
 /** The journal in DynamoDB. */
 export function dynamoJournal(opts: JournalOptions): Journal {
