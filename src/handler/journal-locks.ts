@@ -28,7 +28,7 @@ export interface CreatesLocks {
   lock(kind: string, member: string, staleBefore: string, part?: string): Promise<InflightMark | undefined>;
   unlock(kind: string, member: string, part?: string): Promise<void>;
   fact(kind: string, name: string): Promise<string | undefined>;
-  setFact(kind: string, name: string, value: string): Promise<void>;
+  setFact(kind: string, name: string, value: string, expected?: string | null): Promise<boolean>;
 }
 
 /** What the locks need of the journal table (`JournalTable` of journal.ts). */
@@ -161,10 +161,21 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
       const got = await c.send(new m.GetItemCommand({ TableName: table, Key: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`) }, ConsistentRead: true }));
       return got.Item?.value?.S;
     }),
-    setFact: (kind, name, value) => run(async () => {
-      await c.send(new m.PutItemCommand({
-        TableName: table, Item: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`), value: S(value), at: S(new Date().toISOString()) },
-      }));
+    setFact: (kind, name, value, expected) => run(async () => {
+      // With `expected`: only over that value (null: only where there is none), so a fact read and judged is not
+      // overwritten by what another container wrote meanwhile.
+      const cond = expected === undefined ? {} : expected === null
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: '#v = :v', ExpressionAttributeNames: { '#v': 'value' }, ExpressionAttributeValues: { ':v': S(expected) } };
+      try {
+        await c.send(new m.PutItemCommand({
+          TableName: table, Item: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`), value: S(value), at: S(new Date().toISOString()) }, ...cond,
+        }));
+        return true;
+      } catch (e) {
+        if (conditionFailed(e)) return false;
+        throw e;
+      }
     }),
   };
 }

@@ -78,8 +78,11 @@ export interface Journal {
   unlock(kind: string, member: string, part?: string): Promise<void>;
   /** A fact kept beside the creates locks of `kind` (e.g. that the service narrows its lists to an identity). */
   fact(kind: string, name: string): Promise<string | undefined>;
-  /** Keeps a fact beside the creates locks of `kind`. */
-  setFact(kind: string, name: string, value: string): Promise<void>;
+  /**
+   * Keeps a fact beside the creates locks of `kind`; with `expected`, only over that value (`null`: only where the fact
+   * is not kept yet). Whether it was written.
+   */
+  setFact(kind: string, name: string, value: string, expected?: string | null): Promise<boolean>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.

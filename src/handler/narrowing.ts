@@ -4,7 +4,8 @@
  * creates where the service is known to narrow, else the whole product's, as a service that ignores the filter needs.
  *
  * Learned, never assumed: after a create whose POST answered its new subscription's ID, a list filtered by an identity
- * no subscription has (`0`) that leaves that subscription out shows it. Kept per container and in the journal (a fact
+ * no subscription has (`0`) that leaves that subscription out, and a minute or more later still leaves it out while
+ * its identity's list shows it, shows it (`learnNarrowing`). Kept per container and in the journal (a fact
  * beside the product's creates locks, per service address), so the containers of every deploy of the account learn it
  * once. A planted fact can only make creates take identities' locks on a service that ignores the filter; there the
  * resolution of a lost answer still takes a candidate only once the service shows it is the identity's
@@ -36,6 +37,8 @@ const NO_KEPT_MS = 60 * 60_000;
 const YES_CACHED_MS = 60_000;
 /** How long this container waits before it learns again after lists that lag (the new subscription not shown yet). */
 const LAG_KEPT_MS = 10 * 60_000;
+/** How old the subscription of a first observation must be before a second one may learn "yes" from it. */
+export const WITNESS_AGE_MS = 60_000;
 
 /** What this container knows now, if anything. */
 function cached(rt: Runtime, product: number): boolean | undefined {
@@ -43,12 +46,23 @@ function cached(rt: Runtime, product: number): boolean | undefined {
   return c !== undefined && Date.now() < c.until ? c.yes : undefined;
 }
 
-/** What the journal says: 'yes', a recent 'no', or nothing (learn). */
-async function journalSays(rt: Runtime, product: number): Promise<'yes' | 'no' | undefined> {
+/** A first observation (fact `seen:<time>:<identity>:<subscription ID>`): a list of identity 0 left out that subscription. */
+interface Seen {
+  readonly at: number;
+  readonly identity: string;
+  readonly id: string;
+}
+
+/** What the journal says: 'yes', a recent 'no', a first observation, or nothing (learn); and the fact as read. */
+async function journalSays(rt: Runtime, product: number): Promise<{ says?: 'yes' | 'no' | Seen; raw: string | null }> {
   const v = await rt.journal.fact(kindOf(product), factName(rt));
-  if (v === 'yes') return 'yes';
-  const at = /^no:(\d+)$/.exec(v ?? '');
-  return at !== null && Date.now() - Number(at[1]) < NO_KEPT_MS && Number(at[1]) <= Date.now() + 60_000 ? 'no' : undefined;
+  const raw = v ?? null;
+  const ahead = (t: number): boolean => t > Date.now() + 60_000;
+  if (v === 'yes') return { says: 'yes', raw };
+  const no = /^no:(\d+)$/.exec(v ?? '');
+  if (no !== null) return { says: Date.now() - Number(no[1]) < NO_KEPT_MS && !ahead(Number(no[1])) ? 'no' : undefined, raw };
+  const seen = /^seen:(\d+):([1-9]\d{0,17}):([^:]{1,64})$/.exec(v ?? '');
+  return { says: seen !== null && !ahead(Number(seen[1])) ? { at: Number(seen[1]), identity: seen[2], id: seen[3] } : undefined, raw };
 }
 
 /**
@@ -58,7 +72,7 @@ async function journalSays(rt: Runtime, product: number): Promise<'yes' | 'no' |
 export async function narrows(rt: Runtime, product: number): Promise<boolean> {
   const c = cached(rt, product);
   if (c !== undefined) return c;
-  const says = await journalSays(rt, product);
+  const { says } = await journalSays(rt, product);
   if (says === 'yes') known.set(keyOf(rt, product), { yes: true, until: Date.now() + YES_CACHED_MS });
   return says === 'yes';
 }
@@ -72,40 +86,58 @@ async function learnedNo(rt: Runtime, product: number): Promise<void> {
 /**
  * Learns whether the service narrows product `product`'s lists, from subscription `madeId` that a create of identity
  * `identity` just made (its POST answered the ID): the identity's list must show it (a list that lags proves nothing)
- * and the list of identity `0` must leave it out (a refused list of identity `0`: the service does not narrow).
- * Learning never fails the create.
+ * and the list of identity `0` must leave it out (a refused list of identity `0`: the service does not narrow). Such
+ * an observation is kept; "yes" is learned only when a later one, at least WITNESS_AGE_MS after, finds the list of
+ * identity `0` still leaving out that older subscription while its own identity's list shows it: a list that lags
+ * behind the POST (another replica) would show a subscription that old, so lag cannot teach "yes". Learning never
+ * fails the create.
  */
 export async function learnNarrowing(rt: Runtime, product: number, identity: string, madeId: string): Promise<void> {
   const k = keyOf(rt, product);
   try {
-    if (cached(rt, product) !== undefined || await journalSays(rt, product) !== undefined) return;
+    if (cached(rt, product) !== undefined) return;
+    const { says, raw } = await journalSays(rt, product);
+    if (says === 'yes' || says === 'no') return;
+    if (says !== undefined && Date.now() - says.at < WITNESS_AGE_MS) {
+      // An observation too recent to be a witness: this container waits until it is old enough.
+      known.set(k, { yes: false, until: says.at + WITNESS_AGE_MS });
+      return;
+    }
     const own = await rt.client.subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
       // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
       known.set(k, { yes: false, until: Date.now() + LAG_KEPT_MS });
       return;
     }
-    let yes: boolean;
+    let none: Set<string>;
     try {
-      yes = !(await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).some((s) => String(s.id) === madeId);
+      none = new Set((await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).map((s) => String(s.id)));
     } catch (e) {
       if (!refused(e)) throw e;
-      yes = false;
+      return await unlearned(rt, product);
     }
-    if (yes) {
+    if (none.has(madeId) || (says !== undefined && none.has(says.id))) return await unlearned(rt, product);
+    const listedOf = async (of: string): Promise<Subscription[]> =>
+      (of === identity ? own : rt.client.subscriptions.list({ product, remoteIdentity: of }));
+    const witnessShown = says !== undefined && says.id !== madeId && (await listedOf(says.identity)).some((s) => String(s.id) === says.id);
+    if (!witnessShown) {
+      // The first observation (or its witness is no longer listed): kept, and judged again after WITNESS_AGE_MS.
+      known.set(k, { yes: false, until: Date.now() + WITNESS_AGE_MS });
+      await rt.journal.setFact(kindOf(product), factName(rt), `seen:${Date.now()}:${identity}:${madeId}`, raw);
+      return;
+    }
+    if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
       known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
-      await rt.journal.setFact(kindOf(product), factName(rt), 'yes');
-    } else {
-      await learnedNo(rt, product);
+      log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
     }
-    log({
-      msg: yes ? 'the service narrows subscription lists to an identity: creates of different identities run at once'
-        : 'the service does not narrow subscription lists to an identity: creates of the product run one at a time',
-      product,
-    });
   } catch (e) {
     log({ level: 'WARNING', msg: 'could not learn whether the service narrows subscription lists to an identity (creates of the product run one at a time)', product, error: (e as Error).message });
   }
+}
+
+async function unlearned(rt: Runtime, product: number): Promise<void> {
+  await learnedNo(rt, product);
+  log({ msg: 'the service does not narrow subscription lists to an identity: creates of the product run one at a time', product });
 }
 
 /** A list the service refused (4xx but 429), not one stopped by a wait for the rate limit. */

@@ -9,7 +9,7 @@ import { DpiClient, ServiceError, Subscription } from '../../src/client';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
 import { createRecordedSubscription } from '../../src/handler/creates';
 import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
-import { NO_IDENTITY } from '../../src/handler/narrowing';
+import { NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
 import { Runtime } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -86,12 +86,30 @@ describe('the journal\'s creates locks: the whole kind and its parts', () => {
   });
 });
 
+/** The emulator's creates teach "yes": a first observation, made a minute old, then a second create that finds it. */
+async function learnYes(j: Journal): Promise<void> {
+  const fact = `narrows#${h.emu.url}`;
+  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+  const seen = await j.fact('sub#3001', fact);
+  const first = /^seen:(\d+):362:(\d+)$/.exec(seen ?? '');
+  expect(first).not.toBeNull();
+  // A second create within the minute learns nothing more and lists nothing for it.
+  await h.clearRequests();
+  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up-2', ProductParameters: { marketplace_id: 'A2EUQ1WTGCTBG2' } }, { LogicalResourceId: 'WarmUp2' }));
+  expect(await j.fact('sub#3001', fact)).toBe(seen);
+  expect((await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub' && r.query.remote_identity === NO_IDENTITY)).toHaveLength(0);
+  // The observation a minute old: the next create's lists of identity 0 and of the witness's identity teach "yes".
+  expect(await j.setFact('sub#3001', fact, `seen:${Number(first![1]) - WITNESS_AGE_MS}:362:${first![2]}`, seen)).toBe(true);
+  h.configure();
+  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up-3', RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } }, { LogicalResourceId: 'WarmUp3' }));
+  expect(await j.fact('sub#3001', fact)).toBe('yes');
+}
+
 describe('a create waits only for creates of its own identity', () => {
   test('another resource\'s create of identity 362 in flight holds up a create of 362, not one of 364; the whole product holds up both', async () => {
     const j = journal();
-    // The first create learns that the service narrows its lists to an identity (one list of identity 0).
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    expect(await j.fact('sub#3001', `narrows#${h.emu.url}`)).toBe('yes');
+    // The creates learn that the service narrows its lists to an identity (a list of identity 0, twice a minute apart).
+    await learnYes(j);
     expect(await j.lock('sub#3001', 'HandlerTest/Other|2026-11-24T00:00:00.000Z#live', STALE, '362')).toBeUndefined();
     const of364 = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
       { LogicalResourceId: 'Mx' }), 70_000);
@@ -110,7 +128,7 @@ describe('a create waits only for creates of its own identity', () => {
   });
 
   test('creates of two identities at once, both answers lost: neither waits, each gets its own, the narrowing is shown by a list of no identity', async () => {
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    await learnYes(journal());
     h.logs.length = 0;
     await h.admin('POST', '/faults', { method: 'POST', pathPrefix: '/v2/sub', dropResponse: true, count: 2 });
     await h.clearRequests();
@@ -122,7 +140,8 @@ describe('a create waits only for creates of its own identity', () => {
     expect(subOf(mx.PhysicalResourceId).remote_identity).toBe(364);
     expect(await h.journalOwner('sub', us.PhysicalResourceId)).toBe('HandlerTest/Us');
     expect(await h.journalOwner('sub', mx.PhysicalResourceId)).toBe('HandlerTest/Mx');
-    expect(h.state().subscriptions.filter((s: any) => s.product === 3001 && s.account === 1001 && s.status === 'active')).toHaveLength(3);
+    // The three warm-ups' and these two.
+    expect(h.state().subscriptions.filter((s: any) => s.product === 3001 && s.account === 1001 && s.status === 'active')).toHaveLength(5);
     expect(h.logs.join('\n')).not.toContain(WAITING);
     const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity);
     // Where the reads show no identity (the spec's), each resolution asks for the list of no identity; the vendor's show it.
@@ -234,6 +253,98 @@ describe('what the service is learned to do', () => {
     const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)
       .then(() => 'created', (e: Error) => e.message);
     expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+  });
+
+  /**
+   * A service that ignores the identity filter, whose list of identity 0 (another replica) lags: it leaves out the
+   * newest subscription. `onWitnessList` runs when the list of a first observation's identity is read.
+   */
+  const laggingReplica = (subs: Subscription[], onWitnessList?: () => Promise<void>): DpiClient => ({
+    subscriptions: {
+      list: async (q: { remoteIdentity?: string } = {}) => {
+        if (q.remoteIdentity === '364' && onWitnessList) await onWitnessList();
+        return (q.remoteIdentity === NO_IDENTITY ? subs.slice(0, -1) : subs).map((x) => ({ id: x.id, status: x.status }));
+      },
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const };
+        subs.push(made);
+        return made;
+      },
+    },
+  }) as unknown as DpiClient;
+  /** Moves the journal's first observation a minute into the past (as if a minute had passed). */
+  const age = async (j: Journal, fact: string): Promise<void> => {
+    const seen = await j.fact('sub#3001', fact);
+    const m = /^seen:(\d+):(.*)$/.exec(seen ?? '');
+    expect(m).not.toBeNull();
+    expect(await j.setFact('sub#3001', fact, `seen:${Number(m![1]) - WITNESS_AGE_MS - 1}:${m![2]}`, seen)).toBe(true);
+  };
+
+  test('a list of identity 0 that lags behind the POST teaches no "yes": a minute later it shows the older subscription', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const rt = { client: laggingReplica(subs), journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://replica.example' } as unknown as Runtime;
+    const fact = 'narrows#https://replica.example';
+    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    // The list of identity 0 left the new subscription out: only a first observation, no "yes".
+    expect(await j.fact('sub#3001', fact)).toBe('seen:' + /^seen:(\d+)/.exec((await j.fact('sub#3001', fact))!)![1] + ':364:9700');
+    await age(j, fact);
+    h.configure();
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    expect((await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId).toBe('9701');
+    // It leaves out the newest again, but shows the older one: the service does not narrow.
+    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+  });
+
+  test('a planted first observation teaches nothing: a witness its identity\'s list does not show, or a time ahead, is replaced', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const fact = `narrows#${h.emu.url}`;
+    for (const [i, planted] of ['seen:1000:364:424242', `seen:${Date.now() + 3_600_000}:364:9001`].entries()) {
+      await j.setFact('sub#3001', fact, planted);
+      h.configure();
+      const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: `planted-${i}`, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
+        { LogicalResourceId: `Planted${i}` }));
+      expect(await j.fact('sub#3001', fact)).toMatch(new RegExp(`^seen:\\d+:364:${made.PhysicalResourceId}$`));
+    }
+  });
+
+  test('"yes" is written only over the observation it judged: a "no" written meanwhile by another container stays', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const fact = 'narrows#https://narrows.example';
+    const subs: Subscription[] = [];
+    let unlearnMeanwhile = false;
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: subs.length === 0 ? 364 : 362 };
+        subs.push(made);
+        return made;
+      },
+    }, true);
+    const list = client.subscriptions.list.bind(client.subscriptions);
+    (client.subscriptions as any).list = async (q: { remoteIdentity?: string }) => {
+      if (unlearnMeanwhile && q.remoteIdentity === '364') await j.setFact('sub#3001', fact, `no:${Date.now()}`);
+      return list(q);
+    };
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://narrows.example' } as unknown as Runtime;
+    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true);
+    await age(j, fact);
+    h.configure();
+    unlearnMeanwhile = true;
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+    // Without the other container, the same two observations teach "yes".
+    await j.setFact('sub#3001', fact, `seen:${Date.now() - WITNESS_AGE_MS - 1}:364:9700`);
+    unlearnMeanwhile = false;
+    h.configure();
+    const third = await j.create<any>('HandlerTest/Third', 'new', { product: 3001, identity: '362' });
+    await createRecordedSubscription(rt, third, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toBe('yes');
   });
 
   test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {

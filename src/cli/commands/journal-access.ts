@@ -190,7 +190,7 @@ function guarded(inner: Journal, fail: (e: unknown) => Error): Journal {
     lock: (kind, member, staleBefore, part) => call(() => inner.lock(kind, member, staleBefore, part)),
     unlock: (kind, member, part) => call(() => inner.unlock(kind, member, part)),
     fact: (kind, name) => call(() => inner.fact(kind, name)),
-    setFact: (kind, name, value) => call(() => inner.setFact(kind, name, value)),
+    setFact: (kind, name, value, expected) => call(() => inner.setFact(kind, name, value, expected)),
     scan: (prefix) => call(() => inner.scan(prefix)),
   };
 }
