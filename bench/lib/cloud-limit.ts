@@ -15,6 +15,7 @@ import { PLATFORM_APP, platformFixtures, synthPlatformApp } from './platform-app
 import { DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
+import type { LocalDeployOptions, LocalDeployResult } from '../../src/local/options';
 import type { ProgressEvent } from '../../src/local/output';
 import { fleetBucketOf } from '../../src/notifications/fleet-hash';
 import { CALLS_PER_PIPELINE, pipelinesPerWave, planWaves } from '../../src/notifications/fleet-waves';
@@ -40,7 +41,7 @@ export interface CloudLimitOptions {
 }
 
 export interface CloudLimitPhase {
-  readonly phase: 'deploy' | 'update one identity' | 'destroy';
+  readonly phase: 'deploy' | 'update one identity' | 'destroy' | 'adopt (deploy after dpi import)' | 'destroy (release)';
   readonly ok: boolean;
   /** Service requests received (token exchanges included). */
   readonly requests: number;
@@ -99,6 +100,48 @@ function longestSpanMs(events: readonly ProgressEvent[]): number {
   return longest;
 }
 
+/** What one phase runs: `runLocalDeploy`'s options other than the limit, the clocks and the output. */
+export type PhaseRun = Pick<LocalDeployOptions, 'app' | 'destroy' | 'stateFile' | 'fixtures' | 'reads'>;
+
+/** Runs one phase (a deploy or a destroy) at the service's limit with the run's clocks; its numbers. */
+export async function measurePhase(o: CloudLimitOptions, phase: CloudLimitPhase['phase'], run: PhaseRun): Promise<{ result: LocalDeployResult; phase: CloudLimitPhase }> {
+  const log = o.log ?? (() => undefined);
+  log(`  ${phase} of ${o.fleet} identities ...`);
+  const started = performance.now();
+  const r = await runLocalDeploy({
+    ...run,
+    refreshToken: DEFAULT_REFRESH_TOKEN,
+    rateLimit: SERVICE_LIMIT,
+    timeScale: o.timeScale,
+    latency: o.latency,
+    concurrency: o.concurrency,
+    progress: () => undefined,
+    output: () => undefined,
+  });
+  const wall = performance.now() - started;
+  const failures = r.events.filter((e) => e.status.endsWith('_FAILED'));
+  const requests = r.serviceRequests?.total ?? 0;
+  const throttled = r.serviceRequests?.throttled ?? 0;
+  const served = requests - throttled;
+  const p: CloudLimitPhase = {
+    phase,
+    ok: r.success,
+    requests,
+    throttled,
+    served,
+    wallSeconds: wall / 1000,
+    cloudSeconds: (wall * o.timeScale) / 1000,
+    floorSeconds: (served * SERVICE_LIMIT.seconds) / SERVICE_LIMIT.requests,
+    failed: new Set(failures.map((e) => `${e.stack}/${e.logicalId}`)).size,
+    longestResourceMinutes: (longestSpanMs(r.events) * o.timeScale) / 60_000,
+    containers: r.containers?.used ?? 0,
+    failures: distinctReasons([...failures.map((e) => e.reason ?? e.status), ...(r.error ? [r.error] : [])]),
+  };
+  log(`  ${phase}: ${p.ok ? 'ok' : 'FAILED'} in ${p.wallSeconds.toFixed(1)} s (cloud ${(p.cloudSeconds / 60).toFixed(1)} min), `
+    + `${requests} requests, ${throttled} answered 429`);
+  return { result: r, phase: p };
+}
+
 /** Deploys, updates one identity of and destroys the platform app of `o.fleet` sellers; the numbers of each phase. */
 export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitResult> {
   const dir = mkdtempSync(join(tmpdir(), 'dpi-cloud-limit-'));
@@ -113,44 +156,9 @@ export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitRe
     const phases: CloudLimitPhase[] = [];
     let resources = 0;
     const run = async (phase: CloudLimitPhase['phase'], app: string, destroy: boolean): Promise<void> => {
-      log(`  ${phase} of ${o.fleet} identities ...`);
-      const started = performance.now();
-      const r = await runLocalDeploy({
-        app,
-        destroy,
-        stateFile,
-        fixtures: platformFixtures(shape),
-        refreshToken: DEFAULT_REFRESH_TOKEN,
-        rateLimit: SERVICE_LIMIT,
-        timeScale: o.timeScale,
-        latency: o.latency,
-        concurrency: o.concurrency,
-        progress: () => undefined,
-        output: () => undefined,
-      });
-      const wall = performance.now() - started;
-      if (!destroy) resources = Math.max(resources, r.resources.length);
-      const failures = r.events.filter((e) => e.status.endsWith('_FAILED'));
-      const requests = r.serviceRequests?.total ?? 0;
-      const throttled = r.serviceRequests?.throttled ?? 0;
-      const served = requests - throttled;
-      const p: CloudLimitPhase = {
-        phase,
-        ok: r.success,
-        requests,
-        throttled,
-        served,
-        wallSeconds: wall / 1000,
-        cloudSeconds: (wall * o.timeScale) / 1000,
-        floorSeconds: (served * SERVICE_LIMIT.seconds) / SERVICE_LIMIT.requests,
-        failed: new Set(failures.map((e) => `${e.stack}/${e.logicalId}`)).size,
-        longestResourceMinutes: (longestSpanMs(r.events) * o.timeScale) / 60_000,
-        containers: r.containers?.used ?? 0,
-        failures: distinctReasons([...failures.map((e) => e.reason ?? e.status), ...(r.error ? [r.error] : [])]),
-      };
+      const { result, phase: p } = await measurePhase(o, phase, { app, destroy, stateFile, fixtures: platformFixtures(shape) });
+      if (!destroy) resources = Math.max(resources, result.resources.length);
       phases.push(p);
-      log(`  ${phase}: ${p.ok ? 'ok' : 'FAILED'} in ${p.wallSeconds.toFixed(1)} s (cloud ${(p.cloudSeconds / 60).toFixed(1)} min), `
-        + `${requests} requests, ${throttled} answered 429`);
     };
     await run('deploy', v1, false);
     await run('update one identity', v2, false);
