@@ -379,7 +379,7 @@ project.addTask('dpi', {
   receiveArgs: true,
 });
 
-project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out');
+project.gitignore.exclude('cdk.out', '.dpi/', 'examples/cdk.out', '/.bench-adoption-*/');
 project.npmignore?.exclude('examples', 'bench', 'scripts', '.ci', 'tsconfig.typecheck.json', '.dpi');
 // lib/local and lib/emulator hold only what the types of the testing entry point refer to (src/testing.ts imports their
 // types; its functions load the bundles in assets/): their declarations ship, their JavaScript (never required) does not.

@@ -11,13 +11,15 @@
  * expected (counts are deterministic; times are never asserted).
  *
  * Then the fleets at the service's real limit (bench/cloud-limit.ts, time-scaled): BENCH_FLEET (default `300`; e.g.
- * `300,2000`, or `none`) sizes deployed, updated for one identity and destroyed; BENCH_TIME_SCALE (default 5); and
- * the wave plan of BENCH_PLAN (default `10000:40`, or `none`). Exit code 1 when a phase or resource failed there.
+ * `300,2000`, or `none`) sizes deployed, updated for one identity and destroyed; BENCH_ADOPT (default: BENCH_FLEET)
+ * sizes of an existing fleet imported (`dpi import`), adopted and released (bench/lib/adoption.ts); BENCH_TIME_SCALE
+ * (default 5); and the wave plan of BENCH_PLAN (default `10000:40`, or `none`). Exit code 1 when a phase or resource failed there.
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { CaseContext, cliStartup, concurrentTokenSharing, jwtCaching, retryOverhead, txCli, txListing } from './cases';
-import { checkWavePlan, cloudLimitTable, measureAtLimit } from './lib/cloud-limit';
+import { measureAdoption } from './lib/adoption';
+import { checkWavePlan, CloudLimitResult, cloudLimitTable, measureAtLimit } from './lib/cloud-limit';
 import { synthFloor } from './synth-cases';
 import { startEmulator } from '../src/emulator';
 import { AbResult } from './lib/ab';
@@ -82,22 +84,30 @@ async function main(): Promise<boolean> {
 
 /** The fleets at the service's limit (time-scaled) and the wave plan: the failed phases and plan checks. */
 async function fleetsAtTheLimit(): Promise<number> {
-  const sizes = (process.env.BENCH_FLEET ?? '300') === 'none' ? [] : (process.env.BENCH_FLEET ?? '300').split(',').map(Number);
+  const listOf = (v: string): number[] => (v === 'none' ? [] : v.split(',').map(Number));
+  const sizes = listOf(process.env.BENCH_FLEET ?? '300');
+  const adopt = listOf(process.env.BENCH_ADOPT ?? process.env.BENCH_FLEET ?? '300');
   const timeScale = Number(process.env.BENCH_TIME_SCALE ?? '5');
   const plan = process.env.BENCH_PLAN ?? '10000:40';
-  if (sizes.some((n) => !Number.isInteger(n) || n < 20) || !(timeScale >= 1) || !/^(none|\d+:\d+)$/.test(plan)) {
-    throw new Error('BENCH_FLEET must list fleet sizes of at least 20 (or be none), BENCH_TIME_SCALE a number >= 1, BENCH_PLAN IDENTITIES:NESTED_STACKS or none');
+  if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 20) || !(timeScale >= 1) || !/^(none|\d+:\d+)$/.test(plan)) {
+    throw new Error('BENCH_FLEET and BENCH_ADOPT must list fleet sizes of at least 20 (or be none), BENCH_TIME_SCALE a number >= 1, BENCH_PLAN IDENTITIES:NESTED_STACKS or none');
   }
   let failed = 0;
-  if (sizes.length > 0) {
+  if (sizes.length + adopt.length > 0) {
     console.log('');
     console.log(`Fleets at the service's limit (1,000 requests per 5 minutes), time scale ${timeScale}: cloud time / rate floor per phase (bench/cloud-limit.ts)`);
-    const results = [];
-    for (const fleet of sizes) {
-      results.push(await measureAtLimit({ fleet, timeScale, latency: { ms: 150, jitterMs: 100 }, concurrency: 100 }));
+    const results: CloudLimitResult[] = [];
+    const o = { timeScale, latency: { ms: 150, jitterMs: 100 }, concurrency: 100 };
+    for (const fleet of sizes) results.push(await measureAtLimit({ ...o, fleet }));
+    const adoptions = [];
+    for (const fleet of adopt) adoptions.push(await measureAdoption({ ...o, fleet }));
+    for (const line of cloudLimitTable([...results, ...adoptions])) console.log(line);
+    for (const a of adoptions) {
+      console.log(`${a.fleet}: dpi import made ${a.imported.requests} requests (rate floor ${(a.imported.floorSeconds / 60).toFixed(1)} min, counted, not timed)`
+        + `${a.changed > 0 ? `; the adoption changed ${a.changed} stored record(s)` : ''}`);
+      if (a.changed > 0) failed++;
     }
-    for (const line of cloudLimitTable(results)) console.log(line);
-    for (const r of results) {
+    for (const r of [...results, ...adoptions]) {
       for (const p of r.phases) for (const f of p.failures) console.log(`${r.fleet} ${p.phase}: ${f}`);
       failed += r.phases.filter((p) => !p.ok || p.failed > 0).length + (r.left > 0 ? 1 : 0);
     }
