@@ -13,8 +13,9 @@ export { jwtExpiry, parseRetryAfter, RATE_LIMIT, DEFAULT_MAX_RATE_LIMIT_WAIT_MS 
 export type {
   AccountType, TxApi, MarketplaceApi, NotificationsApi, LegacyNotificationsApi, CatalogApi,
   SubscriptionsApi, SubscriptionParametersApi, HistoryApi, JobsApi,
-} from './client';
-export { DpiClient, MAX_PARAMETER_READ_IDS } from './client';
+} from './client-apis';
+export { MAX_PARAMETER_READ_IDS } from './client-apis';
+export { DpiClient } from './client';
 export type { HealthcheckQuery, HealthcheckRecord, HealthchecksApi } from './healthchecks';
 export { accountIdClaim, HEALTHCHECK_ENVIRONMENT, healthchecksPath } from './healthchecks';
 export { validateTxQuery, TX_QUERY_PARAMETERS } from './tx';
