@@ -65,7 +65,7 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
   const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
   if (identity !== undefined
-    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
+    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), Date.parse(a.startedAt))) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
       + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
       + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
@@ -121,7 +121,8 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
   const product = Number(attrs.product);
   const identity = canonicalIdentity(attrs.remote_identity);
   let latest: JournalRecord<D> = rec;
-  return withCreatesLock(rt, createScope(rec, product, identity), rec, async (held) => {
+  let learnFrom: string | undefined;
+  const saved = await withCreatesLock(rt, createScope(rec, product, identity), rec, async (held) => {
     let r = rec;
     let id: string | undefined;
     let lost: string | undefined;
@@ -176,12 +177,14 @@ export async function createRecordedSubscription<D extends OwnsSubscription>(rt:
     }
     const owner = await rt.journal.claim('sub', id, r.key);
     if (owner !== r.key) throw new HandlerError(`subscription ${id} is claimed by ${owner} in the lifecycle journal; deploy again`);
-    const saved = await rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
     // Under the whole product's lock because the service is not known to narrow its lists yet: learned from this one.
-    const learns = lockableIdentity(identity);
-    if (answered && learns !== undefined && held.identity === undefined) await learnNarrowing(rt, product, learns, id);
-    return saved;
+    if (answered && held.identity === undefined) learnFrom = id;
+    return rt.journal.save(r, 'active', { ...r.doc, subscriptionId: id, attempt: undefined }, id);
   }, () => sentAndUnresolved(latest));
+  // Learned after the lock is released: its lists hold up no other create.
+  const learns = lockableIdentity(identity);
+  if (learnFrom !== undefined && learns !== undefined) await learnNarrowing(rt, product, learns, learnFrom);
+  return saved;
 }
 
 /** A record whose creating POST was sent and whose outcome is not recorded (it keeps its creates lock on a failure). */

@@ -164,8 +164,9 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
     setFact: (kind, name, value, expected) => run(async () => {
       // With `expected`: only over that value (null: only where there is none), so a fact read and judged is not
       // overwritten by what another container wrote meanwhile.
-      const cond = expected === undefined ? {} : expected === null
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      // (`fact` reads only a string value: an item without one, or with another type, counts as no fact.)
+      const cond: Partial<ddb.PutItemCommandInput> = expected === undefined ? {} : expected === null
+        ? { ConditionExpression: 'attribute_not_exists(pk) OR NOT attribute_type(#v, :s)', ExpressionAttributeNames: { '#v': 'value' }, ExpressionAttributeValues: { ':s': S('S') } }
         : { ConditionExpression: '#v = :v', ExpressionAttributeNames: { '#v': 'value' }, ExpressionAttributeValues: { ':v': S(expected) } };
       try {
         await c.send(new m.PutItemCommand({

@@ -3,9 +3,10 @@
  * the spec shows `product` only). It decides what a subscription create locks (creates.ts): only its identity's
  * creates where the service is known to narrow, else the whole product's, as a service that ignores the filter needs.
  *
- * Learned, never assumed: after a create whose POST answered its new subscription's ID, a list filtered by an identity
- * no subscription has (`0`) that leaves that subscription out, and a minute or more later still leaves it out while
- * its identity's list shows it, shows it (`learnNarrowing`). Kept per container and in the journal (a fact
+ * Learned, never assumed (`learnNarrowing`): after a create whose POST answered its new subscription's ID, a list
+ * filtered by an identity no subscription has (`0`) leaves that subscription out, and a minute or more later (by the
+ * judging container's own clock) a create of another identity finds that older subscription listed under its identity,
+ * left out of its own identity's list and of identity 0's. Kept per container and in the journal (a fact
  * beside the product's creates locks, per service address), so the containers of every deploy of the account learn it
  * once. A planted fact can only make creates take identities' locks on a service that ignores the filter; there the
  * resolution of a lost answer still takes a candidate only once the service shows it is the identity's
@@ -13,6 +14,8 @@
  */
 import { ServiceError, Subscription } from '../client';
 import { canonicalIdentity } from './common';
+import { WaitPastDeadline } from './continuation';
+import { HandlerError } from './errors';
 import { log } from './log';
 import { clearedWithLocalRuntime, Runtime } from './runtime';
 
@@ -20,12 +23,20 @@ import { clearedWithLocalRuntime, Runtime } from './runtime';
 export const NO_IDENTITY = '0';
 
 /**
- * What this container learned, until when: a "yes" is read again from the journal after a minute (another container
- * may have unlearned it), a "no" (or lists that lag) is kept as long as the journal keeps it.
+ * What this container learned from the journal, until when: a "yes" is read again after a minute (another container
+ * may have unlearned it), a "no" is kept as long as the journal keeps it.
  */
 const known = new Map<string, { readonly yes: boolean; readonly until: number }>();
+/** When this container may try to learn again (after lists that lag, an error, or a recent observation): not a "no". */
+const retryAt = new Map<string, number>();
+/** When this container first read a first observation (the fact's value): its age is judged by this clock alone. */
+const firstRead = new Map<string, { readonly raw: string; readonly at: number }>();
 
-clearedWithLocalRuntime(() => known.clear());
+clearedWithLocalRuntime(() => {
+  known.clear();
+  retryAt.clear();
+  firstRead.clear();
+});
 
 const factName = (rt: Runtime): string => `narrows#${rt.serviceOrigin ?? 'service'}`;
 const kindOf = (product: number): string => `sub#${product}`;
@@ -37,8 +48,13 @@ const NO_KEPT_MS = 60 * 60_000;
 const YES_CACHED_MS = 60_000;
 /** How long this container waits before it learns again after lists that lag (the new subscription not shown yet). */
 const LAG_KEPT_MS = 10 * 60_000;
-/** How old the subscription of a first observation must be before a second one may learn "yes" from it. */
+/**
+ * How old a subscription must be before a list of identity 0 that leaves it out shows narrowing: longer than any
+ * replica lags behind a POST (assumed under a minute).
+ */
 export const WITNESS_AGE_MS = 60_000;
+/** How far the provider functions' clocks may disagree (assumed; Lambda's are synchronized). */
+export const CLOCK_SKEW_MS = 60_000;
 
 /** What this container knows now, if anything. */
 function cached(rt: Runtime, product: number): boolean | undefined {
@@ -48,7 +64,6 @@ function cached(rt: Runtime, product: number): boolean | undefined {
 
 /** A first observation (fact `seen:<time>:<identity>:<subscription ID>`): a list of identity 0 left out that subscription. */
 interface Seen {
-  readonly at: number;
   readonly identity: string;
   readonly id: string;
 }
@@ -57,12 +72,13 @@ interface Seen {
 async function journalSays(rt: Runtime, product: number): Promise<{ says?: 'yes' | 'no' | Seen; raw: string | null }> {
   const v = await rt.journal.fact(kindOf(product), factName(rt));
   const raw = v ?? null;
-  const ahead = (t: number): boolean => t > Date.now() + 60_000;
+  const ahead = (t: number): boolean => t > Date.now() + CLOCK_SKEW_MS;
   if (v === 'yes') return { says: 'yes', raw };
-  const no = /^no:(\d+)$/.exec(v ?? '');
+  const no = /^no:(\d{1,15})$/.exec(v ?? '');
   if (no !== null) return { says: Date.now() - Number(no[1]) < NO_KEPT_MS && !ahead(Number(no[1])) ? 'no' : undefined, raw };
-  const seen = /^seen:(\d+):([1-9]\d{0,17}):([^:]{1,64})$/.exec(v ?? '');
-  return { says: seen !== null && !ahead(Number(seen[1])) ? { at: Number(seen[1]), identity: seen[2], id: seen[3] } : undefined, raw };
+  // The time is the writer's (for people reading the journal): the age is judged by the reader's own clock.
+  const seen = (v ?? '').length <= 300 ? /^seen:(\d{1,15}):([1-9]\d*):(.+)$/.exec(v ?? '') : null;
+  return { says: seen !== null && !ahead(Number(seen[1])) ? { identity: seen[2], id: seen[3] } : undefined, raw };
 }
 
 /**
@@ -85,28 +101,35 @@ async function learnedNo(rt: Runtime, product: number): Promise<void> {
 
 /**
  * Learns whether the service narrows product `product`'s lists, from subscription `madeId` that a create of identity
- * `identity` just made (its POST answered the ID): the identity's list must show it (a list that lags proves nothing)
- * and the list of identity `0` must leave it out (a refused list of identity `0`: the service does not narrow). Such
- * an observation is kept; "yes" is learned only when a later one, at least WITNESS_AGE_MS after, finds the list of
- * identity `0` still leaving out that older subscription while its own identity's list shows it: a list that lags
- * behind the POST (another replica) would show a subscription that old, so lag cannot teach "yes". Learning never
- * fails the create.
+ * `identity` just made (its POST answered the ID), outside any creates lock. The identity's list must show it (a list
+ * that lags proves nothing) and the list of identity `0` must leave it out (a refused list of identity `0`, or one that
+ * shows it: the service does not narrow). The first such observation is kept. "Yes" is learned only by a create of
+ * another identity at least WITNESS_AGE_MS after this container first read that observation (its own clock: writers'
+ * clocks may disagree): the observed subscription, that old, must be listed under its identity and left out of this
+ * identity's list and of identity 0's. A list that lags behind the POST (another replica) would show a subscription
+ * that old, so lag teaches no "yes"; a planted observation teaches nothing, as only a service that narrows lists an
+ * old subscription under one identity and not under another. Learning never fails the create.
  */
 export async function learnNarrowing(rt: Runtime, product: number, identity: string, madeId: string): Promise<void> {
   const k = keyOf(rt, product);
+  if (cached(rt, product) !== undefined || Date.now() < (retryAt.get(k) ?? 0)) return;
   try {
-    if (cached(rt, product) !== undefined) return;
     const { says, raw } = await journalSays(rt, product);
     if (says === 'yes' || says === 'no') return;
-    if (says !== undefined && Date.now() - says.at < WITNESS_AGE_MS) {
-      // An observation too recent to be a witness: this container waits until it is old enough.
-      known.set(k, { yes: false, until: says.at + WITNESS_AGE_MS });
-      return;
+    if (says !== undefined && raw !== null) {
+      const first = firstRead.get(k)?.raw === raw ? firstRead.get(k)!.at : Date.now();
+      firstRead.set(k, { raw, at: first });
+      // Too recent for this container to judge, or the same identity (its list cannot show the other's is left out).
+      if (Date.now() - first < WITNESS_AGE_MS) {
+        retryAt.set(k, first + WITNESS_AGE_MS);
+        return;
+      }
+      if (says.identity === identity) return;
     }
     const own = await rt.client.subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
       // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
-      known.set(k, { yes: false, until: Date.now() + LAG_KEPT_MS });
+      retryAt.set(k, Date.now() + LAG_KEPT_MS);
       return;
     }
     let none: Set<string>;
@@ -116,22 +139,32 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
       if (!refused(e)) throw e;
       return await unlearned(rt, product);
     }
-    if (none.has(madeId) || (says !== undefined && none.has(says.id))) return await unlearned(rt, product);
-    const listedOf = async (of: string): Promise<Subscription[]> =>
-      (of === identity ? own : rt.client.subscriptions.list({ product, remoteIdentity: of }));
-    const witnessShown = says !== undefined && says.id !== madeId && (await listedOf(says.identity)).some((s) => String(s.id) === says.id);
-    if (!witnessShown) {
-      // The first observation (or its witness is no longer listed): kept, and judged again after WITNESS_AGE_MS.
-      known.set(k, { yes: false, until: Date.now() + WITNESS_AGE_MS });
-      await rt.journal.setFact(kindOf(product), factName(rt), `seen:${Date.now()}:${identity}:${madeId}`, raw);
+    const old = says !== undefined ? says.id : undefined;
+    if (none.has(madeId) || (old !== undefined && (none.has(old) || own.some((s) => String(s.id) === old)))) return await unlearned(rt, product);
+    if (says !== undefined && await listedUnder(rt, product, says)) {
+      if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
+        known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
+        log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
+      }
       return;
     }
-    if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
-      known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
-      log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
-    }
+    // The first observation (or one whose subscription is no longer listed): kept, and judged after WITNESS_AGE_MS.
+    const value = `seen:${Date.now()}:${identity}:${madeId}`;
+    if (await rt.journal.setFact(kindOf(product), factName(rt), value, raw)) firstRead.set(k, { raw: value, at: Date.now() });
+    retryAt.set(k, Date.now() + WITNESS_AGE_MS);
   } catch (e) {
+    retryAt.set(k, Date.now() + WITNESS_AGE_MS);
     log({ level: 'WARNING', msg: 'could not learn whether the service narrows subscription lists to an identity (creates of the product run one at a time)', product, error: (e as Error).message });
+  }
+}
+
+/** Whether the list of the observation's identity shows its subscription (a refused list shows nothing). */
+async function listedUnder(rt: Runtime, product: number, seen: Seen): Promise<boolean> {
+  try {
+    return (await rt.client.subscriptions.list({ product, remoteIdentity: seen.identity })).some((s) => String(s.id) === seen.id);
+  } catch (e) {
+    if (refused(e)) return false;
+    throw e;
   }
 }
 
@@ -148,15 +181,29 @@ function refused(e: unknown): boolean {
 
 /**
  * Whether the service shows that it narrows `GET /v2/sub` to identity `identity`, so that `candidates`, which
- * appeared in the identity's list, are the identity's: each shows the identity, or a list filtered by an identity no
- * subscription has leaves every one of them out. A create of another identity, which may have run at the same time
- * under its own lock, then cannot have made them. A refused list (4xx) shows nothing; a wait for the rate limit past
- * the deadline, or an unclear answer, is thrown (the event continues, or fails changing nothing).
+ * appeared in the identity's list since a POST sent at `sentAt` (epoch ms, its sender's clock), are the identity's:
+ * each shows the identity, or a list filtered by an identity no subscription has leaves every one of them out. A
+ * create of another identity, which may have run at the same time under its own lock, then cannot have made them. That
+ * list is read only once the POST is older than any replica's lag and the clocks' disagreement (a list that lags would
+ * leave out a subscription just made): the wait continues the event past the invocation's deadline where it can. A
+ * refused list (4xx) shows nothing; a wait for the rate limit past the deadline, or an unclear answer, is thrown (the
+ * event continues, or fails changing nothing).
  */
-export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
+export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[], sentAt: number): Promise<boolean> {
   const shown = (s: Subscription): boolean =>
     s.remote_identity !== undefined && s.remote_identity !== null && canonicalIdentity(s.remote_identity) === identity;
   if (candidates.every(shown)) return true;
+  const wait = (Number.isFinite(sentAt) ? sentAt : Date.now()) + WITNESS_AGE_MS + CLOCK_SKEW_MS - Date.now();
+  if (wait > 0) {
+    if (Date.now() + wait > rt.deadline - 30_000) {
+      const what = `the list of identity ${NO_IDENTITY} that shows whether the product-${product} subscription(s) ${candidates.slice(0, 10).map((c) => c.id).join(', ')} `
+        + `are identity ${identity}'s is read ${Math.ceil(wait / 1000)} s from now (two minutes after the POST, when no list lags behind it)`;
+      if (rt.continues) throw new WaitPastDeadline(`${what}: past this invocation's deadline`, 'the narrowing check');
+      throw new HandlerError(`${what}, past this invocation's deadline: deploy again`);
+    }
+    log({ msg: 'waiting until no list lags behind the POST before reading the list of no identity', product, ms: wait });
+    await rt.sleep(wait);
+  }
   let listed: Subscription[];
   try {
     listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });

@@ -1,37 +1,22 @@
 /**
- * The creates locks (src/handler/journal-locks.ts, src/handler/creates.ts): a subscription create whose lists are
- * narrowed to its identity locks only that identity's creates, so a fleet's creates of one product run at once; a lost
- * answer's candidate is taken only where the service shows that it narrows the list to the identity.
+ * The creates locks (src/handler/journal-locks.ts, src/handler/creates-lock.ts, src/handler/creates.ts): a
+ * subscription create whose lists are narrowed to its identity locks only that identity's creates, so a fleet's creates
+ * of one product run at once; a lost answer's candidate is taken only where the service shows that it narrows the list
+ * to the identity. What the service is learned to do: test/handler/narrowing.test.ts.
  */
 import { AttributeValue, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { HandlerHarness, TEST_READS, useHandlerHarness } from './helpers';
+import { ATTRS, ignoringFilter, journal, learnYes, lockItems, ORDERS, STALE, SUB, subOf, useCreatesLockHarness, WAITING } from './creates-lock-helpers';
+import { HandlerHarness, TEST_READS } from './helpers';
 import { DpiClient, ServiceError, Subscription } from '../../src/client';
-import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
 import { createRecordedSubscription } from '../../src/handler/creates';
-import { dynamoJournal, Journal, JournalRecord } from '../../src/handler/journal';
-import { NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
+import { JournalRecord } from '../../src/handler/journal';
+import { NO_IDENTITY } from '../../src/handler/narrowing';
 import { Runtime } from '../../src/handler/runtime';
-import { ResourceTypes } from '../../src/kinds';
-
-const SUB = ResourceTypes.SUBSCRIPTION;
-const ORDERS = {
-  ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid',
-};
-const STALE = '2000-01-01T00:00:00.000Z';
-const WAITING = 'another create of the product is in flight';
 
 let h: HandlerHarness;
-useHandlerHarness((started) => {
+useCreatesLockHarness((started) => {
   h = started;
-}, { resetEach: true });
-beforeEach(() => {
-  h.configure();
-  h.callerAccount = DEFAULT_CLOUD_ACCOUNT;
 });
-
-const journal = (): Journal => dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
-const subOf = (id: string): any => h.state().subscriptions.find((s: any) => String(s.id) === id);
-const lockItems = async (): Promise<string[]> => (await h.journalItems()).filter((i) => i.pk.startsWith('inflight#') && i.sk.startsWith('lock')).map((i) => `${i.pk} ${i.sk}`).sort();
 
 describe('the journal\'s creates locks: the whole kind and its parts', () => {
   test('parts of one kind are held at once; the whole waits for them and, once written, keeps new parts out', async () => {
@@ -86,24 +71,6 @@ describe('the journal\'s creates locks: the whole kind and its parts', () => {
   });
 });
 
-/** The emulator's creates teach "yes": a first observation, made a minute old, then a second create that finds it. */
-async function learnYes(j: Journal): Promise<void> {
-  const fact = `narrows#${h.emu.url}`;
-  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-  const seen = await j.fact('sub#3001', fact);
-  const first = /^seen:(\d+):362:(\d+)$/.exec(seen ?? '');
-  expect(first).not.toBeNull();
-  // A second create within the minute learns nothing more and lists nothing for it.
-  await h.clearRequests();
-  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up-2', ProductParameters: { marketplace_id: 'A2EUQ1WTGCTBG2' } }, { LogicalResourceId: 'WarmUp2' }));
-  expect(await j.fact('sub#3001', fact)).toBe(seen);
-  expect((await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub' && r.query.remote_identity === NO_IDENTITY)).toHaveLength(0);
-  // The observation a minute old: the next create's lists of identity 0 and of the witness's identity teach "yes".
-  expect(await j.setFact('sub#3001', fact, `seen:${Number(first![1]) - WITNESS_AGE_MS}:362:${first![2]}`, seen)).toBe(true);
-  h.configure();
-  await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up-3', RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } }, { LogicalResourceId: 'WarmUp3' }));
-  expect(await j.fact('sub#3001', fact)).toBe('yes');
-}
 
 describe('a create waits only for creates of its own identity', () => {
   test('another resource\'s create of identity 362 in flight holds up a create of 362, not one of 364; the whole product holds up both', async () => {
@@ -146,21 +113,13 @@ describe('a create waits only for creates of its own identity', () => {
     const lists = (await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity);
     // Where the reads show no identity (the spec's), each resolution asks for the list of no identity; the vendor's show it.
     expect(lists.filter((x) => x === NO_IDENTITY)).toHaveLength(TEST_READS === 'minimal' ? 2 : 0);
+    // Each read only two minutes after its POST (the fake sleep; `advance` moved the handler's clock one of them),
+    // when no list lags behind it.
+    expect(h.slept.filter((ms) => ms > 50_000)).toHaveLength(TEST_READS === 'minimal' ? 2 : 0);
     expect(await lockItems()).toEqual([]);
   });
 });
 
-/** A client whose `GET /v2/sub` answers every subscription of the product, whatever `remote_identity` asks for. */
-function ignoringFilter(subs: Subscription[], createdBy: { create: () => Promise<Subscription> }, filters: boolean): DpiClient {
-  return {
-    subscriptions: {
-      list: async (q: { product?: number | string; remoteIdentity?: number | string } = {}) => subs
-        .filter((s) => !filters || q.remoteIdentity === undefined || String(s.remote_identity) === String(q.remoteIdentity))
-        .map((s) => (filters ? s : { id: s.id, status: s.status })),
-      create: async () => createdBy.create(),
-    },
-  } as unknown as DpiClient;
-}
 
 describe('a lost answer is resolved only where the service narrows the list to the identity', () => {
   /** A create of identity 364 under its identity's lock (the journal says the service narrows: `narrows#service`). */
@@ -229,161 +188,7 @@ describe('a lost answer is resolved only where the service narrows the list to t
   });
 });
 
-describe('what the service is learned to do', () => {
-  const ATTRS = { account: 1001, user: 2001, product: 3001, remote_identity: 364, date_start: '2026-11-29T00:00:00Z' };
-
-  test('a service that ignores the identity filter is not learned to narrow: creates stay one at a time for the product', async () => {
-    const j = journal();
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const subs: Subscription[] = [];
-    const client = ignoringFilter(subs, {
-      create: async () => {
-        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: 364 };
-        subs.push(made);
-        return made;
-      },
-    }, false);
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://ignores.example' } as unknown as Runtime;
-    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
-    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
-    expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toMatch(/^no:\d+$/);
-    // The next create of another identity takes the product's lock: a third resource holding identity 362's part holds it up.
-    expect(await j.lock('sub#3001', 'HandlerTest/Other|r-1', STALE, '362')).toBeUndefined();
-    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
-    const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)
-      .then(() => 'created', (e: Error) => e.message);
-    expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
-  });
-
-  /**
-   * A service that ignores the identity filter, whose list of identity 0 (another replica) lags: it leaves out the
-   * newest subscription. `onWitnessList` runs when the list of a first observation's identity is read.
-   */
-  const laggingReplica = (subs: Subscription[], onWitnessList?: () => Promise<void>): DpiClient => ({
-    subscriptions: {
-      list: async (q: { remoteIdentity?: string } = {}) => {
-        if (q.remoteIdentity === '364' && onWitnessList) await onWitnessList();
-        return (q.remoteIdentity === NO_IDENTITY ? subs.slice(0, -1) : subs).map((x) => ({ id: x.id, status: x.status }));
-      },
-      create: async () => {
-        const made = { id: String(9700 + subs.length), status: 'active' as const };
-        subs.push(made);
-        return made;
-      },
-    },
-  }) as unknown as DpiClient;
-  /** Moves the journal's first observation a minute into the past (as if a minute had passed). */
-  const age = async (j: Journal, fact: string): Promise<void> => {
-    const seen = await j.fact('sub#3001', fact);
-    const m = /^seen:(\d+):(.*)$/.exec(seen ?? '');
-    expect(m).not.toBeNull();
-    expect(await j.setFact('sub#3001', fact, `seen:${Number(m![1]) - WITNESS_AGE_MS - 1}:${m![2]}`, seen)).toBe(true);
-  };
-
-  test('a list of identity 0 that lags behind the POST teaches no "yes": a minute later it shows the older subscription', async () => {
-    const j = journal();
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const subs: Subscription[] = [];
-    const rt = { client: laggingReplica(subs), journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://replica.example' } as unknown as Runtime;
-    const fact = 'narrows#https://replica.example';
-    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
-    expect((await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
-    // The list of identity 0 left the new subscription out: only a first observation, no "yes".
-    expect(await j.fact('sub#3001', fact)).toBe('seen:' + /^seen:(\d+)/.exec((await j.fact('sub#3001', fact))!)![1] + ':364:9700');
-    await age(j, fact);
-    h.configure();
-    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
-    expect((await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId).toBe('9701');
-    // It leaves out the newest again, but shows the older one: the service does not narrow.
-    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
-  });
-
-  test('a planted first observation teaches nothing: a witness its identity\'s list does not show, or a time ahead, is replaced', async () => {
-    const j = journal();
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const fact = `narrows#${h.emu.url}`;
-    for (const [i, planted] of ['seen:1000:364:424242', `seen:${Date.now() + 3_600_000}:364:9001`].entries()) {
-      await j.setFact('sub#3001', fact, planted);
-      h.configure();
-      const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: `planted-${i}`, RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
-        { LogicalResourceId: `Planted${i}` }));
-      expect(await j.fact('sub#3001', fact)).toMatch(new RegExp(`^seen:\\d+:364:${made.PhysicalResourceId}$`));
-    }
-  });
-
-  test('"yes" is written only over the observation it judged: a "no" written meanwhile by another container stays', async () => {
-    const j = journal();
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const fact = 'narrows#https://narrows.example';
-    const subs: Subscription[] = [];
-    let unlearnMeanwhile = false;
-    const client = ignoringFilter(subs, {
-      create: async () => {
-        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: subs.length === 0 ? 364 : 362 };
-        subs.push(made);
-        return made;
-      },
-    }, true);
-    const list = client.subscriptions.list.bind(client.subscriptions);
-    (client.subscriptions as any).list = async (q: { remoteIdentity?: string }) => {
-      if (unlearnMeanwhile && q.remoteIdentity === '364') await j.setFact('sub#3001', fact, `no:${Date.now()}`);
-      return list(q);
-    };
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://narrows.example' } as unknown as Runtime;
-    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
-    await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true);
-    await age(j, fact);
-    h.configure();
-    unlearnMeanwhile = true;
-    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
-    await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
-    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
-    // Without the other container, the same two observations teach "yes".
-    await j.setFact('sub#3001', fact, `seen:${Date.now() - WITNESS_AGE_MS - 1}:364:9700`);
-    unlearnMeanwhile = false;
-    h.configure();
-    const third = await j.create<any>('HandlerTest/Third', 'new', { product: 3001, identity: '362' });
-    await createRecordedSubscription(rt, third, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
-    expect(await j.fact('sub#3001', fact)).toBe('yes');
-  });
-
-  test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {
-    const j = journal();
-    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
-    const subs: Subscription[] = [];
-    let hidden: string | undefined;
-    const client = {
-      subscriptions: {
-        // Ignores the identity filter, and does not show a new subscription in the first list after its POST.
-        list: async () => {
-          const out = subs.filter((x) => x.id !== hidden).map((x) => ({ id: x.id, status: x.status }));
-          hidden = undefined;
-          return out;
-        },
-        create: async () => {
-          const made = { id: String(9700 + subs.length), status: 'active' as const };
-          subs.push(made);
-          hidden = made.id;
-          return made;
-        },
-      },
-    } as unknown as DpiClient;
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://lags.example' } as unknown as Runtime;
-    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
-    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
-    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toBeUndefined();
-    // This container learns again in 10 minutes; a new container's create learns: its identity's list shows it, and
-    // so does the list of identity 0 (the filter is ignored).
-    hidden = undefined;
-    h.configure();
-    const next = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
-    const client2 = ignoringFilter(subs, { create: async () => ({ id: '9800', status: 'active' }) }, false);
-    subs.push({ id: '9800', status: 'active' });
-    expect((await createRecordedSubscription({ ...rt, client: client2 } as Runtime, next, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId)
-      .toBe('9800');
-    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toMatch(/^no:\d+$/);
-  });
-
+describe('a create\'s lock, its wait and its identity', () => {
   test('a lock with no time, or a time that is no time, holds up nothing and is removed', async () => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));

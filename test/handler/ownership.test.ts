@@ -154,7 +154,7 @@ describe('one adopter per record', () => {
 describe('the creates lock', () => {
   test('a lock left by a killed invocation of the same resource does not hold up its next deploy; another resource\'s does', async () => {
     const journal = dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined });
-    // The service is known to narrow its lists to an identity (learned as test/handler/creates-lock.test.ts shows).
+    // The service is known to narrow its lists to an identity (learned as test/handler/narrowing.test.ts shows).
     await journal.setFact('sub#3001', `narrows#${h.emu.url}`, 'yes');
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     // Killed between taking the lock and recording its attempt (a record that is not resumed).

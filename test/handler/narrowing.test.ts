@@ -1,0 +1,286 @@
+/**
+ * What the service is learned to do (src/handler/narrowing.ts): whether it narrows `GET /v2/sub` to an identity, from
+ * two observations a minute apart by the judging container's own clock, never from a list that lags or a planted
+ * fact; and a lost answer's candidate under an identity's lock, checked against the list of identity 0 only once no
+ * list lags behind the POST.
+ */
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { advance, ATTRS, ignoringFilter, journal, lockItems, ORDERS, STALE, SUB, useCreatesLockHarness } from './creates-lock-helpers';
+import { HandlerHarness } from './helpers';
+import { DpiClient, ServiceError, Subscription } from '../../src/client';
+import { createRecordedSubscription } from '../../src/handler/creates';
+import { CLOCK_SKEW_MS, NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
+import { Runtime } from '../../src/handler/runtime';
+
+let h: HandlerHarness;
+useCreatesLockHarness((started) => {
+  h = started;
+});
+
+describe('what the service is learned to do', () => {
+  test('a service that ignores the identity filter is not learned to narrow: creates stay one at a time for the product', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: 364 };
+        subs.push(made);
+        return made;
+      },
+    }, false);
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://ignores.example' } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toMatch(/^no:\d+$/);
+    // The next create of another identity takes the product's lock: a third resource holding identity 362's part holds it up.
+    expect(await j.lock('sub#3001', 'HandlerTest/Other|r-1', STALE, '362')).toBeUndefined();
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    const reason = await createRecordedSubscription({ ...rt, deadline: Date.now() + 61_500 } as Runtime, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)
+      .then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('another product-3001 subscription create (HandlerTest/Other');
+  });
+
+  /**
+   * A service that ignores the identity filter, whose list of identity 0 (another replica) lags: it leaves out the
+   * newest subscription. `onWitnessList` runs when the list of a first observation's identity is read.
+   */
+  const laggingReplica = (subs: Subscription[], onWitnessList?: () => Promise<void>): DpiClient => ({
+    subscriptions: {
+      list: async (q: { remoteIdentity?: string } = {}) => {
+        if (q.remoteIdentity === '364' && onWitnessList) await onWitnessList();
+        return (q.remoteIdentity === NO_IDENTITY ? subs.slice(0, -1) : subs).map((x) => ({ id: x.id, status: x.status }));
+      },
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const };
+        subs.push(made);
+        return made;
+      },
+    },
+  }) as unknown as DpiClient;
+  test('a list of identity 0 that lags behind the POST teaches no "yes": a minute later it shows the older subscription', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const rt = { client: laggingReplica(subs), journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://replica.example' } as unknown as Runtime;
+    const fact = 'narrows#https://replica.example';
+    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    // The list of identity 0 left the new subscription out: only a first observation, no "yes".
+    expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
+    advance(WITNESS_AGE_MS);
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    expect((await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId).toBe('9701');
+    // It leaves out the newest again, but shows the older one: the service does not narrow.
+    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+  });
+
+  test('a service that answers identity 0 with nothing but ignores the filter otherwise teaches no "yes": another identity\'s list shows the older one', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const client = {
+      subscriptions: {
+        list: async (q: { remoteIdentity?: string } = {}) =>
+          (q.remoteIdentity === NO_IDENTITY ? [] : subs.map((x) => ({ id: x.id, status: x.status }))),
+        create: async () => {
+          const made = { id: String(9700 + subs.length), status: 'active' as const };
+          subs.push(made);
+          return made;
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://zero-empty.example' } as unknown as Runtime;
+    const fact = 'narrows#https://zero-empty.example';
+    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
+    advance(WITNESS_AGE_MS);
+    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' }), { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+  });
+
+  test('a planted first observation teaches nothing: one whose subscription its identity\'s list does not show, or with a time ahead, is replaced', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const fact = `narrows#${h.emu.url}`;
+    const create364 = (name: string, marketplace: string): Promise<{ PhysicalResourceId: string }> => h.onEvent(h.event(SUB, 'Create',
+      { ...ORDERS, Name: name, RemoteIdentityId: '364', ProductParameters: { marketplace_id: marketplace } }, { LogicalResourceId: name }));
+    // Its time says it is old; this container has only just read it: judged a minute later, then replaced.
+    await j.setFact('sub#3001', fact, 'seen:1000:362:424242');
+    h.configure();
+    await create364('PlantedA', 'A1AM78C64UM0Y8');
+    expect(await j.fact('sub#3001', fact)).toBe('seen:1000:362:424242');
+    advance(WITNESS_AGE_MS);
+    const made = await create364('PlantedB', 'A2EUQ1WTGCTBG2');
+    expect(await j.fact('sub#3001', fact)).toMatch(new RegExp(`^seen:\\d+:364:${made.PhysicalResourceId}$`));
+    // A time further ahead than the clocks may disagree: no observation, replaced at once.
+    await j.setFact('sub#3001', fact, `seen:${Date.now() + 3_600_000}:362:9001`);
+    h.configure();
+    const next = await create364('PlantedC', 'ATVPDKIKX0DER');
+    expect(await j.fact('sub#3001', fact)).toMatch(new RegExp(`^seen:\\d+:364:${next.PhysicalResourceId}$`));
+  });
+
+  test('"yes" is written only over the observation it judged: a "no" written meanwhile by another container stays', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const fact = 'narrows#https://narrows.example';
+    const subs: Subscription[] = [];
+    let unlearnMeanwhile = false;
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const, product: 3001, remote_identity: subs.length === 0 ? 364 : 362 };
+        subs.push(made);
+        return made;
+      },
+    }, true);
+    const list = client.subscriptions.list.bind(client.subscriptions);
+    (client.subscriptions as any).list = async (q: { remoteIdentity?: string }) => {
+      if (unlearnMeanwhile && q.remoteIdentity === '364') await j.setFact('sub#3001', fact, `no:${Date.now()}`);
+      return list(q);
+    };
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://narrows.example' } as unknown as Runtime;
+    const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
+    advance(WITNESS_AGE_MS);
+    unlearnMeanwhile = true;
+    const second = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    await createRecordedSubscription(rt, second, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+    // Without the other container, the same observation teaches "yes": read by a new container, judged a minute later.
+    await j.setFact('sub#3001', fact, 'seen:1:364:9700');
+    unlearnMeanwhile = false;
+    h.configure();
+    const third = await j.create<any>('HandlerTest/Third', 'new', { product: 3001, identity: '362' });
+    await createRecordedSubscription(rt, third, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toBe('seen:1:364:9700');
+    advance(WITNESS_AGE_MS);
+    const fourth = await j.create<any>('HandlerTest/Fourth', 'new', { product: 3001, identity: '362' });
+    await createRecordedSubscription(rt, fourth, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    expect(await j.fact('sub#3001', fact)).toBe('yes');
+  });
+
+  test('a refused list of identity 0 teaches "no"; a list that fails teaches nothing and this container lists nothing more for a minute', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    for (const [status, origin] of [[400, 'https://refuses.example'], [503, 'https://fails.example']] as const) {
+      const subs: Subscription[] = [];
+      const lists: string[] = [];
+      const client = ignoringFilter(subs, {
+        create: async () => {
+          const made = { id: String(status * 100 + subs.length), status: 'active' as const, product: 3001, remote_identity: 364 };
+          subs.push(made);
+          return made;
+        },
+      }, true);
+      const list = client.subscriptions.list.bind(client.subscriptions);
+      (client.subscriptions as any).list = async (q: { remoteIdentity?: string }) => {
+        lists.push(String(q.remoteIdentity));
+        if (q.remoteIdentity === NO_IDENTITY) throw new ServiceError({ message: `answered ${status}`, method: 'GET', path: '/v2/sub', status });
+        return list(q);
+      };
+      const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: origin } as unknown as Runtime;
+      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/A${status}`, 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+      expect(lists).toEqual(['364', '364', '0']);
+      if (status === 400) {
+        expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
+      } else {
+        expect(await j.fact('sub#3001', `narrows#${origin}`)).toBeUndefined();
+        // The next create of this container, within the minute, learns nothing and lists only its own list before.
+        lists.length = 0;
+        await createRecordedSubscription(rt, await j.create<any>('HandlerTest/B503', 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+        expect(lists).toEqual(['364']);
+      }
+    }
+  });
+
+  test('an observation of the same identity is not judged by it; a fact that is not a string counts as none and is replaced', async () => {
+    const j = journal();
+    const fact = `narrows#${h.emu.url}`;
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const seen = await j.fact('sub#3001', fact);
+    advance(WITNESS_AGE_MS);
+    await h.clearRequests();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'same-identity', ProductParameters: { marketplace_id: 'A2EUQ1WTGCTBG2' } }, { LogicalResourceId: 'Same' }));
+    expect(await j.fact('sub#3001', fact)).toBe(seen);
+    expect((await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity)).toEqual(['362']);
+    const raw = new DynamoDBClient({ endpoint: h.journal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await raw.send(new PutItemCommand({ TableName: h.journalTable, Item: { pk: { S: 'inflight#sub#3001' }, sk: { S: `fact#${fact}` }, value: { N: '1' } } }));
+    raw.destroy();
+    h.configure();
+    const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'after-number', RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
+      { LogicalResourceId: 'AfterNumber' }));
+    expect(await j.fact('sub#3001', fact)).toBe(`seen:${/^seen:(\d+)/.exec((await j.fact('sub#3001', fact))!)![1]}:364:${made.PhysicalResourceId}`);
+  });
+
+  test('a lost answer under an identity\'s lock, records that show no identity: the list of identity 0 is read two minutes after the POST', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const origin = 'https://narrows-quietly.example';
+    await j.setFact('sub#3001', `narrows#${origin}`, 'yes');
+    const subs: Subscription[] = [];
+    const slept: number[] = [];
+    const client = {
+      subscriptions: {
+        // Narrows to the identity; its records show only `id` and `status` (the spec's).
+        list: async (q: { remoteIdentity?: string } = {}) =>
+          subs.filter((x) => String(x.remote_identity) === String(q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
+        create: async () => {
+          subs.push({ id: '9900', status: 'active', product: 3001, remote_identity: 364 });
+          throw new TypeError('fetch failed');
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = (deadlineIn: number): Runtime => ({
+      client, journal: j, deadline: Date.now() + deadlineIn, sleep: async (ms: number) => void slept.push(ms), serviceOrigin: origin,
+    }) as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Quiet', 'new', { product: 3001, identity: '364' });
+    // Too close to the deadline for the wait: fails clearly, the record stays `recording` and keeps its identity's lock.
+    const reason = await createRecordedSubscription(rt(100_000), rec, ATTRS, 'abandoned', () => true).then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('two minutes after the POST');
+    expect(await lockItems()).toEqual(['inflight#sub#3001 lock#364']);
+    const recording = (await j.records<any>('HandlerTest/Quiet')).find((r) => r.state === 'recording')!;
+    expect(recording.doc.attempt.lock).toBe('identity');
+    // The next event waits out the rest of the two minutes, then the list of identity 0 leaves 9900 out: it is taken.
+    expect((await createRecordedSubscription(rt(600_000), recording, ATTRS, 'abandoned', () => true)).physicalId).toBe('9900');
+    expect(slept.filter((ms) => ms > 100_000 && ms <= WITNESS_AGE_MS + CLOCK_SKEW_MS)).toHaveLength(1);
+    expect(await lockItems()).toEqual([]);
+  });
+
+  test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    let hidden: string | undefined;
+    const client = {
+      subscriptions: {
+        // Ignores the identity filter, and does not show a new subscription in the first list after its POST.
+        list: async () => {
+          const out = subs.filter((x) => x.id !== hidden).map((x) => ({ id: x.id, status: x.status }));
+          hidden = undefined;
+          return out;
+        },
+        create: async () => {
+          const made = { id: String(9700 + subs.length), status: 'active' as const };
+          subs.push(made);
+          hidden = made.id;
+          return made;
+        },
+      },
+    } as unknown as DpiClient;
+    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://lags.example' } as unknown as Runtime;
+    const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
+    expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
+    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toBeUndefined();
+    // This container learns again in 10 minutes; a new container's create learns: its identity's list shows it, and
+    // so does the list of identity 0 (the filter is ignored).
+    hidden = undefined;
+    h.configure();
+    const next = await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' });
+    const client2 = ignoringFilter(subs, { create: async () => ({ id: '9800', status: 'active' }) }, false);
+    subs.push({ id: '9800', status: 'active' });
+    expect((await createRecordedSubscription({ ...rt, client: client2 } as Runtime, next, { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true)).physicalId)
+      .toBe('9800');
+    expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toMatch(/^no:\d+$/);
+  });
+});
