@@ -65,7 +65,7 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
   const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
   if (identity !== undefined
-    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), Date.parse(a.startedAt))) {
+    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
       + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
       + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '

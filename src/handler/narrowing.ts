@@ -12,7 +12,7 @@
  * resolution of a lost answer still takes a candidate only once the service shows it is the identity's
  * (`narrowingShown` in creates.ts), so it fails clearly and never takes another's.
  */
-import { ServiceError, Subscription } from '../client';
+import { DpiClient, ServiceError, Subscription } from '../client';
 import { canonicalIdentity } from './common';
 import { WaitPastDeadline } from './continuation';
 import { HandlerError } from './errors';
@@ -55,6 +55,10 @@ const LAG_KEPT_MS = 10 * 60_000;
 export const WITNESS_AGE_MS = 60_000;
 /** How far the provider functions' clocks may disagree (assumed; Lambda's are synchronized). */
 export const CLOCK_SKEW_MS = 60_000;
+/** How long a container that met an observation of its own create's identity waits before it tries again. */
+const SAME_IDENTITY_RETRY_MS = 10_000;
+/** The most a learning list may take (a wait for the rate limit longer than that is not waited for). */
+const LEARNING_BUDGET_MS = 10_000;
 
 /** What this container knows now, if anything. */
 function cached(rt: Runtime, product: number): boolean | undefined {
@@ -88,9 +92,22 @@ async function journalSays(rt: Runtime, product: number): Promise<{ says?: 'yes'
 export async function narrows(rt: Runtime, product: number): Promise<boolean> {
   const c = cached(rt, product);
   if (c !== undefined) return c;
-  const { says } = await journalSays(rt, product);
-  if (says === 'yes') known.set(keyOf(rt, product), { yes: true, until: Date.now() + YES_CACHED_MS });
+  const { says, raw } = await journalSays(rt, product);
+  const k = keyOf(rt, product);
+  // A "no" is read again after a minute too (it may be learned again once the journal's hour is over).
+  if (says === 'yes' || says === 'no') known.set(k, { yes: says === 'yes', until: Date.now() + YES_CACHED_MS });
+  else if (says !== undefined && raw !== null) noteFirstRead(k, raw);
   return says === 'yes';
+}
+
+/**
+ * When this container first read the first observation `raw` (now, if this is the first time): a create waiting for
+ * the product's lock counts its wait towards the minute.
+ */
+function noteFirstRead(k: string, raw: string): number {
+  const at = firstRead.get(k)?.raw === raw ? firstRead.get(k)!.at : Date.now();
+  firstRead.set(k, { raw, at });
+  return at;
 }
 
 /** Records that the service does not narrow product `product`'s lists (for an hour, in the journal and here). */
@@ -117,16 +134,20 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
     const { says, raw } = await journalSays(rt, product);
     if (says === 'yes' || says === 'no') return;
     if (says !== undefined && raw !== null) {
-      const first = firstRead.get(k)?.raw === raw ? firstRead.get(k)!.at : Date.now();
-      firstRead.set(k, { raw, at: first });
+      const first = noteFirstRead(k, raw);
       // Too recent for this container to judge, or the same identity (its list cannot show the other's is left out).
       if (Date.now() - first < WITNESS_AGE_MS) {
         retryAt.set(k, first + WITNESS_AGE_MS);
         return;
       }
-      if (says.identity === identity) return;
+      if (says.identity === identity) {
+        retryAt.set(k, Date.now() + SAME_IDENTITY_RETRY_MS);
+        return;
+      }
     }
-    const own = await rt.client.subscriptions.list({ product, remoteIdentity: identity });
+    // Lists that would wait for the rate limit are not waited for: learning never holds up the create it follows.
+    const client = rt.client.withDeadline(Math.min(rt.deadline, Date.now() + LEARNING_BUDGET_MS));
+    const own = await client.subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
       // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
       retryAt.set(k, Date.now() + LAG_KEPT_MS);
@@ -134,14 +155,14 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
     }
     let none: Set<string>;
     try {
-      none = new Set((await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).map((s) => String(s.id)));
+      none = new Set((await client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).map((s) => String(s.id)));
     } catch (e) {
       if (!refused(e)) throw e;
       return await unlearned(rt, product);
     }
     const old = says !== undefined ? says.id : undefined;
     if (none.has(madeId) || (old !== undefined && (none.has(old) || own.some((s) => String(s.id) === old)))) return await unlearned(rt, product);
-    if (says !== undefined && await listedUnder(rt, product, says)) {
+    if (says !== undefined && await listedUnder(client, product, says)) {
       if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
         known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
         log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
@@ -159,9 +180,9 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
 }
 
 /** Whether the list of the observation's identity shows its subscription (a refused list shows nothing). */
-async function listedUnder(rt: Runtime, product: number, seen: Seen): Promise<boolean> {
+async function listedUnder(client: DpiClient, product: number, seen: Seen): Promise<boolean> {
   try {
-    return (await rt.client.subscriptions.list({ product, remoteIdentity: seen.identity })).some((s) => String(s.id) === seen.id);
+    return (await client.subscriptions.list({ product, remoteIdentity: seen.identity })).some((s) => String(s.id) === seen.id);
   } catch (e) {
     if (refused(e)) return false;
     throw e;
@@ -181,29 +202,26 @@ function refused(e: unknown): boolean {
 
 /**
  * Whether the service shows that it narrows `GET /v2/sub` to identity `identity`, so that `candidates`, which
- * appeared in the identity's list since a POST sent at `sentAt` (epoch ms, its sender's clock), are the identity's:
- * each shows the identity, or a list filtered by an identity no subscription has leaves every one of them out. A
- * create of another identity, which may have run at the same time under its own lock, then cannot have made them. That
- * list is read only once the POST is older than any replica's lag and the clocks' disagreement (a list that lags would
- * leave out a subscription just made): the wait continues the event past the invocation's deadline where it can. A
- * refused list (4xx) shows nothing; a wait for the rate limit past the deadline, or an unclear answer, is thrown (the
- * event continues, or fails changing nothing).
+ * appeared in the identity's list just now, are the identity's: each shows the identity, or a list filtered by an
+ * identity no subscription has leaves every one of them out. A create of another identity, which may have run at the
+ * same time under its own lock, then cannot have made them. That list is read WITNESS_AGE_MS after the candidates were
+ * listed (this container's clock), when no list lags behind their creation any more; the wait holds the lock the
+ * resolution holds, and continues the event past the invocation's deadline where it can. A refused list (4xx) shows
+ * nothing; a wait for the rate limit past the deadline, or an unclear answer, is thrown (the event continues, or fails
+ * changing nothing).
  */
-export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[], sentAt: number): Promise<boolean> {
+export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
   const shown = (s: Subscription): boolean =>
     s.remote_identity !== undefined && s.remote_identity !== null && canonicalIdentity(s.remote_identity) === identity;
   if (candidates.every(shown)) return true;
-  const wait = (Number.isFinite(sentAt) ? sentAt : Date.now()) + WITNESS_AGE_MS + CLOCK_SKEW_MS - Date.now();
-  if (wait > 0) {
-    if (Date.now() + wait > rt.deadline - 30_000) {
-      const what = `the list of identity ${NO_IDENTITY} that shows whether the product-${product} subscription(s) ${candidates.slice(0, 10).map((c) => c.id).join(', ')} `
-        + `are identity ${identity}'s is read ${Math.ceil(wait / 1000)} s from now (two minutes after the POST, when no list lags behind it)`;
-      if (rt.continues) throw new WaitPastDeadline(`${what}: past this invocation's deadline`, 'the narrowing check');
-      throw new HandlerError(`${what}, past this invocation's deadline: deploy again`);
-    }
-    log({ msg: 'waiting until no list lags behind the POST before reading the list of no identity', product, ms: wait });
-    await rt.sleep(wait);
+  if (Date.now() + WITNESS_AGE_MS > rt.deadline - 30_000) {
+    const what = `the list of identity ${NO_IDENTITY} that shows whether the product-${product} subscription(s) `
+      + `${candidates.slice(0, 10).map((c) => c.id).join(', ')} are identity ${identity}'s is read a minute after they were listed (when no list lags behind them)`;
+    if (rt.continues) throw new WaitPastDeadline(`${what}: past this invocation's deadline`, 'the narrowing check');
+    throw new HandlerError(`${what}, past this invocation's deadline: deploy again`);
   }
+  log({ msg: 'waiting a minute, until no list lags behind the candidates, before reading the list of no identity', product });
+  await rt.sleep(WITNESS_AGE_MS);
   let listed: Subscription[];
   try {
     listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });

@@ -57,6 +57,9 @@ export function ignoringFilter(subs: Subscription[], createdBy: { create: () => 
         .map((s) => (filters ? s : { id: s.id, status: s.status })),
       create: async () => createdBy.create(),
     },
+    withDeadline() {
+      return this;
+    },
   } as unknown as DpiClient;
 }
 

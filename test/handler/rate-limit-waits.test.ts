@@ -1,4 +1,5 @@
 import { HandlerHarness } from './helpers';
+import { dynamoJournal } from '../../src/handler/journal';
 import { DEADLINE_MARGIN_MS } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
@@ -24,6 +25,9 @@ describe('handler waits for the rate limit', () => {
   test('one "rate limited" log entry per wait, with exactly method, path, waitMs and refusals', async () => {
     h = await HandlerHarness.start({ rateLimit: { requests: 4, seconds: 10 } });
     h.onSleep = async (ms) => { await h.admin('POST', '/clock', { advance: Math.ceil(ms / 1000) }); };
+    // The steady state: the journal knows the service narrows its lists (no learning lists, which wait for no 429).
+    await dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined })
+      .setFact('sub#3001', `narrows#${h.emu.url}`, 'yes');
     const r = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', PROPS));
     await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Delete', PROPS, { PhysicalResourceId: r.PhysicalResourceId }));
     const limited = (await h.requests()).filter((x) => x.status === 429);

@@ -212,6 +212,8 @@ async function removeAttempt(rt: Runtime, r: SubscriptionRecord, event: CfnEvent
   try {
     made = (await resolveAttempt(rt, r, matches)).id;
   } catch (e) {
+    // A wait past the deadline (for the rate limit, a creates lock, or a list that may lag): the event continues.
+    if (continuesAfter(rt, e)) throw e;
     // The rollback finishes: nothing is ended on a guess; the record stays for the next deploy or 'dpi journal'.
     log({ level: 'WARNING', msg: 'an attempt of this resource had no clear outcome and what it made cannot be told: nothing is changed', error: messageOf(e) });
     return;
