@@ -62,23 +62,24 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
-  // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
-  const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
-  if (identity !== undefined
-    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))))) {
-    throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
-      + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
-      + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
-      + 'a create of another identity that ran meanwhile may have made them, so none is taken or changed (the record stays '
-      + `'${rec.state}'); if one is this resource's, set it invalid in the service (or keep it as your own), then run `
-      + `'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
-  }
+  // Checked first: a stale window is refused before any wait for the narrowing check.
   const age = Date.now() - Date.parse(a.startedAt);
   if (candidates.length === 1 && age > FRESH_ATTEMPT_MS) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome ${Math.round(age / 60_000)} minutes ago `
       + `and subscription ${candidates[0]} of the product appeared since: over so long a window it may as well be another's, so it is not `
       + `taken or changed (the record stays '${rec.state}'); if it is this resource's, set it invalid in the service (or keep it as your `
       + `own), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
+  }
+  // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
+  const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
+  if (identity !== undefined
+    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), `${rec.key}|${rec.id}`)) {
+    throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
+      + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
+      + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
+      + 'a create of another identity that ran meanwhile may have made them, so none is taken or changed (the record stays '
+      + `'${rec.state}'); if one is this resource's, set it invalid in the service (or keep it as your own), then run `
+      + `'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
   }
   if (candidates.length === 1) {
     log({ msg: 'found the subscription the create made: the one that appeared since the call', subscriptionId: candidates[0] });

@@ -57,8 +57,11 @@ export const WITNESS_AGE_MS = 60_000;
 export const CLOCK_SKEW_MS = 60_000;
 /** How long a container that met an observation of its own create's identity waits before it tries again. */
 const SAME_IDENTITY_RETRY_MS = 10_000;
-/** The most a learning list may take (a wait for the rate limit longer than that is not waited for). */
-const LEARNING_BUDGET_MS = 10_000;
+/**
+ * The most one learning list may take, its turn in the request budget included (a 429's wait, a minute or more, is
+ * not waited for).
+ */
+const LEARNING_BUDGET_MS = 30_000;
 
 /** What this container knows now, if anything. */
 function cached(rt: Runtime, product: number): boolean | undefined {
@@ -146,8 +149,8 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
       }
     }
     // Lists that would wait for the rate limit are not waited for: learning never holds up the create it follows.
-    const client = rt.client.withDeadline(Math.min(rt.deadline, Date.now() + LEARNING_BUDGET_MS));
-    const own = await client.subscriptions.list({ product, remoteIdentity: identity });
+    const client = (): DpiClient => rt.client.withDeadline(Math.min(rt.deadline, Date.now() + LEARNING_BUDGET_MS));
+    const own = await client().subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
       // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
       retryAt.set(k, Date.now() + LAG_KEPT_MS);
@@ -155,14 +158,17 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
     }
     let none: Set<string>;
     try {
-      none = new Set((await client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).map((s) => String(s.id)));
+      none = new Set((await client().subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).map((s) => String(s.id)));
     } catch (e) {
       if (!refused(e)) throw e;
       return await unlearned(rt, product);
     }
+    // Where the service narrows, no subscription is identity 0's: any answer there (even another one, or one that a
+    // page shifting under the read moved) is no narrowing.
     const old = says !== undefined ? says.id : undefined;
-    if (none.has(madeId) || (old !== undefined && (none.has(old) || own.some((s) => String(s.id) === old)))) return await unlearned(rt, product);
-    if (says !== undefined && await listedUnder(client, product, says)) {
+    if (none.size > 0 || (old !== undefined && own.some((s) => String(s.id) === old))) return await unlearned(rt, product);
+    const ownIds = new Set(own.map((s) => String(s.id)));
+    if (says !== undefined && await listedUnder(client(), product, says, ownIds)) {
       if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
         known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
         log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
@@ -179,10 +185,15 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
   }
 }
 
-/** Whether the list of the observation's identity shows its subscription (a refused list shows nothing). */
-async function listedUnder(client: DpiClient, product: number, seen: Seen): Promise<boolean> {
+/**
+ * Whether the list of the observation's identity shows its subscription and shares no subscription with `ownIds` (the
+ * creating identity's list: where the service narrows, two identities' lists are apart, so one item skipped by a page
+ * that shifted cannot pass for narrowing). A refused list shows nothing.
+ */
+async function listedUnder(client: DpiClient, product: number, seen: Seen, ownIds: ReadonlySet<string>): Promise<boolean> {
   try {
-    return (await client.subscriptions.list({ product, remoteIdentity: seen.identity })).some((s) => String(s.id) === seen.id);
+    const listed = await client.subscriptions.list({ product, remoteIdentity: seen.identity });
+    return listed.some((s) => String(s.id) === seen.id) && !listed.some((s) => ownIds.has(String(s.id)));
   } catch (e) {
     if (refused(e)) return false;
     throw e;
@@ -200,28 +211,58 @@ function refused(e: unknown): boolean {
   return status >= 400 && status < 500 && status !== 429;
 }
 
+/** When a resolution first listed these candidates (a fact beside the locks, so that its wait spans invocations). */
+interface Listed {
+  readonly at: number;
+  readonly ids: string[];
+}
+
+function listedOf(v: string | undefined): Listed | undefined {
+  try {
+    const o = JSON.parse(v ?? '') as { at?: unknown; ids?: unknown };
+    return typeof o.at === 'number' && Array.isArray(o.ids) && o.ids.every((x) => typeof x === 'string') ? { at: o.at, ids: o.ids as string[] } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Whether the service shows that it narrows `GET /v2/sub` to identity `identity`, so that `candidates`, which
- * appeared in the identity's list just now, are the identity's: each shows the identity, or a list filtered by an
- * identity no subscription has leaves every one of them out. A create of another identity, which may have run at the
- * same time under its own lock, then cannot have made them. That list is read WITNESS_AGE_MS after the candidates were
- * listed (this container's clock), when no list lags behind their creation any more; the wait holds the lock the
- * resolution holds, and continues the event past the invocation's deadline where it can. A refused list (4xx) shows
- * nothing; a wait for the rate limit past the deadline, or an unclear answer, is thrown (the event continues, or fails
- * changing nothing).
+ * appeared in the identity's list, are the identity's: each shows the identity, or the list filtered by an identity no
+ * subscription has is empty. A create of another identity, which may have run at the same time under its own lock,
+ * then cannot have made them. That list is read once no list lags behind the candidates: WITNESS_AGE_MS after this
+ * container listed them, or, where an earlier invocation of the resolution `attempt` (`<resource key>|<record ID>`)
+ * listed them first (kept in the journal), that long plus CLOCK_SKEW_MS after its time, so the wait ends however short
+ * each invocation is. The wait holds the lock the resolution holds, and continues the event past the invocation's
+ * deadline where it can. A refused list (4xx) shows nothing; a wait for the rate limit past the deadline, or an
+ * unclear answer, is thrown (the event continues, or fails changing nothing).
  */
-export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[]): Promise<boolean> {
+export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[], attempt: string): Promise<boolean> {
   const shown = (s: Subscription): boolean =>
     s.remote_identity !== undefined && s.remote_identity !== null && canonicalIdentity(s.remote_identity) === identity;
   if (candidates.every(shown)) return true;
-  if (Date.now() + WITNESS_AGE_MS > rt.deadline - 30_000) {
-    const what = `the list of identity ${NO_IDENTITY} that shows whether the product-${product} subscription(s) `
-      + `${candidates.slice(0, 10).map((c) => c.id).join(', ')} are identity ${identity}'s is read a minute after they were listed (when no list lags behind them)`;
-    if (rt.continues) throw new WaitPastDeadline(`${what}: past this invocation's deadline`, 'the narrowing check');
-    throw new HandlerError(`${what}, past this invocation's deadline: deploy again`);
+  const ids = candidates.map((c) => String(c.id));
+  const name = `listed#${attempt}`;
+  const raw = await rt.journal.fact(kindOf(product), name);
+  const prior = listedOf(raw);
+  let readyAt: number;
+  if (prior !== undefined && prior.at <= Date.now() + CLOCK_SKEW_MS && ids.every((id) => prior.ids.includes(id))) {
+    readyAt = prior.at + WITNESS_AGE_MS + CLOCK_SKEW_MS;
+  } else {
+    await rt.journal.setFact(kindOf(product), name, JSON.stringify({ at: Date.now(), ids }));
+    readyAt = Date.now() + WITNESS_AGE_MS;
   }
-  log({ msg: 'waiting a minute, until no list lags behind the candidates, before reading the list of no identity', product });
-  await rt.sleep(WITNESS_AGE_MS);
+  const wait = readyAt - Date.now();
+  if (wait > 0) {
+    if (Date.now() + wait > rt.deadline - 30_000) {
+      const what = `the list of identity ${NO_IDENTITY} that shows whether the product-${product} subscription(s) ${ids.slice(0, 10).join(', ')} `
+        + `are identity ${identity}'s is read ${Math.ceil(wait / 1000)} s from now, a minute after they were listed (when no list lags behind them)`;
+      if (rt.continues) throw new WaitPastDeadline(`${what}: past this invocation's deadline`, 'the narrowing check');
+      throw new HandlerError(`${what}, past this invocation's deadline: deploy again`);
+    }
+    log({ msg: 'waiting until no list lags behind the candidates before reading the list of no identity', product, ms: wait });
+    await rt.sleep(wait);
+  }
   let listed: Subscription[];
   try {
     listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
@@ -229,9 +270,9 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
     if (refused(e)) return false;
     throw e;
   }
-  const ids = new Set(listed.map((s) => String(s.id)));
-  if (candidates.every((s) => !ids.has(String(s.id)))) return true;
-  // The list of identity 0 answers them: the service does not narrow (the fact was wrong, or planted). Unlearned.
+  // Where the service narrows, no subscription is identity 0's: any answer there is no narrowing.
+  if (listed.length === 0) return true;
+  // The list of identity 0 answers something: the service does not narrow (the fact was wrong, or planted). Unlearned.
   await learnedNo(rt, product).catch(() => undefined);
   return false;
 }

@@ -9,7 +9,7 @@ import { advance, ATTRS, ignoringFilter, journal, lockItems, ORDERS, STALE, SUB,
 import { HandlerHarness } from './helpers';
 import { DpiClient, ServiceError, Subscription } from '../../src/client';
 import { createRecordedSubscription } from '../../src/handler/creates';
-import { NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
+import { CLOCK_SKEW_MS, NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
 import { Runtime } from '../../src/handler/runtime';
 
 let h: HandlerHarness;
@@ -103,6 +103,42 @@ describe('what the service is learned to do', () => {
     advance(WITNESS_AGE_MS);
     await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' }), { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
     expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
+  });
+
+  test('any answer in the list of identity 0, or lists of two identities that share a subscription, is no narrowing', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    for (const [origin, zero, shared] of [['https://zero-other.example', ['1'], false], ['https://shared.example', [], true]] as const) {
+      const subs: Subscription[] = [];
+      const client = {
+        subscriptions: {
+          // Narrows, but identity 0 answers an unrelated subscription; or identity 362's list also holds one of 364's.
+          list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY ? zero.map((id) => ({ id, status: 'active' }))
+            : subs.filter((x) => String(x.remote_identity) === q.remoteIdentity || (shared && q.remoteIdentity === '362' && x.id === '9800'))
+              .map((x) => ({ id: x.id, status: x.status }))),
+          create: async () => {
+            const made = { id: String((shared ? 9800 : 9700) + subs.length), status: 'active' as const, remote_identity: subs.length === 0 ? 364 : 362 };
+            subs.push(made);
+            return made;
+          },
+        },
+        withDeadline() {
+          return this;
+        },
+      } as unknown as DpiClient;
+      const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: origin } as unknown as Runtime;
+      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/A-${origin}`, 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+      if (zero.length > 0) {
+        expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
+        continue;
+      }
+      expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^seen:\d+:364:9800$/);
+      advance(WITNESS_AGE_MS);
+      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/B-${origin}`, 'new', { product: 3001, identity: '362' }),
+        { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+      // 9800 (364's) is in 362's own list: "no".
+      expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
+    }
   });
 
   test('one create per container: a create that waited a minute for the product\'s lock judges the observation it read while waiting', async () => {
@@ -280,9 +316,10 @@ describe('what the service is learned to do', () => {
     const slept: number[] = [];
     const client = {
       subscriptions: {
-        // Narrows to the identity; its records show only `id` and `status` (the spec's).
-        list: async (q: { remoteIdentity?: string } = {}) =>
-          subs.filter((x) => String(x.remote_identity) === String(q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
+        // Narrows to the identity; its records show only `id` and `status` (the spec's). Its list of identity 0 lags:
+        // it answers 9900 until the resolution has waited (read too early, the candidate would not be taken).
+        list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY && slept.length === 0 ? subs : subs
+          .filter((x) => String(x.remote_identity) === String(q.remoteIdentity))).map((x) => ({ id: x.id, status: x.status })),
         create: async () => {
           subs.push({ id: '9900', status: 'active', product: 3001, remote_identity: 364 });
           throw new TypeError('fetch failed');
@@ -302,10 +339,51 @@ describe('what the service is learned to do', () => {
     expect(await lockItems()).toEqual(['inflight#sub#3001 lock#364']);
     const recording = (await j.records<any>('HandlerTest/Quiet')).find((r) => r.state === 'recording')!;
     expect(recording.doc.attempt.lock).toBe('identity');
-    // The next event waits the minute, then the list of identity 0 leaves 9900 out: it is taken.
+    // The next event waits from when the first listed the candidates (a minute, and the clocks' disagreement, as another
+    // container may have listed them), then the list of identity 0 is empty: 9900 is taken.
     expect((await createRecordedSubscription(rt(600_000), recording, ATTRS, 'abandoned', () => true)).physicalId).toBe('9900');
-    expect(slept.filter((ms) => ms === WITNESS_AGE_MS)).toHaveLength(1);
+    expect(slept).toHaveLength(1);
+    expect(slept[0]).toBeGreaterThan(WITNESS_AGE_MS);
+    expect(slept[0]).toBeLessThanOrEqual(WITNESS_AGE_MS + CLOCK_SKEW_MS);
     expect(await lockItems()).toEqual([]);
+  });
+
+  test('a resolution whose every invocation is shorter than the wait still ends: the wait runs from when the candidates were first listed', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const origin = 'https://short-invocations.example';
+    await j.setFact('sub#3001', `narrows#${origin}`, 'yes');
+    const subs: Subscription[] = [];
+    const client = {
+      subscriptions: {
+        list: async (q: { remoteIdentity?: string } = {}) =>
+          subs.filter((x) => String(x.remote_identity) === String(q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
+        create: async () => {
+          subs.push({ id: '9910', status: 'active', product: 3001, remote_identity: 364 });
+          throw new TypeError('fetch failed');
+        },
+      },
+      withDeadline() {
+        return this;
+      },
+    } as unknown as DpiClient;
+    // A provider timeout of one minute: each invocation has 45 s; isComplete runs it again every 30 s.
+    const rt = (): Runtime => ({
+      client, journal: j, deadline: Date.now() + 45_000, sleep: async () => undefined, serviceOrigin: origin, continues: true,
+    }) as unknown as Runtime;
+    let rec = await j.create<any>('HandlerTest/Short', 'new', { product: 3001, identity: '364' });
+    let outcome = '';
+    let invocations = 0;
+    for (; invocations < 10 && outcome !== '9910'; invocations++) {
+      outcome = await createRecordedSubscription(rt(), rec, ATTRS, 'abandoned', () => true).then((r) => String(r.physicalId), (e: Error) => e.name);
+      if (outcome !== '9910') {
+        expect(outcome).toBe('WaitPastDeadline');
+        rec = (await j.records<any>('HandlerTest/Short')).find((r) => r.state === 'recording')!;
+        advance(30_000);
+      }
+    }
+    expect(outcome).toBe('9910');
+    expect(invocations).toBeLessThanOrEqual(5);
   });
 
   test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {

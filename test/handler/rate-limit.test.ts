@@ -20,20 +20,6 @@ describe('under the service rate limit', () => {
 
   const props = { ProductId: '3001', RemoteIdentityId: '362', ProductParameters: { marketplace_id: 'ATVPDKIKX0DER' }, Status: 'active', OnDelete: 'invalid' };
 
-  test('the first create learns about the service\'s lists without waiting for the rate limit: a refused learning list is left', async () => {
-    await h.clearRequests();
-    h.slept.length = 0;
-    const r = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', { ...props, Name: 'first' }, { LogicalResourceId: 'First' }));
-    expect(r.PhysicalResourceId).toMatch(/^\d+$/);
-    const reqs = await h.requests();
-    const post = reqs.findIndex((x) => x.method === 'POST' && x.path === '/v2/sub' && x.status < 300);
-    // After the POST: only the learning's lists, each sent once (a 429 there ends the learning, nothing waits).
-    const after = reqs.slice(post + 1).filter((x) => x.method === 'GET' && x.path === '/v2/sub');
-    expect(after.length).toBeGreaterThan(0);
-    expect(after.filter((x) => x.status === 429).length).toBeLessThanOrEqual(1);
-    expect(new Set(after.map((x) => x.query.remote_identity)).size).toBe(after.length);
-  });
-
   test('a subscription Create and Delete complete; every 429 was waited out for its Retry-After', async () => {
     // The steady state: the journal knows the service narrows its lists (no learning lists after the create).
     await dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined })
