@@ -6,8 +6,10 @@
 import { HandlerHarness, useHandlerHarness } from './helpers';
 import { DpiClient, Subscription } from '../../src/client';
 import { DEFAULT_CLOUD_ACCOUNT } from '../../src/emulator';
+import { createRecordedSubscription } from '../../src/handler/creates';
 import { dynamoJournal, Journal } from '../../src/handler/journal';
 import { NO_IDENTITY, WITNESS_AGE_MS } from '../../src/handler/narrowing';
+import { Runtime } from '../../src/handler/runtime';
 import { ResourceTypes } from '../../src/kinds';
 
 export const SUB = ResourceTypes.SUBSCRIPTION;
@@ -86,4 +88,28 @@ export async function learnYes(j: Journal): Promise<void> {
     { LogicalResourceId: 'WarmUp3' }));
   expect((await h.requests()).filter((r) => r.method === 'GET' && r.path === '/v2/sub').map((r) => r.query.remote_identity)).toEqual(['364', '364', '0', '362']);
   expect(await j.fact('sub#3001', fact)).toBe('yes');
+}
+
+/** A service client of the subscriptions' `list` and `create` only (learning's lists are given their own deadline). */
+export function stubClient(subscriptions: {
+  list: (q?: { remoteIdentity?: string }) => Promise<Subscription[]>;
+  create: () => Promise<Subscription>;
+}): DpiClient {
+  return {
+    subscriptions,
+    withDeadline() {
+      return this;
+    },
+  } as unknown as DpiClient;
+}
+
+/** A runtime of `client` at `origin` with the journal `j` (no waits, ten minutes to the deadline). */
+export function stubRuntime(client: DpiClient, j: Journal, origin: string, extra: Partial<Runtime> = {}): Runtime {
+  return { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: origin, ...extra } as unknown as Runtime;
+}
+
+/** A create of a product-3001 subscription of `identity` by resource `key` (a new record), as createRecordedSubscription runs it. */
+export async function createAs(rt: Runtime, j: Journal, key: string, identity: string): Promise<string | undefined> {
+  const rec = await j.create<any>(key, 'new', { product: 3001, identity });
+  return (await createRecordedSubscription(rt, rec, { ...ATTRS, remote_identity: Number(identity) }, 'abandoned', () => true)).physicalId;
 }

@@ -5,7 +5,7 @@
  * list lags behind the POST.
  */
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { advance, ATTRS, ignoringFilter, journal, lockItems, ORDERS, STALE, SUB, useCreatesLockHarness } from './creates-lock-helpers';
+import { advance, ATTRS, createAs, ignoringFilter, journal, lockItems, ORDERS, STALE, stubClient, stubRuntime, SUB, useCreatesLockHarness } from './creates-lock-helpers';
 import { HandlerHarness } from './helpers';
 import { DpiClient, ServiceError, Subscription } from '../../src/client';
 import { createRecordedSubscription } from '../../src/handler/creates';
@@ -29,7 +29,7 @@ describe('what the service is learned to do', () => {
         return made;
       },
     }, false);
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://ignores.example' } as unknown as Runtime;
+    const rt = stubRuntime(client, j, 'https://ignores.example');
     const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
     expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
     expect(await j.fact('sub#3001', 'narrows#https://ignores.example')).toMatch(/^no:\d+$/);
@@ -82,26 +82,21 @@ describe('what the service is learned to do', () => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     const subs: Subscription[] = [];
-    const client = {
-      subscriptions: {
-        list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY ? subs.slice(0, -1)
-          : subs.filter((x) => String(x.remote_identity) === q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
-        create: async () => {
-          const made = { id: String(9700 + subs.length), status: 'active' as const, remote_identity: subs.length === 0 ? 364 : 362 };
-          subs.push(made);
-          return made;
-        },
+    const client = stubClient({
+      list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY ? subs.slice(0, -1)
+        : subs.filter((x) => String(x.remote_identity) === q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const, remote_identity: subs.length === 0 ? 364 : 362 };
+        subs.push(made);
+        return made;
       },
-      withDeadline() {
-        return this;
-      },
-    } as unknown as DpiClient;
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://replica-zero.example' } as unknown as Runtime;
+    });
+    const rt = stubRuntime(client, j, 'https://replica-zero.example');
     const fact = 'narrows#https://replica-zero.example';
-    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+    await createAs(rt, j, 'HandlerTest/Mx', '364');
     expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
     advance(WITNESS_AGE_MS);
-    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' }), { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    await createAs(rt, j, 'HandlerTest/Us', '362');
     expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
   });
 
@@ -110,32 +105,26 @@ describe('what the service is learned to do', () => {
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     for (const [origin, zero, shared] of [['https://zero-other.example', ['1'], false], ['https://shared.example', [], true]] as const) {
       const subs: Subscription[] = [];
-      const client = {
-        subscriptions: {
-          // Narrows, but identity 0 answers an unrelated subscription; or identity 362's list also holds one of 364's.
-          list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY ? zero.map((id) => ({ id, status: 'active' }))
-            : subs.filter((x) => String(x.remote_identity) === q.remoteIdentity || (shared && q.remoteIdentity === '362' && x.id === '9800'))
-              .map((x) => ({ id: x.id, status: x.status }))),
-          create: async () => {
-            const made = { id: String((shared ? 9800 : 9700) + subs.length), status: 'active' as const, remote_identity: subs.length === 0 ? 364 : 362 };
-            subs.push(made);
-            return made;
-          },
+      const client = stubClient({
+        // Narrows, but identity 0 answers an unrelated subscription; or identity 362's list also holds one of 364's.
+        list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY ? zero.map((id) => ({ id, status: 'active' }))
+          : subs.filter((x) => String(x.remote_identity) === q.remoteIdentity || (shared && q.remoteIdentity === '362' && x.id === '9800'))
+            .map((x) => ({ id: x.id, status: x.status }))),
+        create: async () => {
+          const made = { id: String((shared ? 9800 : 9700) + subs.length), status: 'active' as const, remote_identity: subs.length === 0 ? 364 : 362 };
+          subs.push(made);
+          return made;
         },
-        withDeadline() {
-          return this;
-        },
-      } as unknown as DpiClient;
-      const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: origin } as unknown as Runtime;
-      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/A-${origin}`, 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+      });
+      const rt = stubRuntime(client, j, origin);
+      await createAs(rt, j, `HandlerTest/A-${origin}`, '364');
       if (zero.length > 0) {
         expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
         continue;
       }
       expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^seen:\d+:364:9800$/);
       advance(WITNESS_AGE_MS);
-      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/B-${origin}`, 'new', { product: 3001, identity: '362' }),
-        { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+      await createAs(rt, j, `HandlerTest/B-${origin}`, '362');
       // 9800 (364's) is in 362's own list: "no".
       expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
     }
@@ -166,26 +155,21 @@ describe('what the service is learned to do', () => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     const subs: Subscription[] = [];
-    const client = {
-      subscriptions: {
-        list: async (q: { remoteIdentity?: string } = {}) =>
-          (q.remoteIdentity === NO_IDENTITY ? [] : subs.map((x) => ({ id: x.id, status: x.status }))),
-        create: async () => {
-          const made = { id: String(9700 + subs.length), status: 'active' as const };
-          subs.push(made);
-          return made;
-        },
+    const client = stubClient({
+      list: async (q: { remoteIdentity?: string } = {}) =>
+        (q.remoteIdentity === NO_IDENTITY ? [] : subs.map((x) => ({ id: x.id, status: x.status }))),
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const };
+        subs.push(made);
+        return made;
       },
-      withDeadline() {
-        return this;
-      },
-    } as unknown as DpiClient;
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://zero-empty.example' } as unknown as Runtime;
+    });
+    const rt = stubRuntime(client, j, 'https://zero-empty.example');
     const fact = 'narrows#https://zero-empty.example';
-    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+    await createAs(rt, j, 'HandlerTest/Mx', '364');
     expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
     advance(WITNESS_AGE_MS);
-    await createRecordedSubscription(rt, await j.create<any>('HandlerTest/Us', 'new', { product: 3001, identity: '362' }), { ...ATTRS, remote_identity: 362 }, 'abandoned', () => true);
+    await createAs(rt, j, 'HandlerTest/Us', '362');
     expect(await j.fact('sub#3001', fact)).toMatch(/^no:\d+$/);
   });
 
@@ -228,7 +212,7 @@ describe('what the service is learned to do', () => {
       if (unlearnMeanwhile && q.remoteIdentity === '364') await j.setFact('sub#3001', fact, `no:${Date.now()}`);
       return list(q);
     };
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://narrows.example' } as unknown as Runtime;
+    const rt = stubRuntime(client, j, 'https://narrows.example');
     const first = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
     await createRecordedSubscription(rt, first, ATTRS, 'abandoned', () => true);
     expect(await j.fact('sub#3001', fact)).toMatch(/^seen:\d+:364:9700$/);
@@ -272,8 +256,8 @@ describe('what the service is learned to do', () => {
         if (q.remoteIdentity === NO_IDENTITY) throw new ServiceError({ message: `answered ${status}`, method: 'GET', path: '/v2/sub', status });
         return list(q);
       };
-      const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: origin } as unknown as Runtime;
-      await createRecordedSubscription(rt, await j.create<any>(`HandlerTest/A${status}`, 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+      const rt = stubRuntime(client, j, origin);
+      await createAs(rt, j, `HandlerTest/A${status}`, '364');
       expect(lists).toEqual(['364', '364', '0']);
       expect(locksWhileLearning).toEqual([]);
       if (status === 400) {
@@ -282,7 +266,7 @@ describe('what the service is learned to do', () => {
         expect(await j.fact('sub#3001', `narrows#${origin}`)).toBeUndefined();
         // The next create of this container, within the minute, learns nothing and lists only its own list before.
         lists.length = 0;
-        await createRecordedSubscription(rt, await j.create<any>('HandlerTest/B503', 'new', { product: 3001, identity: '364' }), ATTRS, 'abandoned', () => true);
+        await createAs(rt, j, 'HandlerTest/B503', '364');
         expect(lists).toEqual(['364']);
       }
     }
@@ -314,21 +298,16 @@ describe('what the service is learned to do', () => {
     await j.setFact('sub#3001', `narrows#${origin}`, 'yes');
     const subs: Subscription[] = [];
     const slept: number[] = [];
-    const client = {
-      subscriptions: {
-        // Narrows to the identity; its records show only `id` and `status` (the spec's). Its list of identity 0 lags:
-        // it answers 9900 until the resolution has waited (read too early, the candidate would not be taken).
-        list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY && slept.length === 0 ? subs : subs
-          .filter((x) => String(x.remote_identity) === String(q.remoteIdentity))).map((x) => ({ id: x.id, status: x.status })),
-        create: async () => {
-          subs.push({ id: '9900', status: 'active', product: 3001, remote_identity: 364 });
-          throw new TypeError('fetch failed');
-        },
+    const client = stubClient({
+      // Narrows to the identity; its records show only `id` and `status` (the spec's). Its list of identity 0 lags:
+      // it answers 9900 until the resolution has waited (read too early, the candidate would not be taken).
+      list: async (q: { remoteIdentity?: string } = {}) => (q.remoteIdentity === NO_IDENTITY && slept.length === 0 ? subs : subs
+        .filter((x) => String(x.remote_identity) === String(q.remoteIdentity))).map((x) => ({ id: x.id, status: x.status })),
+      create: async () => {
+        subs.push({ id: '9900', status: 'active', product: 3001, remote_identity: 364 });
+        throw new TypeError('fetch failed');
       },
-      withDeadline() {
-        return this;
-      },
-    } as unknown as DpiClient;
+    });
     const rt = (deadlineIn: number): Runtime => ({
       client, journal: j, deadline: Date.now() + deadlineIn, sleep: async (ms: number) => void slept.push(ms), serviceOrigin: origin,
     }) as unknown as Runtime;
@@ -354,19 +333,14 @@ describe('what the service is learned to do', () => {
     const origin = 'https://short-invocations.example';
     await j.setFact('sub#3001', `narrows#${origin}`, 'yes');
     const subs: Subscription[] = [];
-    const client = {
-      subscriptions: {
-        list: async (q: { remoteIdentity?: string } = {}) =>
-          subs.filter((x) => String(x.remote_identity) === String(q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
-        create: async () => {
-          subs.push({ id: '9910', status: 'active', product: 3001, remote_identity: 364 });
-          throw new TypeError('fetch failed');
-        },
+    const client = stubClient({
+      list: async (q: { remoteIdentity?: string } = {}) =>
+        subs.filter((x) => String(x.remote_identity) === String(q.remoteIdentity)).map((x) => ({ id: x.id, status: x.status })),
+      create: async () => {
+        subs.push({ id: '9910', status: 'active', product: 3001, remote_identity: 364 });
+        throw new TypeError('fetch failed');
       },
-      withDeadline() {
-        return this;
-      },
-    } as unknown as DpiClient;
+    });
     // A provider timeout of one minute: each invocation has 45 s; isComplete runs it again every 30 s.
     const rt = (): Runtime => ({
       client, journal: j, deadline: Date.now() + 45_000, sleep: async () => undefined, serviceOrigin: origin, continues: true,
@@ -391,26 +365,21 @@ describe('what the service is learned to do', () => {
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     const subs: Subscription[] = [];
     let hidden: string | undefined;
-    const client = {
-      subscriptions: {
-        // Ignores the identity filter, and does not show a new subscription in the first list after its POST.
-        list: async () => {
-          const out = subs.filter((x) => x.id !== hidden).map((x) => ({ id: x.id, status: x.status }));
-          hidden = undefined;
-          return out;
-        },
-        create: async () => {
-          const made = { id: String(9700 + subs.length), status: 'active' as const };
-          subs.push(made);
-          hidden = made.id;
-          return made;
-        },
+    const client = stubClient({
+      // Ignores the identity filter, and does not show a new subscription in the first list after its POST.
+      list: async () => {
+        const out = subs.filter((x) => x.id !== hidden).map((x) => ({ id: x.id, status: x.status }));
+        hidden = undefined;
+        return out;
       },
-      withDeadline() {
-        return this;
+      create: async () => {
+        const made = { id: String(9700 + subs.length), status: 'active' as const };
+        subs.push(made);
+        hidden = made.id;
+        return made;
       },
-    } as unknown as DpiClient;
-    const rt = { client, journal: j, deadline: Date.now() + 600_000, sleep: async () => undefined, serviceOrigin: 'https://lags.example' } as unknown as Runtime;
+    });
+    const rt = stubRuntime(client, j, 'https://lags.example');
     const rec = await j.create<any>('HandlerTest/Mx', 'new', { product: 3001, identity: '364' });
     expect((await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true)).physicalId).toBe('9700');
     expect(await j.fact('sub#3001', 'narrows#https://lags.example')).toBeUndefined();
