@@ -70,10 +70,13 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
       + `taken or changed (the record stays '${rec.state}'); if it is this resource's, set it invalid in the service (or keep it as your `
       + `own), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
   }
+  // Several candidates are never taken (below): refused before any wait for the narrowing check.
+  if (candidates.length > 1) throw severalCandidates(rec, a.product, candidates);
   // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
   const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
   if (identity !== undefined
-    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), `${rec.key}|${rec.id}`)) {
+    && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), `${rec.key}|${rec.id}`,
+      Date.parse(a.startedAt))) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and subscription(s) `
       + `${candidates.slice(0, 10).join(', ')} appeared since in the list of identity ${a.identity}, but the service does not show that it narrows `
       + 'that list to the identity (the records show no identity, and a list filtered by an identity no subscription has still answers them): '
@@ -81,11 +84,13 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
       + `'${rec.state}'); if one is this resource's, set it invalid in the service (or keep it as your own), then run `
       + `'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
   }
-  if (candidates.length === 1) {
-    log({ msg: 'found the subscription the create made: the one that appeared since the call', subscriptionId: candidates[0] });
-    return { id: candidates[0] };
-  }
-  throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome and ${candidates.length} subscriptions `
+  log({ msg: 'found the subscription the create made: the one that appeared since the call', subscriptionId: candidates[0] });
+  return { id: candidates[0] };
+}
+
+/** The refusal of a resolution that found several candidates: which one the create made cannot be told. */
+function severalCandidates(rec: JournalRecord<OwnsSubscription>, product: number, candidates: string[]): HandlerError {
+  return new HandlerError(`a product-${product} subscription create of ${rec.key} had no clear outcome and ${candidates.length} subscriptions `
     + `of the product appeared since (${candidates.slice(0, 10).join(', ')}), made elsewhere meanwhile: which one it made cannot be told, so `
     + `none is taken or changed (the record stays '${rec.state}'); set the one this resource made invalid in the service (the others are not `
     + `this stack's), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);

@@ -29,6 +29,7 @@ export interface CreatesLocks {
   unlock(kind: string, member: string, part?: string): Promise<void>;
   fact(kind: string, name: string): Promise<string | undefined>;
   setFact(kind: string, name: string, value: string, expected?: string | null): Promise<boolean>;
+  dropFact(kind: string, name: string): Promise<void>;
 }
 
 /** What the locks need of the journal table (`JournalTable` of journal.ts). */
@@ -160,6 +161,9 @@ export function dynamoCreatesLocks(t: LockTable): CreatesLocks {
     fact: (kind, name) => run(async () => {
       const got = await c.send(new m.GetItemCommand({ TableName: table, Key: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`) }, ConsistentRead: true }));
       return got.Item?.value?.S;
+    }),
+    dropFact: (kind, name) => run(async () => {
+      await c.send(new m.DeleteItemCommand({ TableName: table, Key: { pk: keyOf(kind).pk, sk: S(`${FACT}${name}`) } }));
     }),
     setFact: (kind, name, value, expected) => run(async () => {
       // With `expected`: only over that value (null: only where there is none), so a fact read and judged is not

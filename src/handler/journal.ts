@@ -84,6 +84,8 @@ export interface Journal {
    * is not kept yet). Whether it was written.
    */
   setFact(kind: string, name: string, value: string, expected?: string | null): Promise<boolean>;
+  /** Removes a fact kept beside the creates locks of `kind` (none is no error). */
+  dropFact(kind: string, name: string): Promise<void>;
   /**
    * Every resource record whose key starts with `prefix` (all resources when empty) and every claim, read with a
    * scan of all pages (drift, orphans): not for the deploy path.

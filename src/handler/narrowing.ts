@@ -58,8 +58,8 @@ export const CLOCK_SKEW_MS = 60_000;
 /** How long a container that met an observation of its own create's identity waits before it tries again. */
 const SAME_IDENTITY_RETRY_MS = 10_000;
 /**
- * The most one learning list may take, its turn in the request budget included (a 429's wait, a minute or more, is
- * not waited for).
+ * The most the learning's lists may take together, their turns in the request budget included (a 429's wait, a
+ * minute or more, is not waited for).
  */
 const LEARNING_BUDGET_MS = 30_000;
 
@@ -148,8 +148,11 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
         return;
       }
     }
-    // Lists that would wait for the rate limit are not waited for: learning never holds up the create it follows.
-    const client = (): DpiClient => rt.client.withDeadline(Math.min(rt.deadline, Date.now() + LEARNING_BUDGET_MS));
+    // One deadline for the learning's lists (a 429's wait, a minute or more, is not waited for), and a minute kept for
+    // the rest of the event: learning never holds up the create it follows for long.
+    const until = Math.min(rt.deadline - 60_000, Date.now() + LEARNING_BUDGET_MS);
+    if (until - Date.now() < 5_000) return;
+    const client = (): DpiClient => rt.client.withDeadline(until);
     const own = await client().subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
       // Not shown yet (a list that lags the POST): nothing is learned; this container tries again in a while.
@@ -168,7 +171,12 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
     const old = says !== undefined ? says.id : undefined;
     if (none.size > 0 || (old !== undefined && own.some((s) => String(s.id) === old))) return await unlearned(rt, product);
     const ownIds = new Set(own.map((s) => String(s.id)));
-    if (says !== undefined && await listedUnder(client(), product, says, ownIds)) {
+    const witness = says !== undefined ? await listedUnder(client(), product, says, ownIds) : 'absent';
+    // Two identities' lists that share a subscription: the service does not narrow.
+    if (witness === 'shared') return await unlearned(rt, product);
+    // The older subscription itself must still be there, active and (where its record shows one) of its identity: a
+    // list that lags may still show one deleted since.
+    if (says !== undefined && witness === 'shown' && await stillThere(client(), says)) {
       if (await rt.journal.setFact(kindOf(product), factName(rt), 'yes', raw)) {
         known.set(k, { yes: true, until: Date.now() + YES_CACHED_MS });
         log({ msg: 'the service narrows subscription lists to an identity: creates of different identities run at once', product });
@@ -186,18 +194,34 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
 }
 
 /**
- * Whether the list of the observation's identity shows its subscription and shares no subscription with `ownIds` (the
- * creating identity's list: where the service narrows, two identities' lists are apart, so one item skipped by a page
- * that shifted cannot pass for narrowing). A refused list shows nothing.
+ * What the list of the observation's identity shows: its subscription, and nothing of `ownIds` (the creating identity's
+ * list: where the service narrows, two identities' lists are apart, so one item skipped by a page that shifted cannot
+ * pass for narrowing) ('shown'); a subscription of `ownIds` ('shared': the service does not narrow); or not its
+ * subscription ('absent'; also a refused list).
  */
-async function listedUnder(client: DpiClient, product: number, seen: Seen, ownIds: ReadonlySet<string>): Promise<boolean> {
+async function listedUnder(client: DpiClient, product: number, seen: Seen, ownIds: ReadonlySet<string>): Promise<'shown' | 'shared' | 'absent'> {
+  let listed: Subscription[];
   try {
-    const listed = await client.subscriptions.list({ product, remoteIdentity: seen.identity });
-    return listed.some((s) => String(s.id) === seen.id) && !listed.some((s) => ownIds.has(String(s.id)));
+    listed = await client.subscriptions.list({ product, remoteIdentity: seen.identity });
+  } catch (e) {
+    if (refused(e)) return 'absent';
+    throw e;
+  }
+  if (listed.some((s) => ownIds.has(String(s.id)))) return 'shared';
+  return listed.some((s) => String(s.id) === seen.id) ? 'shown' : 'absent';
+}
+
+/** Whether the observation's subscription reads as active and not of another identity (404 or a refusal: no). */
+async function stillThere(client: DpiClient, seen: Seen): Promise<boolean> {
+  let s: Subscription;
+  try {
+    s = await client.subscriptions.get(seen.id);
   } catch (e) {
     if (refused(e)) return false;
     throw e;
   }
+  const of = s.remote_identity === undefined || s.remote_identity === null ? undefined : canonicalIdentity(s.remote_identity);
+  return s.status === 'active' && (of === undefined || of === seen.identity);
 }
 
 async function unlearned(rt: Runtime, product: number): Promise<void> {
@@ -237,7 +261,8 @@ function listedOf(v: string | undefined): Listed | undefined {
  * deadline where it can. A refused list (4xx) shows nothing; a wait for the rate limit past the deadline, or an
  * unclear answer, is thrown (the event continues, or fails changing nothing).
  */
-export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[], attempt: string): Promise<boolean> {
+export async function narrowingShown(rt: Runtime, product: number, identity: string, candidates: Subscription[], attempt: string,
+  startedAt: number): Promise<boolean> {
   const shown = (s: Subscription): boolean =>
     s.remote_identity !== undefined && s.remote_identity !== null && canonicalIdentity(s.remote_identity) === identity;
   if (candidates.every(shown)) return true;
@@ -245,13 +270,19 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
   const name = `listed#${attempt}`;
   const raw = await rt.journal.fact(kindOf(product), name);
   const prior = listedOf(raw);
+  // A listing of these very candidates, within the attempt's window (a time before the attempt, or ahead of this
+  // clock, or other IDs: not this resolution's listing, planted or not).
+  const began = Number.isFinite(startedAt) ? startedAt : Date.now();
+  const same = prior !== undefined && prior.ids.length === ids.length && ids.every((id) => prior.ids.includes(id));
   let readyAt: number;
-  if (prior !== undefined && prior.at <= Date.now() + CLOCK_SKEW_MS && ids.every((id) => prior.ids.includes(id))) {
+  if (prior !== undefined && same && prior.at >= began - CLOCK_SKEW_MS && prior.at <= Date.now() + CLOCK_SKEW_MS) {
     readyAt = prior.at + WITNESS_AGE_MS + CLOCK_SKEW_MS;
   } else {
     await rt.journal.setFact(kindOf(product), name, JSON.stringify({ at: Date.now(), ids }));
     readyAt = Date.now() + WITNESS_AGE_MS;
   }
+  // Never sooner than a minute (and the clocks' disagreement) after the attempt began.
+  readyAt = Math.max(readyAt, began + WITNESS_AGE_MS + CLOCK_SKEW_MS);
   const wait = readyAt - Date.now();
   if (wait > 0) {
     if (Date.now() + wait > rt.deadline - 30_000) {
@@ -263,13 +294,15 @@ export async function narrowingShown(rt: Runtime, product: number, identity: str
     log({ msg: 'waiting until no list lags behind the candidates before reading the list of no identity', product, ms: wait });
     await rt.sleep(wait);
   }
-  let listed: Subscription[];
+  let listed: Subscription[] | undefined;
   try {
     listed = await rt.client.subscriptions.list({ product, remoteIdentity: NO_IDENTITY });
   } catch (e) {
-    if (refused(e)) return false;
-    throw e;
+    if (!refused(e)) throw e;
   }
+  // Read (or refused): the listing's time is not needed any more (a wait past the deadline above keeps it).
+  await rt.journal.dropFact(kindOf(product), name).catch(() => undefined);
+  if (listed === undefined) return false;
   // Where the service narrows, no subscription is identity 0's: any answer there is no narrowing.
   if (listed.length === 0) return true;
   // The list of identity 0 answers something: the service does not narrow (the fact was wrong, or planted). Unlearned.

@@ -61,6 +61,7 @@ function failingJournal(error: Error): (opts: JournalOptions) => Journal {
       unlock: fail,
       fact: fail,
       setFact: fail,
+      dropFact: fail,
       scan: fail,
     };
   };

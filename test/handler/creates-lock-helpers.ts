@@ -58,6 +58,7 @@ export function ignoringFilter(subs: Subscription[], createdBy: { create: () => 
         .filter((s) => !filters || q.remoteIdentity === undefined || String(s.remote_identity) === String(q.remoteIdentity))
         .map((s) => (filters ? s : { id: s.id, status: s.status })),
       create: async () => createdBy.create(),
+      get: async (id: string) => ({ id, status: 'active' }),
     },
     withDeadline() {
       return this;
@@ -94,9 +95,11 @@ export async function learnYes(j: Journal): Promise<void> {
 export function stubClient(subscriptions: {
   list: (q?: { remoteIdentity?: string }) => Promise<Subscription[]>;
   create: () => Promise<Subscription>;
+  get?: (id: string) => Promise<Subscription>;
 }): DpiClient {
   return {
-    subscriptions,
+    // By default every subscription read by its ID is active (the witness of an observation still there).
+    subscriptions: { get: async (id: string) => ({ id, status: 'active' }), ...subscriptions },
     withDeadline() {
       return this;
     },

@@ -32,6 +32,7 @@ function journalOf(records: ReadonlyArray<JournalRecord<unknown>>): Journal {
     unlock: notUsed,
     fact: notUsed,
     setFact: notUsed,
+    dropFact: notUsed,
   };
 }
 

@@ -22,6 +22,7 @@ function journalOf(records: Array<JournalRecord<unknown>>): Journal {
     unlock: notUsed,
     fact: notUsed,
     setFact: notUsed,
+    dropFact: notUsed,
   };
 }
 

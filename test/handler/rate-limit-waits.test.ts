@@ -25,7 +25,8 @@ describe('handler waits for the rate limit', () => {
   test('one "rate limited" log entry per wait, with exactly method, path, waitMs and refusals', async () => {
     h = await HandlerHarness.start({ rateLimit: { requests: 4, seconds: 10 } });
     h.onSleep = async (ms) => { await h.admin('POST', '/clock', { advance: Math.ceil(ms / 1000) }); };
-    // The steady state: the journal knows the service narrows its lists (no learning lists, which wait for no 429).
+    // The steady state: the journal knows the service narrows its lists (no learning lists, which wait for no 429 longer
+    // than their 30 s).
     await dynamoJournal({ create: true, table: h.journalTable, endpoint: h.journal.endpoint, sleep: async () => undefined })
       .setFact('sub#3001', `narrows#${h.emu.url}`, 'yes');
     const r = await h.onEvent(h.event(ResourceTypes.SUBSCRIPTION, 'Create', PROPS));

@@ -163,6 +163,7 @@ function emptyJournal(table: string, where: string, command: string): OpenedJour
       unlock: refuse,
       fact: async () => undefined,
       setFact: refuse,
+      dropFact: refuse,
       scan: async () => ({ records: [], claims: [] }),
     },
     table,
@@ -191,6 +192,7 @@ function guarded(inner: Journal, fail: (e: unknown) => Error): Journal {
     unlock: (kind, member, part) => call(() => inner.unlock(kind, member, part)),
     fact: (kind, name) => call(() => inner.fact(kind, name)),
     setFact: (kind, name, value, expected) => call(() => inner.setFact(kind, name, value, expected)),
+    dropFact: (kind, name) => call(() => inner.dropFact(kind, name)),
     scan: (prefix) => call(() => inner.scan(prefix)),
   };
 }
