@@ -17,7 +17,7 @@ import { attemptScope, createScope, CreatesScope, withCreatesLock } from './crea
 import { HandlerError, isDefiniteFailure, messageOf } from './errors';
 import { JournalRecord } from './journal';
 import { log } from './log';
-import { learnNarrowing, narrowingShown } from './narrowing';
+import { learnNarrowing, narrowingShown, unlearnIfAnswered } from './narrowing';
 import { Runtime } from './runtime';
 
 /** Creating POSTs one create sends at most while each lost answer is proven to have made nothing. */
@@ -62,18 +62,20 @@ async function resolveLocked<D extends OwnsSubscription>(rt: Runtime, rec: Journ
   if (claimedHere !== undefined) return { id: claimedHere };
   const candidates = appeared.filter((id) => !owners.has(id));
   if (candidates.length === 0) return {};
-  // Checked first: a stale window is refused before any wait for the narrowing check.
+  // Checked first: a stale window, and several candidates, are refused before any wait for the narrowing check (under
+  // an identity's lock, a list of identity 0 that answers anything still unlearns a wrong "yes").
+  const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
   const age = Date.now() - Date.parse(a.startedAt);
-  if (candidates.length === 1 && age > FRESH_ATTEMPT_MS) {
+  const stale = candidates.length === 1 && age > FRESH_ATTEMPT_MS;
+  if ((stale || candidates.length > 1) && identity !== undefined) await unlearnIfAnswered(rt, a.product);
+  if (stale) {
     throw new HandlerError(`a product-${a.product} subscription create of ${rec.key} had no clear outcome ${Math.round(age / 60_000)} minutes ago `
       + `and subscription ${candidates[0]} of the product appeared since: over so long a window it may as well be another's, so it is not `
       + `taken or changed (the record stays '${rec.state}'); if it is this resource's, set it invalid in the service (or keep it as your `
       + `own), then run 'dpi journal resolve ${rec.key} --keep-candidates' and deploy again`);
   }
-  // Several candidates are never taken (below): refused before any wait for the narrowing check.
   if (candidates.length > 1) throw severalCandidates(rec, a.product, candidates);
   // Another identity's create may have run inside the window when the POST or this resolution holds only an identity's lock.
-  const identity = held.identity ?? (a.lock === 'identity' ? canonicalIdentity(a.identity) : undefined);
   if (identity !== undefined
     && !await narrowingShown(rt, a.product, identity, appearedSubs.filter((s) => candidates.includes(String(s.id))), `${rec.key}|${rec.id}`,
       Date.parse(a.startedAt))) {

@@ -148,10 +148,14 @@ export async function learnNarrowing(rt: Runtime, product: number, identity: str
         return;
       }
     }
-    // One deadline for the learning's lists (a 429's wait, a minute or more, is not waited for), and a minute kept for
-    // the rest of the event: learning never holds up the create it follows for long.
-    const until = Math.min(rt.deadline - 60_000, Date.now() + LEARNING_BUDGET_MS);
-    if (until - Date.now() < 5_000) return;
+    // One deadline for the learning's lists (a 429's wait, a minute or more, is not waited for), and half of what is
+    // left, up to a minute, kept for the rest of the event: learning never holds up the create it follows for long.
+    const until = Math.min(Date.now() + LEARNING_BUDGET_MS, rt.deadline - Math.min(60_000, Math.max(0, rt.deadline - Date.now()) / 2));
+    if (until - Date.now() < 5_000) {
+      log({ msg: 'too little of this invocation is left to learn whether the service narrows subscription lists to an identity', product });
+      retryAt.set(k, Date.now() + SAME_IDENTITY_RETRY_MS);
+      return;
+    }
     const client = (): DpiClient => rt.client.withDeadline(until);
     const own = await client().subscriptions.list({ product, remoteIdentity: identity });
     if (!own.some((s) => String(s.id) === madeId)) {
@@ -211,7 +215,10 @@ async function listedUnder(client: DpiClient, product: number, seen: Seen, ownId
   return listed.some((s) => String(s.id) === seen.id) ? 'shown' : 'absent';
 }
 
-/** Whether the observation's subscription reads as active and not of another identity (404 or a refusal: no). */
+/**
+ * Whether the observation's subscription reads as not ended (any status but `invalid` or `cancelled`: a create may
+ * pause it at once) and not of another identity (404 or a refusal: no).
+ */
 async function stillThere(client: DpiClient, seen: Seen): Promise<boolean> {
   let s: Subscription;
   try {
@@ -221,7 +228,7 @@ async function stillThere(client: DpiClient, seen: Seen): Promise<boolean> {
     throw e;
   }
   const of = s.remote_identity === undefined || s.remote_identity === null ? undefined : canonicalIdentity(s.remote_identity);
-  return s.status === 'active' && (of === undefined || of === seen.identity);
+  return s.status !== 'invalid' && s.status !== 'cancelled' && (of === undefined || of === seen.identity);
 }
 
 async function unlearned(rt: Runtime, product: number): Promise<void> {
@@ -247,6 +254,21 @@ function listedOf(v: string | undefined): Listed | undefined {
     return typeof o.at === 'number' && Array.isArray(o.ids) && o.ids.every((x) => typeof x === 'string') ? { at: o.at, ids: o.ids as string[] } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Unlearns "yes" when the list of identity 0 answers anything (read once, no wait: an answer there is conclusive), for
+ * a resolution that refuses its candidates without the narrowing check (several, or a stale window) under an
+ * identity's lock. Never fails.
+ */
+export async function unlearnIfAnswered(rt: Runtime, product: number): Promise<void> {
+  try {
+    const until = Math.min(rt.deadline - 30_000, Date.now() + LEARNING_BUDGET_MS);
+    if (until - Date.now() < 5_000) return;
+    if ((await rt.client.withDeadline(until).subscriptions.list({ product, remoteIdentity: NO_IDENTITY })).length > 0) await unlearned(rt, product);
+  } catch (e) {
+    if (refused(e)) await unlearned(rt, product).catch(() => undefined);
   }
 }
 

@@ -4,7 +4,7 @@
  * however short each invocation is; never sooner on a listing time planted in the journal; several candidates are
  * refused before any wait.
  */
-import { advance, ATTRS, journal, lockItems, ORDERS, stubClient, SUB, useCreatesLockHarness } from './creates-lock-helpers';
+import { advance, ATTRS, journal, lockItems, ORDERS, stubClient, stubRuntime, SUB, useCreatesLockHarness } from './creates-lock-helpers';
 import { HandlerHarness } from './helpers';
 import { DpiClient, Subscription } from '../../src/client';
 import { createRecordedSubscription } from '../../src/handler/creates';
@@ -146,5 +146,22 @@ describe('a lost answer under an identity\'s lock', () => {
     expect(reason).toContain('2 subscriptions of the product appeared since');
     expect(slept).toEqual([]);
     expect(await lockItems()).toEqual(['inflight#sub#3001 lock#364']);
+    // The service narrows (identity 0's list is empty): the "yes" stays.
+    expect(await j.fact('sub#3001', `narrows#${origin}`)).toBe('yes');
+  });
+
+  test('several candidates on a service whose list of identity 0 answers: refused at once, and the wrong "yes" is unlearned', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const origin = 'https://several.example';
+    await j.setFact('sub#3001', `narrows#${origin}`, 'yes');
+    const subs: Subscription[] = [];
+    const made = [{ id: '8001', status: 'active' as const, product: 3001, remote_identity: 364 },
+      { id: '8002', status: 'active' as const, product: 3001, remote_identity: 364 }];
+    const rt = stubRuntime(quietService(subs, made, () => subs), j, origin);
+    const rec = await j.create<any>('HandlerTest/Several', 'new', { product: 3001, identity: '364' });
+    const reason = await createRecordedSubscription(rt, rec, ATTRS, 'abandoned', () => true).then(() => 'created', (e: Error) => e.message);
+    expect(reason).toContain('2 subscriptions of the product appeared since');
+    expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(/^no:\d+$/);
   });
 });

@@ -152,13 +152,15 @@ describe('what the service is learned to do', () => {
     expect(await j.fact('sub#3001', 'narrows#https://shares.example')).toMatch(/^no:\d+$/);
   });
 
-  test('an observation whose subscription reads as gone, inactive or another identity\'s teaches nothing, however its lists look', async () => {
+  test('an observation whose subscription reads as gone, ended or another identity\'s teaches nothing, however its lists look; a paused one does', async () => {
     const j = journal();
     await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
     const reads: Array<() => Promise<Subscription>> = [
       async () => { throw new ServiceError({ message: 'not found', method: 'GET', path: '/v2/sub/9700', status: 404 }); },
       async () => ({ id: '9700', status: 'invalid' }),
       async () => ({ id: '9700', status: 'active', remote_identity: 999 }),
+      // Paused (a create that declares it paused): still there, "yes".
+      async () => ({ id: '9700', status: 'paused' }),
     ];
     for (const [i, read] of reads.entries()) {
       const origin = `https://gone-${i}.example`;
@@ -177,8 +179,8 @@ describe('what the service is learned to do', () => {
       await createAs(rt, j, `HandlerTest/Mx${i}`, '364');
       advance(WITNESS_AGE_MS);
       await createAs(rt, j, `HandlerTest/Us${i}`, '362');
-      // Replaced by the newer observation (362's), never "yes".
-      expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(new RegExp(`^seen:\\d+:362:${9701 + 10 * i}$`));
+      // Replaced by the newer observation (362's), never "yes"; a paused one teaches it.
+      expect(await j.fact('sub#3001', `narrows#${origin}`)).toMatch(i === 3 ? /^yes$/ : new RegExp(`^seen:\\d+:362:${9701 + 10 * i}$`));
     }
   });
 
@@ -341,6 +343,22 @@ describe('what the service is learned to do', () => {
     const made = await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'after-number', RemoteIdentityId: '364', ProductParameters: { marketplace_id: 'A1AM78C64UM0Y8' } },
       { LogicalResourceId: 'AfterNumber' }));
     expect(await j.fact('sub#3001', fact)).toBe(`seen:${/^seen:(\d+)/.exec((await j.fact('sub#3001', fact))!)![1]}:364:${made.PhysicalResourceId}`);
+  });
+
+  test('a provider timeout of one minute (45 s to the deadline) still learns: half of what is left is kept for the event', async () => {
+    const j = journal();
+    await h.onEvent(h.event(SUB, 'Create', { ...ORDERS, Name: 'warm-up' }, { LogicalResourceId: 'WarmUp' }));
+    const subs: Subscription[] = [];
+    const client = ignoringFilter(subs, {
+      create: async () => {
+        const made = { id: String(9500 + subs.length), status: 'active' as const, product: 3001, remote_identity: 364 };
+        subs.push(made);
+        return made;
+      },
+    }, true);
+    const rt = stubRuntime(client, j, 'https://short-timeout.example', { deadline: Date.now() + 45_000 });
+    await createAs(rt, j, 'HandlerTest/Short', '364');
+    expect(await j.fact('sub#3001', 'narrows#https://short-timeout.example')).toMatch(/^seen:\d+:364:9500$/);
   });
 
   test('a list that lags the POST teaches nothing: the fact is learned only when the identity\'s own list shows the new subscription', async () => {
