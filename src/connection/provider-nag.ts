@@ -1,6 +1,7 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import { acknowledge, acknowledgeCompliance } from './nag';
 
 /**
@@ -31,4 +32,21 @@ export function acknowledgeLogGroup(group: logs.LogGroup): void {
 export function acknowledgeInlinePolicies(role: iam.Role): void {
   acknowledgeCompliance(role, 'IAMNoInlinePolicy', 'The policy is made by aws-cdk-lib grants for this role alone and names only this stack\'s '
     + 'resources; an inline policy cannot be attached to another principal, which a managed policy could.');
+}
+
+/** The aws-cdk-lib provider framework's functions of `provider`: their memory, and what cdk-nag cannot ask of them. */
+export function acknowledgeFrameworkFunctions(provider: cr.Provider, inVpc: boolean): void {
+  for (const child of provider.node.children) {
+    if (child instanceof lambda.Function) {
+      acknowledge(child, 'AwsSolutions-L1', 'The runtime of the aws-cdk-lib custom-resources framework functions is chosen by aws-cdk-lib and cannot be set; the handler itself runs on the newest Node.js runtime.');
+      acknowledge(child, 'Serverless-LambdaLatestVersion', 'The runtime of the aws-cdk-lib custom-resources framework functions is chosen by aws-cdk-lib and cannot be set; the handler itself runs on the newest Node.js runtime.');
+      // The framework's default (128 MB) is what the Serverless pack flags; its functions only relay events.
+      (child.node.defaultChild as lambda.CfnFunction).memorySize = 256;
+      acknowledgeDeployTimeFunction(child, child.node.id === 'framework-onEvent'
+        ? 'invoked asynchronously by CloudFormation; the framework reports every outcome, failures included, to the stack\'s response URL, '
+          + 'so a dead-letter queue would hold nothing that CloudFormation does not already show (and end with its timeout)'
+        : 'invoked synchronously by the waiter state machine, which reports failures to CloudFormation; a dead-letter queue would never receive an event',
+      inVpc);
+    }
+  }
 }

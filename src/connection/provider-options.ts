@@ -220,3 +220,21 @@ function isPlain(v: unknown): v is Record<string, unknown> {
 export function hasProviderOptions(options: ProviderOptions | undefined): boolean {
   return options !== undefined && KEYS.some((k) => options[k] !== undefined);
 }
+
+/** VPC placement of the provider's functions (as aws-cdk-lib's `Provider` takes it); nothing without `vpc`. */
+export function networkPropsOf(options: ProviderOptions): {
+  vpc?: ec2.IVpc; vpcSubnets?: ec2.SubnetSelection; securityGroups?: ec2.ISecurityGroup[];
+} {
+  const { vpc, vpcSubnets, securityGroups } = options;
+  return vpc ? { vpc, vpcSubnets, securityGroups } : {};
+}
+
+/** What a function in a VPC needs to attach its network interfaces (the managed AWSLambdaVPCAccessExecutionRole's actions). */
+export function grantNetworkInterfaces(role: iam.IRole): void {
+  role.addToPrincipalPolicy(new iam.PolicyStatement({
+    sid: 'VpcNetworkInterfaces',
+    actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface',
+      'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+    resources: ['*'],
+  }));
+}

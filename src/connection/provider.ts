@@ -1,7 +1,6 @@
 import * as path from 'path';
 import { Annotations, Aws, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,57 +10,13 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct, IConstruct } from 'constructs';
 import type { ILifecycleJournal } from './lifecycle-journal';
 import { acknowledge, acknowledgeCompliance, acknowledgeWildcards } from './nag';
-import { acknowledgeDeployTimeFunction, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
-import { differingProviderOptions, hasProviderOptions, ProviderOptions, requestBudgetSetting } from './provider-options';
+import { acknowledgeDeployTimeFunction, acknowledgeFrameworkFunctions, acknowledgeInlinePolicies, acknowledgeLogGroup } from './provider-nag';
+import { differingProviderOptions, grantNetworkInterfaces, hasProviderOptions, networkPropsOf, ProviderOptions, requestBudgetSetting } from './provider-options';
+import { HANDLER_LOG_GROUP_ENV, HANDLER_RUNTIME, PROVIDED_JOURNAL_TABLES_ENV, PROVIDER_ID, providerStackOf } from './provider-stacks';
 import { boundConnectionValues, BOUND_CONNECTIONS_ENV, BOUND_STACK_ID_ENV, BOUND_STACKS_ENV, ConnectionProperties, CONTINUATION_ENV, CREATED_JOURNAL_TABLES_ENV, DECLARED_JOURNAL_TABLES_ENV, HandlerExports, journalWriterPath, REQUEST_BUDGET_ENV } from '../contract';
 
-/**
- * What a resource construct needs from its connection (internal).
- */
-export interface ConnectionBinding {
-  /** Service token of the stack's provider. */
-  readonly serviceToken: string;
-  /** The `Connection` custom resource property. */
-  readonly connection: ConnectionProperties;
-}
-
-/** Fixed construct ID of the provider singleton, directly under the stack. */
-export const PROVIDER_ID = 'DpiProvider';
-
-/** Handler environment: its log group's name (kept in step with `HANDLER_LOG_GROUP_ENV` of src/handler/errors.ts). */
-export const HANDLER_LOG_GROUP_ENV = 'DPI_HANDLER_LOG_GROUP';
-/** Handler environment: the journal tables supplied by connections (in step with src/handler/journal-provided.ts). */
-export const PROVIDED_JOURNAL_TABLES_ENV = 'DPI_PROVIDED_JOURNAL_TABLES';
-
-/** Stacks (nested stacks of a fleet) whose resources use the provider of their parent stack. */
-const parentProviderStacks = new WeakSet<Stack>();
-
-/**
- * Let the resources of the nested stack `nested` use the provider of its parent stack (one provider per deployed
- * stack tree instead of one per nested stack): their service token is the parent's, passed in as a nested stack
- * parameter by aws-cdk-lib (internal).
- */
-export function useParentProvider(nested: Stack): void {
-  if (!nested.nestedStackParent) {
-    throw new Error(`${nested.node.path}: only a nested stack can use its parent's provider`);
-  }
-  parentProviderStacks.add(nested);
-}
-
-/** Whether `stack` is a nested stack that uses its parent's provider (internal). */
-export function usesParentProvider(stack: Stack): boolean {
-  return parentProviderStacks.has(stack);
-}
-
-/** The stack whose provider serves `scope`: its own stack, or the nearest parent for nested stacks of a fleet. */
-export function providerStackOf(scope: IConstruct): Stack {
-  let stack = Stack.of(scope);
-  while (parentProviderStacks.has(stack) && stack.nestedStackParent) stack = stack.nestedStackParent;
-  return stack;
-}
-
-/** Runtime of every function running the bundled handler (docs/handler.md, "Lambda runtime"); in the oldest supported aws-cdk-lib. */
-export const HANDLER_RUNTIME = lambda.Runtime.NODEJS_24_X;
+export type { ConnectionBinding } from './provider-stacks';
+export { HANDLER_LOG_GROUP_ENV, HANDLER_RUNTIME, PROVIDED_JOURNAL_TABLES_ENV, PROVIDER_ID, providerStackOf, useParentProvider, usesParentProvider } from './provider-stacks';
 
 /**
  * The single custom resource provider of a stack (internal).
@@ -168,7 +123,7 @@ export class DpiProvider extends Construct {
     }
     this.handlerLogGroup.grantWrite(this.handlerRole);
     if (options.vpc) {
-      this.grantNetworkInterfaces(this.handlerRole);
+      grantNetworkInterfaces(this.handlerRole);
       acknowledgeWildcards(this, [{
         pattern: /^\*$/,
         reason: 'A function in a VPC manages its network interfaces (ec2:CreateNetworkInterface, ...): these EC2 actions do not support resource-level permissions.',
@@ -193,7 +148,7 @@ export class DpiProvider extends Construct {
     this.frameworkLogGroup.grantWrite(this.frameworkRole);
     acknowledgeLogGroup(this.frameworkLogGroup);
     acknowledgeInlinePolicies(this.frameworkRole);
-    if (options.vpc) this.grantNetworkInterfaces(this.frameworkRole);
+    if (options.vpc) grantNetworkInterfaces(this.frameworkRole);
 
     // The main provider has a waiter too: an event whose wait for the service's rate limit would pass the invocation's
     // deadline continues in isComplete (docs/handler.md, "Waits longer than an invocation"). Its framework onEvent
@@ -240,7 +195,7 @@ export class DpiProvider extends Construct {
       });
       this.frameworkLogGroup.grantWrite(this.completeRole);
       acknowledgeInlinePolicies(this.completeRole);
-      if (this.options.vpc) this.grantNetworkInterfaces(this.completeRole);
+      if (this.options.vpc) grantNetworkInterfaces(this.completeRole);
     }
     const provider = new cr.Provider(this, id, {
       onEventHandler: this.onEventFunction,
@@ -253,7 +208,7 @@ export class DpiProvider extends Construct {
       // A separate role: sharing the onEvent role would make a dependency cycle
       // (onEvent role policy -> state machine -> isComplete function -> role policy).
       frameworkCompleteAndTimeoutRole: this.completeRole,
-      ...this.networkProps(),
+      ...networkPropsOf(this.options),
       disableWaiterStateMachineLogging: false,
       waiterStateMachineLogOptions: {
         destination: this.waiterLogs,
@@ -261,7 +216,7 @@ export class DpiProvider extends Construct {
         includeExecutionData: false,
       },
     });
-    this.acknowledgeFramework(provider);
+    acknowledgeFrameworkFunctions(provider, this.options.vpc !== undefined);
     const stateMachine = provider.node.findChild('waiter-state-machine');
     acknowledgeWildcards(stateMachine, [{
       pattern: /^\*$/,
@@ -414,21 +369,6 @@ export class DpiProvider extends Construct {
     secret.grantRead(this.handlerRole);
   }
 
-  private acknowledgeFramework(provider: cr.Provider): void {
-    for (const child of provider.node.children) {
-      if (child instanceof lambda.Function) {
-        acknowledge(child, 'AwsSolutions-L1', 'The runtime of the aws-cdk-lib custom-resources framework functions is chosen by aws-cdk-lib and cannot be set; the handler itself runs on the newest Node.js runtime.');
-        acknowledge(child, 'Serverless-LambdaLatestVersion', 'The runtime of the aws-cdk-lib custom-resources framework functions is chosen by aws-cdk-lib and cannot be set; the handler itself runs on the newest Node.js runtime.');
-        // The framework's default (128 MB) is what the Serverless pack flags; its functions only relay events.
-        (child.node.defaultChild as lambda.CfnFunction).memorySize = 256;
-        acknowledgeDeployTimeFunction(child, child.node.id === 'framework-onEvent'
-          ? 'invoked asynchronously by CloudFormation; the framework reports every outcome, failures included, to the stack\'s response URL, '
-            + 'so a dead-letter queue would hold nothing that CloudFormation does not already show (and end with its timeout)'
-          : 'invoked synchronously by the waiter state machine, which reports failures to CloudFormation; a dead-letter queue would never receive an event',
-        this.options.vpc !== undefined);
-      }
-    }
-  }
 
   private createHandler(id: string, exportName: string): lambda.Function {
     const fn = new lambda.Function(this, id, {
@@ -449,7 +389,7 @@ export class DpiProvider extends Construct {
         // Every provider in front of the handler has a waiter: a wait past the deadline may continue in isComplete.
         [CONTINUATION_ENV]: '1',
       },
-      ...this.networkProps(),
+      ...networkPropsOf(this.options),
     });
     this.handlerFunctions.push(fn);
     if (this.providedJournals.length > 0) this.addProvidedJournalsEnvironment(fn);
@@ -492,21 +432,5 @@ export class DpiProvider extends Construct {
   private addProvidedJournalsEnvironment(fn: lambda.Function): void {
     fn.addEnvironment(PROVIDED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => this.providedJournals.join(',') }));
     fn.addEnvironment(DECLARED_JOURNAL_TABLES_ENV, Lazy.string({ produce: () => this.declaredJournals.join(',') }));
-  }
-
-  /** VPC placement of the functions (as aws-cdk-lib's `Provider` takes it); nothing without `vpc`. */
-  private networkProps(): { vpc?: ec2.IVpc; vpcSubnets?: ec2.SubnetSelection; securityGroups?: ec2.ISecurityGroup[] } {
-    const { vpc, vpcSubnets, securityGroups } = this.options;
-    return vpc ? { vpc, vpcSubnets, securityGroups } : {};
-  }
-
-  /** What a function in a VPC needs to attach its network interfaces (the managed AWSLambdaVPCAccessExecutionRole's actions). */
-  private grantNetworkInterfaces(role: iam.IRole): void {
-    role.addToPrincipalPolicy(new iam.PolicyStatement({
-      sid: 'VpcNetworkInterfaces',
-      actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface',
-        'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
-      resources: ['*'],
-    }));
   }
 }

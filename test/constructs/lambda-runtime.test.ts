@@ -1,5 +1,5 @@
 /**
- * The Lambda runtime of the handler is one constant (`HANDLER_RUNTIME`, src/connection/provider.ts), stated once in
+ * The Lambda runtime of the handler is one constant (`HANDLER_RUNTIME`, src/connection/provider-stacks.ts), stated once in
  * the docs (docs/handler.md, "Lambda runtime"): every function that runs the bundled handler gets it, the handler
  * bundle is built for its Node.js, and no doc names another. Also runs in `npm run test:min-cdk`, where the runtime
  * must exist in the oldest supported aws-cdk-lib.
