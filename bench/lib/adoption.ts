@@ -9,8 +9,7 @@
  * are counted and its rate floor computed, not its time (the command line's waits run on the wall clock, which the
  * runner's time scale does not move).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudLimitOptions, CloudLimitPhase, CloudLimitResult, measurePhase, SERVICE_LIMIT } from './cloud-limit';
 import { identityFixtures } from './pipelines';
@@ -19,6 +18,7 @@ import { runDpi } from '../../src/cli/program';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN } from '../../src/emulator';
 import { stopWarmContainers } from '../../src/local/containers';
 import { startEmbeddedEmulator } from '../../src/local/embedded';
+import { pipelineSubscriptionBody, synthImportedStack, unifiedPipelineBody } from '../../test/local/hand-made';
 
 const REPO = join(__dirname, '..', '..');
 const ROLE = `arn:aws:iam::${DEFAULT_CLOUD_ACCOUNT}:role/dpi-management`;
@@ -61,25 +61,8 @@ async function seedPipelines(url: string, n: number, concurrency = 16): Promise<
   const worker = async (): Promise<void> => {
     for (let i = next++; i < n; i = next++) {
       const identity = PLATFORM_FIRST_IDENTITY + i;
-      const r = await call('POST', `/service/sp/notifications-unified/${identity}`, {
-        data: { type: 'Service', attributes: { notification_types: TYPES, role_arn: ROLE, eb_to_fh_role_arn: EB_ROLE, aws_region: 'us-east-1' } },
-      }, token);
-      const a = (r.data?.attributes ?? r.attributes) as Json;
-      await call('POST', '/v2/sub', {
-        data: {
-          type: 'Subscription',
-          attributes: {
-            account: 1001,
-            user: 2001,
-            status: 'active',
-            date_start: '2026-01-01T00:00:00Z',
-            product: 107,
-            remote_identity: identity,
-            name: `notifications ${identity}`,
-            product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) },
-          },
-        },
-      }, token);
+      const r = await call('POST', `/service/sp/notifications-unified/${identity}`, unifiedPipelineBody({ types: TYPES, role: ROLE, ebRole: EB_ROLE }), token);
+      await call('POST', '/v2/sub', pipelineSubscriptionBody(identity, r, `notifications ${identity}`), token);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -112,24 +95,7 @@ async function importFleet(url: string, file: string): Promise<ImportCount> {
 
 /** Synthesizes the imported stack (`AccountStack` of `file`) into `outdir`, in a Node process of its own. */
 function synthImported(file: string, outdir: string): void {
-  const driver = join(outdir, '..', 'synth.js');
-  writeFileSync(driver, [
-    "const { App } = require('aws-cdk-lib');",
-    "const secretsmanager = require('aws-cdk-lib/aws-secretsmanager');",
-    `const { ServiceConnection } = require(${JSON.stringify(join(REPO, 'src'))});`,
-    `const { AccountStack } = require(${JSON.stringify(file)});`,
-    `const app = new App({ outdir: ${JSON.stringify(outdir)} });`,
-    "new AccountStack(app, 'Imported', {",
-    "  env: { account: '123456789012', region: 'us-east-1' },",
-    "  connection: (stack) => new ServiceConnection(stack, 'Dpi', {",
-    "    singleOriginUrl: 'https://api.example-dpi.com',",
-    "    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),",
-    "    journalTableName: 'dpi-lifecycle-journal',",
-    '  }),',
-    '});',
-    'app.synth();',
-  ].join('\n'));
-  execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', driver], { cwd: REPO, stdio: 'pipe', maxBuffer: 64 * 1024 * 1024 });
+  synthImportedStack({ src: join(REPO, 'src'), file, outdir, driver: join(outdir, '..', 'synth.js'), cwd: REPO });
 }
 
 /** Seeds `o.fleet` pipelines, imports them, then deploys (adopts) and destroys (releases) the imported stack at the limit. */

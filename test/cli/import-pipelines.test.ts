@@ -7,6 +7,7 @@ import { dpi, useCliEmulator } from './helpers';
 import { importModel, renderImportedStack } from '../../src/cli/commands/import';
 import { parsePipelineRoles, storedRegion, storedTypes } from '../../src/cli/commands/import-pipelines';
 import { DEFAULT_REFRESH_TOKEN, RunningEmulator } from '../../src/emulator';
+import { pipelineSubscriptionBody, unifiedPipelineBody } from '../local/hand-made';
 
 const ROLE = 'arn:aws:iam::123456789012:role/dpi-management';
 const EB_ROLE = 'arn:aws:iam::123456789012:role/service-spapi-firehose-role';
@@ -134,25 +135,8 @@ async function call(method: string, path: string, body: unknown): Promise<any> {
 }
 
 test('dpi import --pipeline-roles reads the stored types, the region and the identity type; --json lists the pipelines', async () => {
-  const made = await call('POST', '/service/sp/notifications-unified/362', {
-    data: { type: 'Service', attributes: { notification_types: ['REPORT_PROCESSING_FINISHED'], role_arn: ROLE, aws_region: 'us-east-2' } },
-  });
-  const a = made.data?.attributes ?? made.attributes;
-  const sub = await call('POST', '/v2/sub', {
-    data: {
-      type: 'Subscription',
-      attributes: {
-        account: 1001,
-        user: 2001,
-        status: 'active',
-        date_start: '2026-01-01T00:00:00Z',
-        product: 107,
-        remote_identity: 362,
-        name: 'by hand',
-        product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) },
-      },
-    },
-  });
+  const made = await call('POST', '/service/sp/notifications-unified/362', unifiedPipelineBody({ types: ['REPORT_PROCESSING_FINISHED'], role: ROLE, region: 'us-east-2' }));
+  const sub = await call('POST', '/v2/sub', pipelineSubscriptionBody(362, made, 'by hand'));
   const id = String(sub.data.id);
   const refused = await dpi(['import'], { emu });
   expect(refused.code).toBe(2);

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { connectedStack } from './apps';
+import { pipelineSubscriptionBody, unifiedPipelineBody } from './hand-made';
 import { tempDir } from './helpers';
 import { AccountType, NotificationPipelineFleet, NotificationPipelineRoles, NotificationType } from '../../src';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
@@ -50,25 +51,8 @@ async function raw(method: string, path: string, body?: unknown, token?: string)
 
 /** A unified pipeline made through the service's endpoints: the unified POST and its product-107 subscription. */
 async function handMade(token: string, identity: number): Promise<number> {
-  const r = await raw('POST', `/service/sp/notifications-unified/${identity}`, {
-    data: { type: 'Service', attributes: { notification_types: typesOf(identity), role_arn: ROLE, eb_to_fh_role_arn: EB_ROLE, aws_region: 'us-east-1' } },
-  }, token);
-  const a = r.data?.attributes ?? r.attributes;
-  const sub = await raw('POST', '/v2/sub', {
-    data: {
-      type: 'Subscription',
-      attributes: {
-        account: 1001,
-        user: 2001,
-        status: 'active',
-        date_start: '2026-01-01T00:00:00Z',
-        product: 107,
-        remote_identity: identity,
-        name: `by hand ${identity}`,
-        product_parameters: { subscriptions: JSON.stringify(a.subscriptions), meta: JSON.stringify(a.meta) },
-      },
-    },
-  }, token);
+  const r = await raw('POST', `/service/sp/notifications-unified/${identity}`, unifiedPipelineBody({ types: typesOf(identity), role: ROLE, ebRole: EB_ROLE }), token);
+  const sub = await raw('POST', '/v2/sub', pipelineSubscriptionBody(identity, r, `by hand ${identity}`), token);
   return Number(sub.data.id);
 }
 

@@ -7,10 +7,10 @@
  * `dpi import` writes the same file and `dpi drift --local` finds every resource IN_SYNC; the destroy releases
  * everything (RETAIN) with no changing call.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
+import { synthImportedStack, unifiedPipelineBody } from './hand-made';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { defaultHandlerPath, runLocalDeploy } from '../../src/local';
 import { dpi } from '../cli/helpers';
@@ -68,9 +68,7 @@ async function subscribe(attrs: Record<string, unknown>): Promise<string> {
 
 /** A unified pipeline as a UI makes it: the unified POST and the product-107 subscription that stores its result. */
 async function pipeline(identity: number, types: string[], extra: Record<string, unknown>): Promise<string> {
-  const r = await call('POST', `/service/sp/notifications-unified/${identity}`, {
-    data: { type: 'Service', attributes: { notification_types: types, role_arn: ROLE, eb_to_fh_role_arn: EB_ROLE, aws_region: 'us-east-1' } },
-  });
+  const r = await call('POST', `/service/sp/notifications-unified/${identity}`, unifiedPipelineBody({ types, role: ROLE, ebRole: EB_ROLE }));
   const a = r.data?.attributes ?? r.attributes;
   return subscribe({
     product: 107,
@@ -160,23 +158,7 @@ test('20 pipelines + 18 subscriptions -> dpi import --pipeline-roles -> compile,
   // Synthesizes in a plain Node process (transpile-only; type-checked above).
   const cdkOut = join(dir, 'cdk.out');
   const driver = join(dir, 'synth.js');
-  writeFileSync(driver, [
-    "const { App } = require('aws-cdk-lib');",
-    "const secretsmanager = require('aws-cdk-lib/aws-secretsmanager');",
-    `const { ServiceConnection } = require(${JSON.stringify(SRC)});`,
-    `const { AccountStack } = require(${JSON.stringify(out)});`,
-    `const app = new App({ outdir: ${JSON.stringify(cdkOut)} });`,
-    "new AccountStack(app, 'Imported', {",
-    "  env: { account: '123456789012', region: 'us-east-1' },",
-    "  connection: (stack) => new ServiceConnection(stack, 'Dpi', {",
-    "    singleOriginUrl: 'https://api.example-dpi.com',",
-    "    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),",
-    "    journalTableName: 'dpi-lifecycle-journal',",
-    '  }),',
-    '});',
-    'app.synth();',
-  ].join('\n'));
-  execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', driver], { cwd: join(__dirname, '..', '..'), stdio: 'pipe' });
+  synthImportedStack({ src: SRC, file: out, outdir: cdkOut, driver, cwd: join(__dirname, '..', '..') });
   type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
   const templates = readdirSync(cdkOut).filter((f) => f.endsWith('.template.json')).map((f) => JSON.parse(readFileSync(join(cdkOut, f), 'utf8')) as Template);
   const all = templates.flatMap((t) => Object.values(t.Resources));

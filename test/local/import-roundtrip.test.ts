@@ -6,10 +6,10 @@
  * every declared record without a changing call, `dpi drift --local` right after reports every resource IN_SYNC, and
  * the destroy keeps them (RETAIN: the handler releases them).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
+import { synthImportedStack, unifiedPipelineBody } from './hand-made';
 import { DEFAULT_CLOUD_ACCOUNT, DEFAULT_REFRESH_TOKEN, RunningEmulator, startEmulator } from '../../src/emulator';
 import { defaultHandlerPath, LocalDeployResult, runLocalDeploy } from '../../src/local';
 import { dpi } from '../cli/helpers';
@@ -63,9 +63,7 @@ async function subscribe(url: string, attrs: Record<string, unknown>): Promise<s
 }
 
 async function pipeline(url: string, identity: number, types: string[]): Promise<string> {
-  const r = await call(url, 'POST', `/service/sp/notifications-unified/${identity}`, {
-    data: { type: 'Service', attributes: { notification_types: types, role_arn: ROLE, eb_to_fh_role_arn: EB_ROLE, aws_region: 'us-east-1' } },
-  });
+  const r = await call(url, 'POST', `/service/sp/notifications-unified/${identity}`, unifiedPipelineBody({ types, role: ROLE, ebRole: EB_ROLE }));
   const a = r.data?.attributes ?? r.attributes;
   return subscribe(url, {
     product: 107,
@@ -182,26 +180,9 @@ test('20 hand-made records -> dpi import -> type-check and synth -> local-deploy
     t = Date.now();
   };
 
-  // Synthesizes in a plain Node process with transpile-only TypeScript (the file was type-checked above): loading
-  // aws-cdk-lib through the test runner's module registry makes the same synth take ~25 s more.
+  // Synthesizes in a plain Node process (transpile-only; the file was type-checked above).
   const driver = join(dir, 'synth.js');
-  writeFileSync(driver, [
-    "const { App } = require('aws-cdk-lib');",
-    "const secretsmanager = require('aws-cdk-lib/aws-secretsmanager');",
-    `const { ServiceConnection } = require(${JSON.stringify(SRC)});`,
-    `const { AccountStack } = require(${JSON.stringify(out)});`,
-    `const app = new App({ outdir: ${JSON.stringify(join(dir, 'cdk.out'))} });`,
-    "new AccountStack(app, 'Imported', {",
-    "  env: { account: '123456789012', region: 'us-east-1' },",
-    "  connection: (stack) => new ServiceConnection(stack, 'Dpi', {",
-    "    singleOriginUrl: 'https://api.example-dpi.com',",
-    "    refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),",
-    "    journalTableName: 'dpi-lifecycle-journal',",
-    '  }),',
-    '});',
-    'app.synth();',
-  ].join('\n'));
-  execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', driver], { cwd: join(__dirname, '..', '..'), stdio: 'pipe' });
+  synthImportedStack({ src: SRC, file: out, outdir: join(dir, 'cdk.out'), driver, cwd: join(__dirname, '..', '..') });
   const template = JSON.parse(readFileSync(join(dir, 'cdk.out', 'Imported.template.json'), 'utf8')) as
     { Resources: Record<string, { Type: string; DeletionPolicy?: string; Properties?: { RemovalPolicy?: string } }> };
   phase('synth');
