@@ -3,12 +3,15 @@
  * destroy of the platform app per fleet size, each phase's requests, 429s, cloud time against its rate floor (served
  * requests ÷ 1,000 per 5 minutes), failed resources and the longest resource against CloudFormation's hour.
  *
- *   npx ts-node --transpile-only bench/cloud-limit.ts [--n 300,2000] [--adopt 300,2000|none] [--time-scale 5] [--latency 150~100] [--concurrency 100]
+ *   npx ts-node --transpile-only bench/cloud-limit.ts [--n 300,2000] [--adopt 300,2000|none] [--time-scale 5] [--latency 150~100] [--concurrency 100] [--updates 1]
  *   npx ts-node --transpile-only bench/cloud-limit.ts --n 0 --plan 10000:40     (only the wave plan of 10,000 over 40 nested stacks)
  *
  * `--adopt SIZES` (default: the `--n` sizes) also measures `dpi import` adoption of an existing fleet of each size
  * (bench/lib/adoption.ts): pipelines made through the service, imported, then the imported stack deployed (adopted)
  * and destroyed (released) at the limit.
+ *
+ * `--updates N` (default 1): N one-identity updates after each deploy, each its own row (the first seller's notification
+ * types changed, then changed back, and so on).
  *
  * `--plan IDENTITIES:NESTED_STACKS` (default 10000:40; `none` to skip) also synthesizes that fleet and checks the deploy
  * waves its templates chain against the library's wave plan, with the floor of each.
@@ -33,8 +36,10 @@ async function main(): Promise<boolean> {
   const timeScale = Number(arg('--time-scale', '5'));
   const [ms, jitter] = arg('--latency', '150~100').split('~').map(Number);
   const concurrency = Number(arg('--concurrency', '100'));
-  if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 1) || !/^(none|\d+:\d+)$/.test(plan) || !(timeScale >= 1) || !(ms >= 0) || !(concurrency >= 1)) {
-    throw new Error('usage: --n 300,2000 --adopt 300,2000|none --time-scale N (>= 1) --latency MS~JITTER --concurrency N --plan IDENTITIES:NESTED_STACKS|none');
+  const updates = Number(arg('--updates', '1'));
+  if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 1) || !/^(none|\d+:\d+)$/.test(plan) || !(timeScale >= 1) || !(ms >= 0) || !(concurrency >= 1)
+    || !Number.isInteger(updates) || updates < 0) {
+    throw new Error('usage: --n 300,2000 --adopt 300,2000|none --time-scale N (>= 1) --latency MS~JITTER --concurrency N --updates N --plan IDENTITIES:NESTED_STACKS|none');
   }
   let ok = true;
   if (plan !== 'none') {
@@ -51,7 +56,9 @@ async function main(): Promise<boolean> {
   console.log(`environment: node ${process.version}, ${os.cpus().length} core(s), load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const results: CloudLimitResult[] = [];
   for (const fleet of sizes) {
-    results.push(await measureAtLimit({ fleet, timeScale, latency: { ms, jitterMs: jitter ?? 0 }, concurrency, log: (l) => console.error(l), keep: process.argv.includes('--keep') }));
+    results.push(await measureAtLimit({
+      fleet, timeScale, latency: { ms, jitterMs: jitter ?? 0 }, concurrency, updates, log: (l) => console.error(l), keep: process.argv.includes('--keep'),
+    }));
   }
   const adoptions: AdoptionResult[] = [];
   for (const fleet of adopt) {

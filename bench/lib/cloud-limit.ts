@@ -38,6 +38,11 @@ export interface CloudLimitOptions {
   readonly log?: (line: string) => void;
   /** Keep the run's directory (the local state, handler.log, the emulator's state) and print its path. */
   readonly keep?: boolean;
+  /**
+   * One-identity updates after the deploy, each a row: the first seller gains a notification type, loses it again,
+   * gains it again and so on (the updates are 5 requests each, so one run shows their spread). @default 1
+   */
+  readonly updates?: number;
 }
 
 export interface CloudLimitPhase {
@@ -161,8 +166,9 @@ export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitRe
       phases.push(p);
     };
     await run('deploy', v1, false);
-    await run('update one identity', v2, false);
-    await run('destroy', v2, true);
+    const updates = o.updates ?? 1;
+    for (let u = 0; u < updates; u++) await run('update one identity', u % 2 === 0 ? v2 : v1, false);
+    await run('destroy', updates % 2 === 1 ? v2 : v1, true);
     // The embedded emulator's state is kept beside the local state: what is left after the destroy.
     const state = JSON.parse(readFileSync(join(dir, 'state', 'emulator-state.json'), 'utf8')) as {
       pipelines?: unknown[]; subscriptions?: Array<{ product?: number; status?: string }>;
