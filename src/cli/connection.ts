@@ -23,6 +23,8 @@ const ADDRESSES: ReadonlyArray<{ key: keyof ServiceEndpoints; flag: string; opti
 
 /** Environment variable holding the refresh token. */
 export const REFRESH_TOKEN_ENV = 'DPI_REFRESH_TOKEN';
+/** The default of `--budget-table` for every service command not run with `--local` (src/cli/budget.ts). */
+export const BUDGET_TABLE_ENV = 'DPI_BUDGET_TABLE';
 
 /** Parsed connection flags. */
 export interface ConnectionFlags {
@@ -35,12 +37,17 @@ export interface ConnectionFlags {
   refreshTokenFile?: string;
   /** Hidden: only present to refuse it without echoing it. */
   refreshToken?: string;
-  /** `--budget-table`: the DynamoDB table of the request budget shared with a deploy (src/cli/budget.ts). */
+  /**
+   * `--budget-table`: the DynamoDB table of the request budget shared with a deploy (src/cli/budget.ts); without it,
+   * `DPI_BUDGET_TABLE` (not with `local`).
+   */
   budgetTable?: string;
   /** `--request-budget`: the budget's pace (`<requests>/<seconds>` or `off`). */
   requestBudget?: string;
   /** The DynamoDB-compatible endpoint of `budgetTable` (set by a command that reads its journal there, `--endpoint`). */
   budgetEndpoint?: string;
+  /** `--local` of the commands that have it: the service is the local runner's, so no DynamoDB budget is taken. */
+  local?: boolean;
 }
 
 /** Adds the shared connection options to a service command. */
@@ -50,7 +57,7 @@ export function addConnectionOptions(cmd: Command): Command {
   // Accepted only to be refused with a clear message: a token on the command line leaks into shell history and process lists.
   cmd.addOption(new Option('--refresh-token <token>').hideHelp());
   cmd.addOption(new Option('--budget-table <name>', 'DynamoDB table whose request budget a deploy\'s provider shares (its lifecycle journal table): '
-    + 'this command takes its turns there too (dpi drift and dpi orphans use the journal table they read)'));
+    + `this command takes its turns there too (default: env ${BUDGET_TABLE_ENV}, not with --local; dpi drift and dpi orphans use the journal table they read)`));
   cmd.addOption(new Option('--request-budget <requests/seconds>', `the budget's pace, or off (default: env ${REQUEST_BUDGET_ENV}, else ${DOCUMENTED_BUDGET}, `
     + 'the service\'s documented limit; give the provider\'s rateLimitRequests/rateLimitWindow if you changed them)'));
   return cmd;
@@ -196,11 +203,15 @@ export function resolveRefreshToken(flags: ConnectionFlags, env: CliIo['env']): 
   return token;
 }
 
-/** The budget `--budget-table` names (undefined without it); the pace is read at once, so a bad value fails first. */
+/**
+ * The budget `--budget-table` names, else `DPI_BUDGET_TABLE` (not with `--local`); undefined without either. The pace
+ * is read at once, so a bad value fails first.
+ */
 function budgetOf(flags: ConnectionFlags, io: CliIo): ((e: ServiceEndpoints) => RequestBudget | undefined) | undefined {
-  if (flags.budgetTable === undefined || flags.budgetTable.trim() === '') return undefined;
+  const table = flags.budgetTable !== undefined ? flags.budgetTable.trim() : flags.local === true ? '' : (io.env[BUDGET_TABLE_ENV] ?? '').trim();
+  if (table === '') return undefined;
   const pace = cliPace(flags.requestBudget, io.env);
-  return (e) => cliBudget({ table: flags.budgetTable!.trim(), ...(flags.budgetEndpoint ? { endpoint: flags.budgetEndpoint } : {}) }, e, pace, io);
+  return (e) => cliBudget({ table, ...(flags.budgetEndpoint ? { endpoint: flags.budgetEndpoint } : {}) }, e, pace, io);
 }
 
 /**
