@@ -13,7 +13,8 @@
  * Then the fleets at the service's real limit (bench/cloud-limit.ts, time-scaled): BENCH_FLEET (default `300`; e.g.
  * `300,2000`, or `none`) sizes deployed, updated for one identity and destroyed; BENCH_ADOPT (default: BENCH_FLEET)
  * sizes of an existing fleet imported (`dpi import`), adopted and released (bench/lib/adoption.ts); BENCH_TIME_SCALE
- * (default 5); and the wave plan of BENCH_PLAN (default `10000:40`, or `none`). Exit code 1 when a phase or resource failed there.
+ * (default 5); BENCH_UPDATES (default 1) one-identity updates after each deploy, each its own row; and the wave plan
+ * of BENCH_PLAN (default `10000:40`, or `none`). Exit code 1 when a phase or resource failed there.
  */
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -88,9 +89,11 @@ async function fleetsAtTheLimit(): Promise<number> {
   const sizes = listOf(process.env.BENCH_FLEET ?? '300');
   const adopt = listOf(process.env.BENCH_ADOPT ?? process.env.BENCH_FLEET ?? '300');
   const timeScale = Number(process.env.BENCH_TIME_SCALE ?? '5');
+  const updates = Number(process.env.BENCH_UPDATES ?? '1');
   const plan = process.env.BENCH_PLAN ?? '10000:40';
-  if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 20) || !(timeScale >= 1) || !/^(none|\d+:\d+)$/.test(plan)) {
-    throw new Error('BENCH_FLEET and BENCH_ADOPT must list fleet sizes of at least 20 (or be none), BENCH_TIME_SCALE a number >= 1, BENCH_PLAN IDENTITIES:NESTED_STACKS or none');
+  if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 20) || !(timeScale >= 1) || !/^(none|\d+:\d+)$/.test(plan) || !Number.isInteger(updates) || updates < 0) {
+    throw new Error('BENCH_FLEET and BENCH_ADOPT must list fleet sizes of at least 20 (or be none), BENCH_TIME_SCALE a number >= 1, BENCH_UPDATES an '
+      + 'integer >= 0, BENCH_PLAN IDENTITIES:NESTED_STACKS or none');
   }
   let failed = 0;
   if (sizes.length + adopt.length > 0) {
@@ -98,7 +101,7 @@ async function fleetsAtTheLimit(): Promise<number> {
     console.log(`Fleets at the service's limit (1,000 requests per 5 minutes), time scale ${timeScale}: cloud time / rate floor per phase (bench/cloud-limit.ts)`);
     const results: CloudLimitResult[] = [];
     const o = { timeScale, latency: { ms: 150, jitterMs: 100 }, concurrency: 100 };
-    for (const fleet of sizes) results.push(await measureAtLimit({ ...o, fleet }));
+    for (const fleet of sizes) results.push(await measureAtLimit({ ...o, fleet, updates }));
     const adoptions = [];
     for (const fleet of adopt) adoptions.push(await measureAdoption({ ...o, fleet }));
     for (const line of cloudLimitTable([...results, ...adoptions])) console.log(line);
