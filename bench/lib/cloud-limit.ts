@@ -58,6 +58,12 @@ export interface CloudLimitPhase {
   readonly wallSeconds: number;
   /** The same in cloud seconds (× the time scale). */
   readonly cloudSeconds: number;
+  /**
+   * The stack operation as CloudFormation times it, in cloud seconds: from its first event to its last. The rest of
+   * `cloudSeconds` is the runner starting (reading the assembly, the embedded emulator, the journal server) and
+   * stopping, which a deploy in the cloud does not have.
+   */
+  readonly operationSeconds: number;
   /** The rate floor in cloud seconds: served requests ÷ the limit. */
   readonly floorSeconds: number;
   /** Resources that reached a `_FAILED` status. */
@@ -105,6 +111,19 @@ function longestSpanMs(events: readonly ProgressEvent[]): number {
   return longest;
 }
 
+/** Milliseconds from the first event of an operation to its last (0 without events). */
+function operationSpanMs(events: ReadonlyArray<{ time: string }>): number {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const e of events) {
+    const t = Date.parse(e.time);
+    if (!Number.isFinite(t)) continue;
+    first = Math.min(first, t);
+    last = Math.max(last, t);
+  }
+  return last > first ? last - first : 0;
+}
+
 /** What one phase runs: `runLocalDeploy`'s options other than the limit, the clocks and the output. */
 export type PhaseRun = Pick<LocalDeployOptions, 'app' | 'destroy' | 'stateFile' | 'fixtures' | 'reads'>;
 
@@ -136,6 +155,7 @@ export async function measurePhase(o: CloudLimitOptions, phase: CloudLimitPhase[
     served,
     wallSeconds: wall / 1000,
     cloudSeconds: (wall * o.timeScale) / 1000,
+    operationSeconds: (operationSpanMs(r.events) * o.timeScale) / 1000,
     floorSeconds: (served * SERVICE_LIMIT.seconds) / SERVICE_LIMIT.requests,
     failed: new Set(failures.map((e) => `${e.stack}/${e.logicalId}`)).size,
     longestResourceMinutes: (longestSpanMs(r.events) * o.timeScale) / 60_000,
@@ -184,14 +204,15 @@ export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitRe
 
 /** The table of results: one row per fleet size and phase. */
 export function cloudLimitTable(results: readonly CloudLimitResult[]): string[] {
-  const rows = ['| identities | phase | requests | 429s | 429 % | wall s | cloud min | floor min | cloud / floor | failed | longest resource (cloud min) | containers |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|'];
+  const rows = ['| identities | phase | requests | 429s | 429 % | wall s | cloud min | floor min | cloud / floor | operation / floor | failed '
+    + '| longest resource (cloud min) | containers |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of results) {
     for (const p of r.phases) {
       const ratio = p.floorSeconds > 0 ? (p.cloudSeconds / p.floorSeconds).toFixed(2) : '-';
+      const operation = p.floorSeconds > 0 ? (p.operationSeconds / p.floorSeconds).toFixed(2) : '-';
       const pct = p.requests > 0 ? ((100 * p.throttled) / p.requests).toFixed(1) : '0.0';
       rows.push(`| ${r.fleet.toLocaleString('en-US')} | ${p.phase}${p.ok ? '' : ' (FAILED)'} | ${p.requests.toLocaleString('en-US')} | ${p.throttled} | ${pct} | `
-        + `${p.wallSeconds.toFixed(1)} | ${(p.cloudSeconds / 60).toFixed(1)} | ${(p.floorSeconds / 60).toFixed(1)} | ${ratio} | ${p.failed} | `
+        + `${p.wallSeconds.toFixed(1)} | ${(p.cloudSeconds / 60).toFixed(1)} | ${(p.floorSeconds / 60).toFixed(1)} | ${ratio} | ${operation} | ${p.failed} | `
         + `${p.longestResourceMinutes.toFixed(1)} | ${p.containers} |`);
     }
   }
