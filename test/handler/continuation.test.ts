@@ -86,7 +86,10 @@ describe('a wait past the deadline continues in isComplete', () => {
 
   test('without the provider\'s continuation setting (a framework without waiter) the same wait fails as before', async () => {
     provider(0.5, false);
-    await expect(onEvent(h.event(SUB, 'Create', SUB_PROPS), left(SHORT))).rejects.toThrow(/deadline reached .*request budget/);
+    // The deadline falls in its wait for a turn, or (on a loaded machine, the journal work having taken the 0.8 s)
+    // before its first request: either way it fails where a framework with a waiter would continue.
+    await expect(onEvent(h.event(SUB, 'Create', SUB_PROPS), left(SHORT))).rejects
+      .toThrow(/deadline reached (.*request budget|before the request was sent)/);
     expect(await creates()).toBe(0);
   });
 
