@@ -136,9 +136,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const unlock = opts.stateFile ? lockStateFile(opts.stateFile) : undefined;
   try {
     if (opts.stateFile && existsSync(opts.stateFile)) {
-      let loaded: SavedState;
+      let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
       try {
-        loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as SavedState;
+        loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number; clockScale?: number };
       } catch (e) {
         throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
       }
@@ -146,8 +146,6 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       ctx.s = { ...emptyState(), ...loaded.state };
       if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
         clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
-        // The service's rate window outlives a restart: the requests of the last window still count.
-        if (ctx.rateLimit) ctx.hits = savedHits(loaded.rateHits, clock.now() - ctx.rateLimit.seconds);
       }
       if (opts.fixtures) fixturesMerge = mergeIntoSavedState(ctx, opts.fixtures, opts.stateFile);
     } else {
@@ -161,12 +159,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
   // all at once. Each write replaces the file atomically (a temporary file, then a rename).
   let stateWrites = 0;
-  const stateText = (): string => JSON.stringify({
-    state: ctx.s,
-    clockOffset: clock.saved(),
-    clockScale: clock.scale,
-    ...(ctx.rateLimit ? { rateHits: Object.fromEntries([...ctx.hits].filter(([, h]) => h.length > 0)) } : {}),
-  });
+  const stateText = (): string => JSON.stringify({ state: ctx.s, clockOffset: clock.saved(), clockScale: clock.scale });
   const save = (): void => {
     if (!opts.stateFile) return;
     writeStateFileSync(opts.stateFile, stateText());
@@ -368,27 +361,6 @@ function dropConnection(req: FastifyRequest, reply: FastifyReply): FastifyReply 
   reply.hijack();
   req.raw.socket.destroy();
   return reply;
-}
-
-/** What a state file holds. */
-interface SavedState {
-  state?: EmulatorState;
-  clockOffset?: number;
-  clockScale?: number;
-  /** The rate window's request times (emulator clock, seconds) per client address. */
-  rateHits?: unknown;
-}
-
-/** The saved rate window's request times after `after` (the window's start), per client address; malformed entries are dropped. */
-function savedHits(saved: unknown, after: number): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  if (!isObj(saved)) return out;
-  for (const [ip, times] of Object.entries(saved)) {
-    if (!Array.isArray(times)) continue;
-    const kept = times.filter((t): t is number => typeof t === 'number' && Number.isFinite(t) && t > after).sort((a, b) => a - b);
-    if (kept.length > 0) out.set(ip, kept);
-  }
-  return out;
 }
 
 function checkedRateLimit(r: RateLimit): RateLimit {

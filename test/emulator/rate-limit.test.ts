@@ -1,6 +1,3 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { accessToken } from './helpers';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
 import { EMBEDDED_EMULATOR_RATE_LIMIT } from '../../src/local/runner-helpers';
@@ -48,37 +45,5 @@ describe('rate limit', () => {
     await expect(startEmulator({ rateLimit: { requests: 0, seconds: 5 } })).rejects.toThrow('rateLimit must be');
     // The runner's copy (its request budget for the embedded emulator) is the emulator's default.
     expect(EMBEDDED_EMULATOR_RATE_LIMIT).toEqual(DEFAULT_RATE_LIMIT);
-  });
-  test('the window outlives a restart on the same state file, as the service\'s does; a malformed saved window is ignored', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-window-'));
-    const stateFile = join(dir, 'emulator-state.json');
-    const limit = { requests: 3, seconds: 60 };
-    const get = async (e: RunningEmulator): Promise<number> => {
-      const t = await token(e);
-      return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
-    };
-    try {
-      emu = await startEmulator({ rateLimit: limit, stateFile });
-      expect(await get(emu)).toBe(200); // 2 requests: the token, the read
-      await emu.stop();
-      emu = await startEmulator({ rateLimit: limit, stateFile });
-      // The third request (the new emulator's token) fits; the read after it is over the window's 3.
-      expect(await get(emu)).toBe(429);
-      // Once the clock has passed the window (saved with it), the saved requests no longer count.
-      await fetch(`${emu.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance: 61 }) });
-      await emu.stop();
-      emu = await startEmulator({ rateLimit: limit, stateFile });
-      expect(await get(emu)).toBe(200);
-      await emu.stop();
-      const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
-      expect(Object.values(saved.rateHits as Record<string, number[]>).flat()).toHaveLength(2);
-      writeFileSync(stateFile, JSON.stringify({ ...saved, rateHits: { '127.0.0.1': ['x', null], 'other': 'y' } }));
-      emu = await startEmulator({ rateLimit: limit, stateFile });
-      expect(await get(emu)).toBe(200);
-      expect(await get(emu)).toBe(429);
-    } finally {
-      await emu.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
