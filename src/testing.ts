@@ -39,7 +39,11 @@ export interface RateLimit {
 export interface EmulatorOptions {
   /** Address to listen on. @default '127.0.0.1' */
   readonly host?: string;
-  /** Port. @default 0 (a free port) */
+  /**
+   * Port; 0 is a free one.
+   * @default 0, except with a `stateFile` whose last emulator listened on this host: that port when it is free (the
+   * service keeps its address, and the rate window saved with the state is kept only at that address)
+   */
   readonly port?: number;
   /**
    * Records merged over the default fixtures (the format of `dpi emulator --fixtures`). With a `stateFile` that
@@ -49,7 +53,10 @@ export interface EmulatorOptions {
   readonly fixtures?: EmulatorFixtures;
   /** Lifetime of issued access tokens in seconds. @default 3600 */
   readonly tokenTtlSeconds?: number;
-  /** Keep the state in this JSON file (loaded at start when it exists, saved on every change and on stop). @default memory only */
+  /**
+   * Keep the state in this JSON file (loaded at start when it exists, saved on every change and on stop), with the
+   * clock, the address (see `port`) and the rate window. @default memory only
+   */
   readonly stateFile?: string;
   /** Initial clock (Unix seconds); the clock then advances. @default real time (or the state file's clock) */
   readonly now?: number;
@@ -90,6 +97,11 @@ export interface RunningEmulator {
    * e.g. `{ remoteIdentities: 10 }`) and settings applied. Undefined when no saved state was loaded or no fixtures given.
    */
   readonly fixturesMerge?: { readonly added: Record<string, number>; readonly kept: Record<string, number>; readonly set: string[] };
+  /**
+   * The address the state file's last emulator listened on, when this one listens elsewhere (that port was taken, or
+   * another was asked for): the rate window saved with the state was not kept. Undefined otherwise.
+   */
+  readonly movedFrom?: string;
   /** Stops it (and saves the state file, when it has one). */
   stop(): Promise<void>;
   /** The whole state: fixtures, subscriptions, pipelines, customer-cloud resources, ... */

@@ -21,14 +21,17 @@ import { registerNotificationRoutes } from './routes/notifications';
 import { registerSubscriptionRoutes } from './routes/subscriptions';
 import { registerTxRoutes } from './routes/transactions';
 import { serveV1Aliases } from './routes/v1-aliases';
-import { emptyState, EmulatorState, EmulatorStateSnapshot } from './state';
-import { writeStateFile, writeStateFileSync } from './state-file';
+import { emptyState, EmulatorStateSnapshot } from './state';
+import { portToTry, SavedState, savedHits, writeStateFile, writeStateFileSync } from './state-file';
 import { lockStateFile } from './state-lock';
 
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
   host?: string;
-  /** Default 0 (a free port). */
+  /**
+   * Default 0: a free port, except with a `stateFile` whose last emulator listened on this host: that port when it
+   * is free (the service keeps its address, and the rate window saved with it is kept only at that address).
+   */
   port?: number;
   /**
    * Merged over DEFAULT_FIXTURES. With a `stateFile` that exists, the records the saved state lacks are added to it
@@ -39,7 +42,8 @@ export interface EmulatorOptions {
   tokenTtlSeconds?: number;
   /**
    * Load state from this JSON file at start when it exists; every change is saved before it is answered (the writes
-   * of concurrent requests coalesced into one), and on stop.
+   * of concurrent requests coalesced into one), and on stop. It keeps the clock, the address (see `port`) and the
+   * rate window: a restart at the same address meets the requests of the last window, as the service does.
    */
   stateFile?: string;
   /** Initial clock (Unix seconds); default real time (or where the state file's clock was). The clock then advances. */
@@ -94,6 +98,11 @@ export interface RunningEmulator {
   url: string;
   /** What the fixtures did to the state loaded from an existing state file (undefined otherwise). */
   readonly fixturesMerge?: FixturesMerge;
+  /**
+   * The address the state file's last emulator listened on, when this one listens elsewhere (that port was taken, or
+   * another was asked for): the rate window saved with the state was not kept.
+   */
+  readonly movedFrom?: string;
   stop(): Promise<void>;
   state(): EmulatorStateSnapshot;
   /** How many times the state file was written (0 without a state file). */
@@ -132,13 +141,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (opts.fixtures) applyFixtures(ctx, opts.fixtures);
   };
   let fixturesMerge: FixturesMerge | undefined;
+  let loaded: SavedState | undefined;
   // One emulator per state file (state-lock.ts); released on stop, or here when the start fails.
   const unlock = opts.stateFile ? lockStateFile(opts.stateFile) : undefined;
   try {
     if (opts.stateFile && existsSync(opts.stateFile)) {
-      let loaded: { state?: EmulatorState; clockOffset?: number; clockScale?: number };
       try {
-        loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as { state?: EmulatorState; clockOffset?: number; clockScale?: number };
+        loaded = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as SavedState;
       } catch (e) {
         throw new Error(`cannot load emulator state file ${opts.stateFile}: ${(e as Error).message}`);
       }
@@ -159,7 +168,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
   // all at once. Each write replaces the file atomically (a temporary file, then a rename).
   let stateWrites = 0;
-  const stateText = (): string => JSON.stringify({ state: ctx.s, clockOffset: clock.saved(), clockScale: clock.scale });
+  let url = '';
+  const stateText = (): string => JSON.stringify({
+    state: ctx.s,
+    clockOffset: clock.saved(),
+    clockScale: clock.scale,
+    url,
+    ...(ctx.rateLimit ? { rateHits: Object.fromEntries([...ctx.hits].filter(([, h]) => h.length > 0)) } : {}),
+  } satisfies SavedState);
   const save = (): void => {
     if (!opts.stateFile) return;
     writeStateFileSync(opts.stateFile, stateText());
@@ -320,8 +336,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   if (opts.healthchecks !== false) registerHealthcheckRoutes(app, ctx);
 
   let address: string;
+  const host = opts.host ?? '127.0.0.1';
+  const port = opts.port ?? 0;
   try {
-    address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+    // With a state file, the address its last emulator listened on when it is free (the service keeps its address).
+    const first = portToTry(port, host, loaded?.url);
+    address = first === port ? await app.listen({ host, port }) : await app.listen({ host, port: first }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') throw e;
+      return app.listen({ host, port });
+    });
   } catch (e) {
     if (clockSaves) clearInterval(clockSaves);
     unlock?.();
@@ -329,13 +352,21 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   }
   const u = new URL(address);
   if (u.hostname === '[::1]' || u.hostname === '::1') u.hostname = '[::1]';
-  const url = u.origin;
+  url = u.origin;
+  // The service's rate window outlives a restart: the requests of the last window still count, at the same address
+  // only (clients that pace themselves keep their own count per address: at a new one they start afresh).
+  const window = ctx.rateLimit;
+  if (window && loaded?.url === url && opts.now === undefined && typeof loaded.clockOffset === 'number') {
+    ctx.hits = savedHits(loaded.rateHits, now() - window.seconds, now());
+  }
+  const movedFrom = typeof loaded?.url === 'string' && loaded.url !== '' && loaded.url !== url ? loaded.url : undefined;
   let stopped = false;
   // Merged fixtures are on disk before anyone can read the state.
   if (fixturesMerge) save();
   return {
     url,
     ...(fixturesMerge ? { fixturesMerge } : {}),
+    ...(movedFrom ? { movedFrom } : {}),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -345,6 +376,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       await writing;
       save();
       unlock?.();
+      // The connections it closed were closed from this end: a client of this process sees that when its event loop
+      // next polls for I/O, which the second turn below comes after. Until then such a client could send a request
+      // on one of them, and meet the close, when an emulator started at the same address (see `port`) is up.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     },
     stateWrites() {
       return stateWrites;

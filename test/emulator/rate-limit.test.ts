@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { accessToken } from './helpers';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, RunningEmulator, startEmulator } from '../../src/emulator';
 import { EMBEDDED_EMULATOR_RATE_LIMIT } from '../../src/local/runner-helpers';
@@ -45,5 +49,84 @@ describe('rate limit', () => {
     await expect(startEmulator({ rateLimit: { requests: 0, seconds: 5 } })).rejects.toThrow('rateLimit must be');
     // The runner's copy (its request budget for the embedded emulator) is the emulator's default.
     expect(EMBEDDED_EMULATOR_RATE_LIMIT).toEqual(DEFAULT_RATE_LIMIT);
+  });
+
+  test('with a state file the address and the window outlive a restart, as the service\'s do; a malformed saved window is ignored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-window-'));
+    const stateFile = join(dir, 'emulator-state.json');
+    const limit = { requests: 3, seconds: 60 };
+    const get = async (e: RunningEmulator): Promise<number> => {
+      const t = await token(e);
+      return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
+    };
+    try {
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      const url = emu.url;
+      expect(await get(emu)).toBe(200); // 2 requests: the token, the read
+      await emu.stop();
+      emu = await startEmulator({ rateLimit: limit, stateFile, port: 0 });
+      // The same address (0 asks for any port: the saved one is free), and the third request (the new emulator's
+      // token) fits; the read after it is over the window's 3.
+      expect(emu.url).toBe(url);
+      expect(emu.movedFrom).toBeUndefined();
+      expect(await get(emu)).toBe(429);
+      // Once the clock has passed the window (saved with it), the saved requests no longer count.
+      await fetch(`${emu.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance: 61 }) });
+      await emu.stop();
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(await get(emu)).toBe(200);
+      await emu.stop();
+      const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+      expect(saved.url).toBe(url);
+      expect(Object.values(saved.rateHits as Record<string, number[]>).flat()).toHaveLength(2);
+      writeFileSync(stateFile, JSON.stringify({ ...saved, rateHits: { '127.0.0.1': ['x', null, 1e15], 'other': 'y' } }));
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(await get(emu)).toBe(200);
+      expect(await get(emu)).toBe(429);
+    } finally {
+      await emu.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('at another address (the saved port taken, or another asked for) the saved window is not kept, and the emulator says where it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-moved-'));
+    const stateFile = join(dir, 'emulator-state.json');
+    const limit = { requests: 3, seconds: 60 };
+    const get = async (e: RunningEmulator): Promise<number> => {
+      const t = await token(e);
+      return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
+    };
+    let squatter: Server | undefined;
+    try {
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      const url = emu.url;
+      expect(await get(emu)).toBe(200);
+      await emu.stop();
+      // Someone else listens on the saved port now.
+      squatter = createServer();
+      await new Promise<void>((resolve) => squatter!.listen(Number(new URL(url).port), '127.0.0.1', resolve));
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(emu.url).not.toBe(url);
+      expect(emu.movedFrom).toBe(url);
+      expect(await get(emu)).toBe(200);
+      expect(await get(emu)).toBe(429); // its own window: 4 requests
+      const moved = emu.url;
+      await emu.stop();
+      // The new address is the one kept from here on (with its window: the first request is over it, before auth).
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(emu.url).toBe(moved);
+      expect(emu.movedFrom).toBeUndefined();
+      expect((await fetch(`${emu.url}/account`)).status).toBe(429);
+      await emu.stop();
+      // A start with a given clock does not go on from the saved one: the saved window means nothing to it.
+      emu = await startEmulator({ rateLimit: limit, stateFile, now: 2_000_000_000 });
+      expect(emu.url).toBe(moved);
+      expect(await get(emu)).toBe(200);
+    } finally {
+      await emu.stop();
+      await new Promise((resolve) => squatter?.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

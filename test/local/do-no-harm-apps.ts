@@ -83,7 +83,7 @@ export class Scene {
 
   /**
    * `dpi local-deploy` in process against the emulator (`app` undefined with `destroy`); with `embedded`, against the
-   * run's own embedded emulator (state in `emulator-state.json` beside the state file, a new port each run).
+   * run's own embedded emulator (state in `emulator-state.json` beside the state file, the last run's port when it is free).
    */
   deploy(app: string | undefined, o: { destroy?: boolean; concurrency?: number; embedded?: boolean } = {}): Promise<LocalDeployResult> {
     return runLocalDeploy({

@@ -5,6 +5,7 @@
  * as they began (status, name, product_parameters, storage group, identity, start date).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
@@ -133,7 +134,7 @@ test('2b. adoption + destroy with removalPolicy DESTROY (the documented choice):
   expect(s.records(8601).map((x) => x.state)).toEqual(['deleted']);
 });
 
-test('2c. adoption + destroy with the embedded emulator (another port each run): the release still gives the name back', async () => {
+test('2c. adoption + destroy with the embedded emulator (at another port for the destroy): the release still gives the name back', async () => {
   // The service of the embedded runs: emulator-state.json beside the state, with the web UI's records made first.
   const file = join(s.dir, 'emulator-state.json');
   mkdirSync(s.dir, { recursive: true });
@@ -156,7 +157,11 @@ test('2c. adoption + destroy with the embedded emulator (another port each run):
   const r = await s.deploy(dir, { embedded: true });
   expect(failures(r)).toEqual([]);
   expect(await service((x) => x.kept([mine.orders])[0].name)).toBe('orders (stack)');
-  const d = await s.deploy(undefined, { destroy: true, embedded: true });
+  // The embedded emulator listens where the last run's did when it can: someone else takes that port, so the destroy
+  // meets the service at another address.
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(Number(new URL(r.emulatorUrl!).port), '127.0.0.1', resolve));
+  const d = await s.deploy(undefined, { destroy: true, embedded: true }).finally(() => new Promise((resolve) => squatter.close(resolve)));
   expect(failures(d)).toEqual([]);
   expect(d.emulatorUrl).not.toBe(r.emulatorUrl);
   expect(s.records(mine.orders).map((x) => x.state)).toEqual(['released']);

@@ -28,7 +28,7 @@ export function emulatorCommand(ctx: RunContext): Command {
   return new Command('emulator')
     .description('run the service emulator on this machine until Ctrl-C (for tests, demos and trying an app without an account)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .addOption(new Option('--port <port>', 'port (0 = any free port)').default('0', '0'))
+    .addOption(new Option('--port <port>', 'port (0 = any free port; with --state-file, the one it last listened on when free)').default('0', '0'))
     .option('--fixtures <file>', 'JSON file of fixtures merged over the defaults (see docs/emulator.md)')
     .option('--token-ttl <seconds>', 'lifetime of issued access tokens in seconds (default: 3600)')
     .option('--state-file <file>', 'keep the state in this JSON file (loaded at start when present, saved on every change and on stop)')
