@@ -188,6 +188,11 @@ export abstract class RunnerBase {
       // The embedded emulator's token is a secret like any other: a leak of it is a leak of the real one.
       if (!this.secrets.includes(this.tokenValue)) this.secrets.push(this.tokenValue);
       this.progress(`Embedded emulator at ${this.url} (state ${join(dirname(this.stateFile), 'emulator-state.json')})`);
+      if (this.emulator.movedFrom) {
+        // The service keeps its address, and with it the rate window and the request budget (scoped by the address).
+        this.progress(`Embedded emulator: the address of the last run, ${this.emulator.movedFrom}, is taken; at this one the service's rate `
+          + 'window starts empty and the provider\'s request budget starts afresh');
+      }
       if (embedded.seededWith) this.progress(`Embedded emulator seeded with ${embedded.seededWith}`);
       if (embedded.mergedWith) this.progress(`Embedded emulator: fixtures ${embedded.mergedWith.name} merged into the saved state: ${embedded.mergedWith.summary}`);
     }
