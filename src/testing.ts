@@ -41,8 +41,9 @@ export interface EmulatorOptions {
   readonly host?: string;
   /**
    * Port; 0 is a free one.
-   * @default 0, except with a `stateFile` whose last emulator listened on this host: that port when it is free (the
-   * service keeps its address, and the rate window saved with the state is kept only at that address)
+   * @default 0, except with a `stateFile` whose last emulator listened on this host (at a port from 1024), and not
+   * `otherClients`: that port when it is free (the service keeps its address, and the rate window saved with the state
+   * is kept only at that address)
    */
   readonly port?: number;
   /**
@@ -58,6 +59,12 @@ export interface EmulatorOptions {
    * clock, the address (see `port`) and the rate window. @default memory only
    */
   readonly stateFile?: string;
+  /**
+   * Its clients are not the state file's usual ones: a command line that reads the service from another client address
+   * than the provider's functions. It listens on `port` as given, its rate window starts empty, and it writes the saved
+   * address and window back as it found them (its own requests count in no later run's window). @default false
+   */
+  readonly otherClients?: boolean;
   /** Initial clock (Unix seconds); the clock then advances. @default real time (or the state file's clock) */
   readonly now?: number;
   /**

@@ -4,13 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 // eslint-disable-next-line import/no-extraneous-dependencies
 import Fastify, { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { browserRefusal, isLoopbackHost } from './browser-guard';
-import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, Latency, latencyOf } from './clock';
-import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, ReadMode, titleOf } from './core';
+import { checkedLatency, CLOCK_SAVE_MS, clockLostAtMost, EmulatorClock, latencyOf } from './clock';
+import { ApiError, Ctx, DEFAULT_RATE_LIMIT, errorsBody, fail, isObj, RateLimit, READ_MODES, titleOf } from './core';
 import { applyFixtures } from './domain';
 import { releaseHeld, takeFault, waitAsFaultSays } from './faults';
 import { FixturesMerge, mergeIntoSavedState } from './fixture-merge';
-import { DEFAULT_FIXTURES, EmulatorFixtures } from './fixtures';
+import { DEFAULT_FIXTURES } from './fixtures';
 import { verifyJwt, signJwt } from './jwt';
+import type { EmulatorOptions, RunningEmulator } from './options';
 import { registerAdmin, snapshot } from './routes/admin';
 import { registerCatalogRoutes } from './routes/catalog';
 import { registerHealthcheckRoutes } from './routes/healthchecks';
@@ -21,93 +22,16 @@ import { registerNotificationRoutes } from './routes/notifications';
 import { registerSubscriptionRoutes } from './routes/subscriptions';
 import { registerTxRoutes } from './routes/transactions';
 import { serveV1Aliases } from './routes/v1-aliases';
-import { emptyState, EmulatorStateSnapshot } from './state';
-import { portToTry, SavedState, savedHits, writeStateFile, writeStateFileSync } from './state-file';
+import { emptyState } from './state';
+import { SavedAddress, savedAddress, SavedState, savedHits, windowToSave, writeStateFile, writeStateFileSync } from './state-file';
 import { lockStateFile } from './state-lock';
 
-export interface EmulatorOptions {
-  /** Default 127.0.0.1. */
-  host?: string;
-  /**
-   * Default 0: a free port, except with a `stateFile` whose last emulator listened on this host: that port when it
-   * is free (the service keeps its address, and the rate window saved with it is kept only at that address).
-   */
-  port?: number;
-  /**
-   * Merged over DEFAULT_FIXTURES. With a `stateFile` that exists, the records the saved state lacks are added to it
-   * (the ones it has stay as they are) and the settings are applied; `RunningEmulator.fixturesMerge` says what.
-   */
-  fixtures?: EmulatorFixtures;
-  /** Lifetime of issued access tokens; default 3600. */
-  tokenTtlSeconds?: number;
-  /**
-   * Load state from this JSON file at start when it exists; every change is saved before it is answered (the writes
-   * of concurrent requests coalesced into one), and on stop. It keeps the clock, the address (see `port`) and the
-   * rate window: a restart at the same address meets the requests of the last window, as the service does.
-   */
-  stateFile?: string;
-  /** Initial clock (Unix seconds); default real time (or where the state file's clock was). The clock then advances. */
-  now?: number;
-  /**
-   * The clock passes this many times as fast as real time (1 to 3600): the rate window, `Retry-After`, tokens, jobs
-   * and history requests all run on it, and the latency and faults' delays take 1/timeScale of their time. A client
-   * whose own clock runs at the same scale meets the service's timing, an hour in a minute at 60. Default 1.
-   */
-  timeScale?: number;
-  /**
-   * Latency of every service request (not the admin API), in service time: each one waits `ms`, plus or minus up to
-   * `jitterMs` at random, before it is handled (and counted by the rate limit). Default none.
-   */
-  latency?: Latency;
-  /**
-   * Attributes of the service routes' read, create and update responses (the admin API and `state()` always show
-   * the full state). Both modes serve the same routes, envelopes (paginated lists), query parameters and filters.
-   * `minimal` (default): each record shows only the attributes the interface specification shows (e.g. a
-   * subscription is `{type, id, attributes: {status}}`). `vendor`: the attributes the vendor's public API docs show
-   * (the v2 subscription representation, identity and user fields, ...) and numeric job and history IDs. See
-   * docs/emulator.md, "Read modes".
-   */
-  reads?: ReadMode;
-  /**
-   * Request rate limit per client address, on the emulator clock: over it, service routes answer 429 with
-   * `Retry-After` (the seconds until the window has room, at most 60); the admin API is never limited.
-   * Default: the service's documented 1,000 requests per 5 minutes. `'off'` disables it.
-   */
-  rateLimit?: RateLimit | 'off';
-  /**
-   * Serve the vendor's healthchecks listing (`GET /service/healthchecks/{environment}/healthchecks/account/{id}`).
-   * `false`: the route answers 404, like a service that does not serve it. Default true.
-   */
-  healthchecks?: boolean;
-  /**
-   * Paginate the lists (the vendor's envelope: `links`, `meta.pagination`, `page`/`page_size`). `false`: every list
-   * answers all its records as `{data: [...]}` without `links` or `meta`, like a service that does not paginate
-   * (the interface specification shows lists without pagination). The transaction listing's cursor
-   * (`meta.next_cursor`, in the specification) is not affected. Default true.
-   */
-  pagination?: boolean;
-}
+export type { EmulatorOptions, RunningEmulator } from './options';
 
 export { describeFixturesMerge } from './fixture-merge';
 
 /** The read modes `EmulatorOptions.reads` accepts. */
 export { READ_MODES } from './core';
-
-
-export interface RunningEmulator {
-  url: string;
-  /** What the fixtures did to the state loaded from an existing state file (undefined otherwise). */
-  readonly fixturesMerge?: FixturesMerge;
-  /**
-   * The address the state file's last emulator listened on, when this one listens elsewhere (that port was taken, or
-   * another was asked for): the rate window saved with the state was not kept.
-   */
-  readonly movedFrom?: string;
-  stop(): Promise<void>;
-  state(): EmulatorStateSnapshot;
-  /** How many times the state file was written (0 without a state file). */
-  stateWrites(): number;
-}
 
 /** The request log keeps the latest entries only. */
 export const MAX_LOG = 100_000;
@@ -154,7 +78,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       if (!isObj(loaded) || !isObj(loaded.state)) throw new Error(`emulator state file ${opts.stateFile} has no state object`);
       ctx.s = { ...emptyState(), ...loaded.state };
       if (opts.now === undefined && typeof loaded.clockOffset === 'number') {
-        clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + clockLostAtMost(loaded.clockScale));
+        // A clock saved as its emulator stopped is exact; one saved before a kill may be a save interval behind.
+        const lost = loaded.stopped === true ? 0 : clockLostAtMost(loaded.clockScale);
+        clock = new EmulatorClock(opts.timeScale, undefined, loaded.clockOffset + lost);
       }
       if (opts.fixtures) fixturesMerge = mergeIntoSavedState(ctx, opts.fixtures, opts.stateFile);
     } else {
@@ -168,17 +94,22 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   // the writes are coalesced: changes answered while a write is in progress wait for the next one, which saves them
   // all at once. Each write replaces the file atomically (a temporary file, then a rename).
   let stateWrites = 0;
-  let url = '';
-  const stateText = (): string => JSON.stringify({
+  // Where it listens (set once it does). Another client's emulator (`otherClients`) writes back what it found.
+  let listening: SavedAddress | undefined;
+  const windowText = (): Pick<SavedState, 'address' | 'rateHits'> => {
+    if (opts.otherClients) return { address: loaded?.address, rateHits: loaded?.rateHits };
+    return { address: listening, ...(ctx.rateLimit ? { rateHits: windowToSave(ctx.hits, now() - ctx.rateLimit.seconds) } : {}) };
+  };
+  const stateText = (stopping = false): string => JSON.stringify({
     state: ctx.s,
     clockOffset: clock.saved(),
     clockScale: clock.scale,
-    url,
-    ...(ctx.rateLimit ? { rateHits: Object.fromEntries([...ctx.hits].filter(([, h]) => h.length > 0)) } : {}),
+    ...(stopping ? { stopped: true } : {}),
+    ...windowText(),
   } satisfies SavedState);
-  const save = (): void => {
+  const save = (stopping = false): void => {
     if (!opts.stateFile) return;
-    writeStateFileSync(opts.stateFile, stateText());
+    writeStateFileSync(opts.stateFile, stateText(stopping));
     stateWrites++;
   };
   let writing: Promise<void> = Promise.resolve();
@@ -338,13 +269,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   let address: string;
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 0;
+  // With a state file, the address its last emulator listened on when it is free (the service keeps its address).
+  const last = opts.otherClients ? undefined : savedAddress(loaded?.address, host);
   try {
-    // With a state file, the address its last emulator listened on when it is free (the service keeps its address).
-    const first = portToTry(port, host, loaded?.url);
-    address = first === port ? await app.listen({ host, port }) : await app.listen({ host, port: first }).catch((e: NodeJS.ErrnoException) => {
+    const again = (e: NodeJS.ErrnoException): Promise<string> => {
       if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') throw e;
       return app.listen({ host, port });
-    });
+    };
+    address = port !== 0 || !last ? await app.listen({ host, port }) : await app.listen({ host, port: last.port }).catch(again);
   } catch (e) {
     if (clockSaves) clearInterval(clockSaves);
     unlock?.();
@@ -352,14 +284,16 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   }
   const u = new URL(address);
   if (u.hostname === '[::1]' || u.hostname === '::1') u.hostname = '[::1]';
-  url = u.origin;
+  const url = u.origin;
+  listening = { host, port: Number(u.port) };
   // The service's rate window outlives a restart: the requests of the last window still count, at the same address
   // only (clients that pace themselves keep their own count per address: at a new one they start afresh).
   const window = ctx.rateLimit;
-  if (window && loaded?.url === url && opts.now === undefined && typeof loaded.clockOffset === 'number') {
-    ctx.hits = savedHits(loaded.rateHits, now() - window.seconds, now());
+  const same = last !== undefined && last.port === listening.port;
+  if (window && same && opts.now === undefined && typeof loaded?.clockOffset === 'number') {
+    ctx.hits = savedHits(loaded.rateHits, now() - window.seconds, now(), window.requests);
   }
-  const movedFrom = typeof loaded?.url === 'string' && loaded.url !== '' && loaded.url !== url ? loaded.url : undefined;
+  const movedFrom = last && !same ? Object.assign(new URL(url), { port: String(last.port) }).origin : undefined;
   let stopped = false;
   // Merged fixtures are on disk before anyone can read the state.
   if (fixturesMerge) save();
@@ -374,11 +308,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       releaseHeld(ctx);
       await app.close();
       await writing;
-      save();
+      save(true);
       unlock?.();
       // The connections it closed were closed from this end: a client of this process sees that when its event loop
-      // next polls for I/O, which the second turn below comes after. Until then such a client could send a request
-      // on one of them, and meet the close, when an emulator started at the same address (see `port`) is up.
+      // next polls for I/O, which the second turn below comes after (the first runs in the turn that closed them).
+      // Until then such a client could send a request on one of them, and meet the close, when an emulator started at
+      // the same address (see `port`) is up. Clients with their own event loop (worker threads, other processes) see
+      // it when they next poll, which an idle one does at once and a frozen Lambda container before its next event.
       for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     },
     stateWrites() {

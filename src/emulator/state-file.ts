@@ -40,40 +40,55 @@ export interface SavedState {
   readonly state?: EmulatorState;
   readonly clockOffset?: number;
   readonly clockScale?: number;
-  /** The address (origin) the emulator that saved it listened on. */
-  readonly url?: unknown;
+  /** True when the emulator that wrote it stopped: its clock was saved as it stopped, not up to a save interval before. */
+  readonly stopped?: unknown;
+  /** Where the emulator that saved it listened (`SavedAddress`). */
+  readonly address?: unknown;
   /** The rate window's request times (emulator clock, seconds) per client address. */
   readonly rateHits?: unknown;
 }
 
+/** Where an emulator listened: the host it was given and the port it had. */
+export interface SavedAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A saved window keeps at most this many client addresses (a loopback emulator has one or two). */
+export const MAX_SAVED_CLIENTS = 100;
+
 /**
- * The saved rate window's request times within `(from, to]` (the window as it is now), per client address, each
- * list in order; malformed entries are dropped.
+ * The saved address, when a start on `host` may ask for it again: the same host, and a port from 1024 (a state file
+ * never makes the emulator take a privileged port).
  */
-export function savedHits(saved: unknown, from: number, to: number): Map<string, number[]> {
+export function savedAddress(saved: unknown, host: string): SavedAddress | undefined {
+  if (typeof saved !== 'object' || saved === null) return undefined;
+  const { host: h, port: p } = saved as { host?: unknown; port?: unknown };
+  return h === host && typeof p === 'number' && Number.isSafeInteger(p) && p >= 1024 && p <= 65535 ? { host, port: p } : undefined;
+}
+
+/**
+ * The saved rate window as it is now: per client address, the request times within `(from, to]`, in order, the newest
+ * `max` of them (the window never holds more); at most MAX_SAVED_CLIENTS addresses. Malformed entries are dropped.
+ */
+export function savedHits(saved: unknown, from: number, to: number, max: number): Map<string, number[]> {
   const out = new Map<string, number[]>();
   if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) return out;
   for (const [ip, times] of Object.entries(saved)) {
+    if (out.size >= MAX_SAVED_CLIENTS) break;
     if (!Array.isArray(times)) continue;
     const kept = times.filter((t): t is number => typeof t === 'number' && Number.isFinite(t) && t > from && t <= to).sort((a, b) => a - b);
-    if (kept.length > 0) out.set(ip, kept);
+    if (kept.length > 0) out.set(ip, kept.slice(-max));
   }
   return out;
 }
 
-/**
- * The port to ask for first: the saved address's, when the caller asks for any free port (0) on the same host;
- * otherwise the caller's. A state file keeps its emulator's address as the service keeps its own.
- */
-export function portToTry(port: number, host: string, savedUrl: unknown): number {
-  if (port !== 0 || typeof savedUrl !== 'string') return port;
-  let u: URL;
-  try {
-    u = new URL(savedUrl);
-  } catch {
-    return port;
+/** The window to save: each address's request times after `from` (the live lists are trimmed only when it sends). */
+export function windowToSave(hits: ReadonlyMap<string, readonly number[]>, from: number): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const [ip, times] of hits) {
+    const live = times.filter((t) => t > from);
+    if (live.length > 0) Object.defineProperty(out, ip, { value: live, enumerable: true, writable: true, configurable: true });
   }
-  const bare = (h: string): string => h.replace(/^\[|\]$/g, '');
-  const p = Number(u.port);
-  return bare(u.hostname) === bare(host) && Number.isSafeInteger(p) && p > 0 && p <= 65535 ? p : port;
+  return out;
 }

@@ -77,7 +77,8 @@ describe('rate limit', () => {
       expect(await get(emu)).toBe(200);
       await emu.stop();
       const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
-      expect(saved.url).toBe(url);
+      expect(saved.address).toEqual({ host: '127.0.0.1', port: Number(new URL(url).port) });
+      expect(saved.stopped).toBe(true);
       expect(Object.values(saved.rateHits as Record<string, number[]>).flat()).toHaveLength(2);
       writeFileSync(stateFile, JSON.stringify({ ...saved, rateHits: { '127.0.0.1': ['x', null, 1e15], 'other': 'y' } }));
       emu = await startEmulator({ rateLimit: limit, stateFile });
@@ -126,6 +127,45 @@ describe('rate limit', () => {
     } finally {
       await emu.stop();
       await new Promise((resolve) => squatter?.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a state file cannot make it take a privileged port or hold more than the window; an emulator of other clients leaves the saved window as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-saved-'));
+    const stateFile = join(dir, 'emulator-state.json');
+    const limit = { requests: 3, seconds: 60 };
+    try {
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      await emu.stop();
+      const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+      const t = Math.floor(Date.now() / 1000);
+      // A privileged port is never asked for, whoever wrote the file.
+      writeFileSync(stateFile, JSON.stringify({ ...saved, address: { host: '127.0.0.1', port: 80 } }));
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(new URL(emu.url).port).not.toBe('80');
+      expect(emu.movedFrom).toBeUndefined();
+      await emu.stop();
+      // 50 saved requests in the window: only the newest 3 (the limit) are kept, and saved again.
+      const address = (JSON.parse(readFileSync(stateFile, 'utf8')) as { address: unknown }).address;
+      writeFileSync(stateFile, JSON.stringify({ ...saved, address, rateHits: { '127.0.0.1': Array.from({ length: 50 }, (_, i) => t - 50 + i) } }));
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect((await fetch(`${emu.url}/account`)).status).toBe(429);
+      await emu.stop();
+      const kept = (JSON.parse(readFileSync(stateFile, 'utf8')) as { rateHits: Record<string, number[]> }).rateHits;
+      expect(kept['127.0.0.1']).toEqual([t - 3, t - 2, t - 1]);
+      // Other clients (a command line elsewhere): another address, an empty window, and the file's address and window
+      // written back as they were.
+      const before = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+      emu = await startEmulator({ rateLimit: limit, stateFile, otherClients: true });
+      expect(emu.url).not.toBe(`http://127.0.0.1:${(address as { port: number }).port}`);
+      expect(emu.movedFrom).toBeUndefined();
+      expect((await fetch(`${emu.url}/account`)).status).toBe(401);
+      await emu.stop();
+      const after = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+      expect([after.address, after.rateHits]).toEqual([before.address, before.rateHits]);
+    } finally {
+      await emu.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
