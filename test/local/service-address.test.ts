@@ -12,6 +12,7 @@ import { synthTinyApp } from './apps';
 import { tempDir } from './helpers';
 import { defaultHandlerPath, readJournalState, runLocalDeploy } from '../../src/local';
 import { stopWarmContainers } from '../../src/local/containers';
+import { dpi } from '../cli/helpers';
 
 const BUNDLE = defaultHandlerPath();
 if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npx projen bundle' before the local-deploy tests`);
@@ -63,6 +64,14 @@ test('a destroy right after a deploy meets the same service address, its rate wi
   expect(deployed.requests).toBeGreaterThan(0);
   expect(windowHits(stateDir)).toBe(deployed.requests);
   expect(budgetScopes(stateDir)).toEqual([`budget#${deployed.url}`]);
+
+  // A command line reading the service in between (dpi drift --local) is another client: its reads count in no
+  // window of the provider's, and the address stays.
+  const saved = readFileSync(join(stateDir, 'emulator-state.json'), 'utf8');
+  const drift = await dpi(['drift', '--local', '--state', stateFile], { env: {} });
+  expect([drift.code, drift.stderr]).toEqual([0, '']);
+  const [was, read] = [saved, readFileSync(join(stateDir, 'emulator-state.json'), 'utf8')].map((t) => JSON.parse(t) as Record<string, unknown>);
+  expect([read.address, read.rateHits]).toEqual([was.address, was.rateHits]);
 
   const destroyed = await run(true);
   expect(destroyed.url).toBe(deployed.url);

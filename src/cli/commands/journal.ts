@@ -134,7 +134,7 @@ async function serviceFor(ctx: RunContext, flags: ResolveFlags, why: string, pro
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
     let emu: Awaited<ReturnType<typeof startEmulator>>;
     try {
-      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile, reads });
+      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile, reads, otherClients: true });
     } catch (e) {
       throw new CliError((e as Error).message);
     }

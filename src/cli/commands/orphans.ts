@@ -79,7 +79,7 @@ async function serviceFor(ctx: RunContext, flags: OrphansFlags): Promise<Service
         + 'does not exist, so the state was not deployed to an embedded emulator');
     }
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
-    const emu = await startEmulator({ port: 0, stateFile });
+    const emu = await startEmulator({ port: 0, stateFile, otherClients: true });
     ctx.secrets.add(DEFAULT_REFRESH_TOKEN);
     ctx.io.stderr.write(`No service address: using the embedded emulator of ${stateFile} at ${emu.url} (as dpi local-deploy does)\n`);
     const base = { baseUrl: emu.url };

@@ -46,7 +46,7 @@ export async function serviceOf(ctx: RunContext, flags: ServiceFlags, progress: 
     const { startEmulator } = loadPart<typeof import('../../emulator/server')>('emulator/server', '../emulator/server');
     let emu;
     try {
-      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile: emulatorState, reads });
+      emu = await startEmulator({ host: '127.0.0.1', port: 0, stateFile: emulatorState, reads, otherClients: true });
     } catch (e) {
       throw new CliError((e as Error).message);
     }
