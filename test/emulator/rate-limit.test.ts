@@ -8,6 +8,15 @@ import { EMBEDDED_EMULATOR_RATE_LIMIT } from '../../src/local/runner-helpers';
 
 const token = (emu: RunningEmulator): Promise<string> => accessToken(emu.url);
 
+/** A limit of 3 requests a minute, for the tests of the window kept with a state file. */
+const limit = { requests: 3, seconds: 60 };
+
+/** Exchanges the token and reads the account (2 requests); the read's status. */
+async function tokenAndRead(e: RunningEmulator): Promise<number> {
+  const t = await token(e);
+  return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
+}
+
 describe('rate limit', () => {
   let emu: RunningEmulator;
   afterEach(async () => {
@@ -54,27 +63,22 @@ describe('rate limit', () => {
   test('with a state file the address and the window outlive a restart, as the service\'s do; a malformed saved window is ignored', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-window-'));
     const stateFile = join(dir, 'emulator-state.json');
-    const limit = { requests: 3, seconds: 60 };
-    const get = async (e: RunningEmulator): Promise<number> => {
-      const t = await token(e);
-      return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
-    };
     try {
       emu = await startEmulator({ rateLimit: limit, stateFile });
       const url = emu.url;
-      expect(await get(emu)).toBe(200); // 2 requests: the token, the read
+      expect(await tokenAndRead(emu)).toBe(200); // 2 requests: the token, the read
       await emu.stop();
       emu = await startEmulator({ rateLimit: limit, stateFile, port: 0 });
       // The same address (0 asks for any port: the saved one is free), and the third request (the new emulator's
       // token) fits; the read after it is over the window's 3.
       expect(emu.url).toBe(url);
       expect(emu.movedFrom).toBeUndefined();
-      expect(await get(emu)).toBe(429);
+      expect(await tokenAndRead(emu)).toBe(429);
       // Once the clock has passed the window (saved with it), the saved requests no longer count.
       await fetch(`${emu.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance: 61 }) });
       await emu.stop();
       emu = await startEmulator({ rateLimit: limit, stateFile });
-      expect(await get(emu)).toBe(200);
+      expect(await tokenAndRead(emu)).toBe(200);
       await emu.stop();
       const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
       expect(saved.address).toEqual({ host: '127.0.0.1', port: Number(new URL(url).port) });
@@ -82,8 +86,8 @@ describe('rate limit', () => {
       expect(Object.values(saved.rateHits as Record<string, number[]>).flat()).toHaveLength(2);
       writeFileSync(stateFile, JSON.stringify({ ...saved, rateHits: { '127.0.0.1': ['x', null, 1e15], 'other': 'y' } }));
       emu = await startEmulator({ rateLimit: limit, stateFile });
-      expect(await get(emu)).toBe(200);
-      expect(await get(emu)).toBe(429);
+      expect(await tokenAndRead(emu)).toBe(200);
+      expect(await tokenAndRead(emu)).toBe(429);
     } finally {
       await emu.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -93,16 +97,11 @@ describe('rate limit', () => {
   test('at another address (the saved port taken, or another asked for) the saved window is not kept, and the emulator says where it was', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-moved-'));
     const stateFile = join(dir, 'emulator-state.json');
-    const limit = { requests: 3, seconds: 60 };
-    const get = async (e: RunningEmulator): Promise<number> => {
-      const t = await token(e);
-      return (await fetch(`${e.url}/account`, { headers: { authorization: `Bearer ${t}` } })).status;
-    };
     let squatter: Server | undefined;
     try {
       emu = await startEmulator({ rateLimit: limit, stateFile });
       const url = emu.url;
-      expect(await get(emu)).toBe(200);
+      expect(await tokenAndRead(emu)).toBe(200);
       await emu.stop();
       // Someone else listens on the saved port now.
       squatter = createServer();
@@ -110,8 +109,8 @@ describe('rate limit', () => {
       emu = await startEmulator({ rateLimit: limit, stateFile });
       expect(emu.url).not.toBe(url);
       expect(emu.movedFrom).toBe(url);
-      expect(await get(emu)).toBe(200);
-      expect(await get(emu)).toBe(429); // its own window: 4 requests
+      expect(await tokenAndRead(emu)).toBe(200);
+      expect(await tokenAndRead(emu)).toBe(429); // its own window: 4 requests
       const moved = emu.url;
       await emu.stop();
       // The new address is the one kept from here on (with its window: the first request is over it, before auth).
@@ -123,7 +122,7 @@ describe('rate limit', () => {
       // A start with a given clock does not go on from the saved one: the saved window means nothing to it.
       emu = await startEmulator({ rateLimit: limit, stateFile, now: 2_000_000_000 });
       expect(emu.url).toBe(moved);
-      expect(await get(emu)).toBe(200);
+      expect(await tokenAndRead(emu)).toBe(200);
     } finally {
       await emu.stop();
       await new Promise((resolve) => squatter?.close(resolve));
@@ -134,7 +133,6 @@ describe('rate limit', () => {
   test('a state file cannot make it take a privileged port or hold more than the window; an emulator of other clients leaves the saved window as it was', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-saved-'));
     const stateFile = join(dir, 'emulator-state.json');
-    const limit = { requests: 3, seconds: 60 };
     try {
       emu = await startEmulator({ rateLimit: limit, stateFile });
       await emu.stop();
