@@ -105,8 +105,9 @@ export interface RunningEmulator {
    */
   readonly fixturesMerge?: { readonly added: Record<string, number>; readonly kept: Record<string, number>; readonly set: string[] };
   /**
-   * The address the state file's last emulator listened on, when this one listens elsewhere (that port was taken, or
-   * another was asked for): the rate window saved with the state was not kept. Undefined otherwise.
+   * The address the state file's last emulator listened on, when this one listens on the same host at another port
+   * (that port was taken, or another was asked for): the rate window saved with the state was not kept. A start on
+   * another host, or of `otherClients`, never keeps the saved window and does not set it. Undefined otherwise.
    */
   readonly movedFrom?: string;
   /** Stops it (and saves the state file, when it has one). */

@@ -81,8 +81,9 @@ export interface RunningEmulator {
   /** What the fixtures did to the state loaded from an existing state file (undefined otherwise). */
   readonly fixturesMerge?: FixturesMerge;
   /**
-   * The address the state file's last emulator listened on, when this one listens elsewhere (that port was taken, or
-   * another was asked for): the rate window saved with the state was not kept.
+   * The address the state file's last emulator listened on, when this one listens on the same host at another port
+   * (that port was taken, or another was asked for): the rate window saved with the state was not kept. A start on
+   * another host, or of `otherClients`, never keeps the saved window and does not set it.
    */
   readonly movedFrom?: string;
   stop(): Promise<void>;

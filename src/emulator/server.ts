@@ -98,7 +98,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   let listening: SavedAddress | undefined;
   const windowText = (): Pick<SavedState, 'address' | 'rateHits'> => {
     if (opts.otherClients) return { address: loaded?.address, rateHits: loaded?.rateHits };
-    return { address: listening, ...(ctx.rateLimit ? { rateHits: windowToSave(ctx.hits, now() - ctx.rateLimit.seconds) } : {}) };
+    // Without a rate limit it counts nothing: the saved window stays as it was for the next emulator that does.
+    return { address: listening, rateHits: ctx.rateLimit ? windowToSave(ctx.hits, now() - ctx.rateLimit.seconds) : loaded?.rateHits };
   };
   const stateText = (stopping = false): string => JSON.stringify({
     state: ctx.s,
@@ -134,10 +135,6 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     }
     return queued;
   };
-
-  // A scaled clock runs on between changes: it is saved every CLOCK_SAVE_MS too, so a killed emulator loses little of it.
-  const clockSaves = opts.stateFile && clock.scale > 1 ? setInterval(() => void persist().catch(() => undefined), CLOCK_SAVE_MS) : undefined;
-  clockSaves?.unref();
 
   const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024, return503OnClosing: false });
   app.decorateRequest('principal', null);
@@ -278,7 +275,6 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     };
     address = port !== 0 || !last ? await app.listen({ host, port }) : await app.listen({ host, port: last.port }).catch(again);
   } catch (e) {
-    if (clockSaves) clearInterval(clockSaves);
     unlock?.();
     throw e;
   }
@@ -295,8 +291,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   }
   const movedFrom = last && !same ? Object.assign(new URL(url), { port: String(last.port) }).origin : undefined;
   let stopped = false;
-  // Merged fixtures are on disk before anyone can read the state.
-  if (fixturesMerge) save();
+  // Written at once: merged fixtures are on disk before anyone can read the state, and a file that says its emulator
+  // stopped (its clock exact) no longer says so while this one runs.
+  save();
+  // A scaled clock runs on between changes: it is saved every CLOCK_SAVE_MS too, so a killed emulator loses little of it.
+  const clockSaves = opts.stateFile && clock.scale > 1 ? setInterval(() => void persist().catch(() => undefined), CLOCK_SAVE_MS) : undefined;
+  clockSaves?.unref();
   return {
     url,
     ...(fixturesMerge ? { fixturesMerge } : {}),

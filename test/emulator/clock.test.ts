@@ -87,6 +87,26 @@ test('a state file keeps where the scaled clock stood: the next emulator goes on
   }
 });
 
+test('a file an emulator left as it stopped no longer says so once the next one runs: killed at once, its clock does not go back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dpi-clock-'));
+  try {
+    const stateFile = join(dir, 'state.json');
+    emu = await startEmulator({ timeScale: 3600, stateFile, rateLimit: 'off' });
+    await emu.stop();
+    emu = await startEmulator({ timeScale: 3600, stateFile, rateLimit: 'off' });
+    // Killed before its first periodic save: what it left on disk is what the next one finds.
+    copyFileSync(stateFile, join(dir, 'left.json'));
+    const killedAt = await clockOf(emu);
+    await emu.stop();
+    emu = await startEmulator({ stateFile: join(dir, 'left.json'), rateLimit: 'off' });
+    expect(await clockOf(emu)).toBeGreaterThanOrEqual(killedAt);
+  } finally {
+    await emu?.stop();
+    emu = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a killed emulator\'s scaled clock does not go back: it is saved every second, and the next one starts past any loss', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dpi-clock-'));
   try {

@@ -167,4 +167,19 @@ describe('rate limit', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('only the requests still in the window are saved', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dpi-emulator-expiry-'));
+    const stateFile = join(dir, 'emulator-state.json');
+    try {
+      emu = await startEmulator({ rateLimit: limit, stateFile });
+      expect(await tokenAndRead(emu)).toBe(200);
+      await fetch(`${emu.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance: 61 }) });
+      await emu.stop();
+      expect((JSON.parse(readFileSync(stateFile, 'utf8')) as { rateHits?: unknown }).rateHits).toEqual({});
+    } finally {
+      await emu.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
