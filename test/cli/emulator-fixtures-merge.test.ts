@@ -3,6 +3,7 @@
  * after `listening on` says what was added and kept (they were ignored without a word).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeSignals } from './helpers';
@@ -17,8 +18,14 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs `dpi emulator` until its stdout has two lines, then stops it; returns stdout. */
 async function firstLines(args: string[]): Promise<string> {
+  return (await firstOutput(args)).out;
+}
+
+/** Runs `dpi emulator` until its stdout has two lines, then stops it; returns stdout and stderr. */
+async function firstOutput(args: string[]): Promise<{ out: string; err: string }> {
   const signals = new FakeSignals();
   let out = '';
+  let err = '';
   let ready: () => void = () => undefined;
   const twoLines = new Promise<void>((resolve) => {
     ready = resolve;
@@ -26,13 +33,13 @@ async function firstLines(args: string[]): Promise<string> {
   const run = runDpi(['emulator', '--port', '0', ...args], {
     env: {},
     stdout: { write: (s: string) => { out += s; if (out.split('\n').length > 2) ready(); } },
-    stderr: { write: () => undefined },
+    stderr: { write: (t: string) => { err += t; } },
     onInterrupt: signals.onInterrupt,
   });
   await twoLines;
   signals.fire('SIGTERM');
   expect(await run).toBe(0);
-  return out;
+  return { out, err };
 }
 
 test('fixtures with an existing --state-file: merged, and said on the line after listening on', async () => {
@@ -47,4 +54,23 @@ test('fixtures with an existing --state-file: merged, and said on the line after
   // Without a saved state: no such line (the fixtures seed a new state).
   const fresh = await firstLines(['--fixtures', fixtures, '--state-file', join(dir, 'new.json')]);
   expect(fresh.split('\n')[1]).toMatch(/^default refresh token/);
+});
+
+test('--state-file: the next start listens where the last one did; when that port is taken, it says so on stderr', async () => {
+  const state = join(dir, 'state.json');
+  const at = (out: string): string => /^listening on (\S+)$/m.exec(out)![1];
+  const first = await firstOutput(['--state-file', state]);
+  const again = await firstOutput(['--state-file', state]);
+  expect(at(again.out)).toBe(at(first.out));
+  expect(again.err).not.toContain('is taken');
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(Number(new URL(at(first.out)).port), '127.0.0.1', resolve));
+  try {
+    const moved = await firstOutput(['--state-file', state]);
+    expect(at(moved.out)).not.toBe(at(first.out));
+    expect(moved.err).toContain(`the address ${state} was last served at, ${at(first.out)}, is taken (or another port was asked for): `
+      + 'its saved rate window starts empty here\n');
+  } finally {
+    await new Promise((resolve) => squatter.close(resolve));
+  }
 });

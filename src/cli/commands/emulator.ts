@@ -99,6 +99,10 @@ export function emulatorCommand(ctx: RunContext): Command {
         throw new CliError(`cannot start the emulator on ${opts.host}:${port}: ${(e as Error).message}`);
       }
       io.stdout.write(`listening on ${emu.url}\n`);
+      if (emu.movedFrom) {
+        io.stderr.write(`the address ${opts.stateFile} was last served at, ${emu.movedFrom}, is taken (or another port was asked for): `
+          + 'its saved rate window starts empty here\n');
+      }
       if (emu.fixturesMerge) {
         io.stdout.write(`fixtures merged into the saved state of ${opts.stateFile}: ${describeFixturesMerge(emu.fixturesMerge)}\n`);
       }
