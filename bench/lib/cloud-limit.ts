@@ -6,9 +6,9 @@
  * own memory), nested stacks in parallel, service latency on and one time scale for every clock (the emulator's rate
  * window, Retry-After, the handler's clock and Lambda's timeout, the waiter's polls, CloudFormation's hour).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FIRST_IDENTITY, synthFleetApp } from './pipelines';
 import { PLATFORM_APP, platformFixtures, synthPlatformApp } from './platform-app';
@@ -66,6 +66,14 @@ export interface CloudLimitPhase {
   readonly operationSeconds: number;
   /** The rate floor in cloud seconds: served requests ÷ the limit. */
   readonly floorSeconds: number;
+  /**
+   * The window floor in cloud seconds: the least time the service's rolling window allows for the served requests,
+   * given the requests it held when the phase started (the last phase's, kept in the emulator's state file), each
+   * request sent the moment the window has room and answered at once. Under `floorSeconds` for a phase that meets
+   * an empty window (its first 1,000 requests may go at once), over it for one that meets a window the last phase
+   * filled in a burst.
+   */
+  readonly windowFloorSeconds: number;
   /** Resources that reached a `_FAILED` status. */
   readonly failed: number;
   /** The longest time one resource took (first `_IN_PROGRESS` to its end), in cloud minutes. */
@@ -124,6 +132,29 @@ function operationSpanMs(events: ReadonlyArray<{ time: string }>): number {
   return last > first ? last - first : 0;
 }
 
+/** The request times (emulator clock, seconds) its state file's rate window holds, and the emulator clock now. */
+function savedWindow(stateFile: string): { hits: number[]; now: number } {
+  const file = join(dirname(stateFile), 'emulator-state.json');
+  const now = Date.now() / 1000;
+  if (!existsSync(file)) return { hits: [], now };
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { clockOffset?: number; rateHits?: Record<string, number[]> };
+  return { hits: Object.values(saved.rateHits ?? {}).flat().sort((a, b) => a - b), now: now + (saved.clockOffset ?? 0) };
+}
+
+/** The least time (seconds) the limit's rolling window allows `n` requests from `start`, holding `hits` before them. */
+export function windowFloor(hits: readonly number[], start: number, n: number, limit: { requests: number; seconds: number } = SERVICE_LIMIT): number {
+  const sent = hits.filter((h) => h > start - limit.seconds);
+  let first = 0;
+  let t = start;
+  for (let i = 0; i < n; i++) {
+    while (first < sent.length && sent[first] <= t - limit.seconds) first++;
+    // Full: the next request goes when the oldest of the window's `requests` most recent leaves it.
+    if (sent.length - first >= limit.requests) t = sent[sent.length - limit.requests] + limit.seconds;
+    sent.push(t);
+  }
+  return t - start;
+}
+
 /** What one phase runs: `runLocalDeploy`'s options other than the limit, the clocks and the output. */
 export type PhaseRun = Pick<LocalDeployOptions, 'app' | 'destroy' | 'stateFile' | 'fixtures' | 'reads'>;
 
@@ -131,6 +162,7 @@ export type PhaseRun = Pick<LocalDeployOptions, 'app' | 'destroy' | 'stateFile' 
 export async function measurePhase(o: CloudLimitOptions, phase: CloudLimitPhase['phase'], run: PhaseRun): Promise<{ result: LocalDeployResult; phase: CloudLimitPhase }> {
   const log = o.log ?? (() => undefined);
   log(`  ${phase} of ${o.fleet} identities ...`);
+  const met = savedWindow(run.stateFile ?? 'local-state.json');
   const started = performance.now();
   const r = await runLocalDeploy({
     ...run,
@@ -157,6 +189,7 @@ export async function measurePhase(o: CloudLimitOptions, phase: CloudLimitPhase[
     cloudSeconds: (wall * o.timeScale) / 1000,
     operationSeconds: (operationSpanMs(r.events) * o.timeScale) / 1000,
     floorSeconds: (served * SERVICE_LIMIT.seconds) / SERVICE_LIMIT.requests,
+    windowFloorSeconds: windowFloor(met.hits, met.now, served),
     failed: new Set(failures.map((e) => `${e.stack}/${e.logicalId}`)).size,
     longestResourceMinutes: (longestSpanMs(r.events) * o.timeScale) / 60_000,
     containers: r.containers?.used ?? 0,
@@ -204,15 +237,17 @@ export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitRe
 
 /** The table of results: one row per fleet size and phase. */
 export function cloudLimitTable(results: readonly CloudLimitResult[]): string[] {
-  const rows = ['| identities | phase | requests | 429s | 429 % | wall s | cloud min | floor min | cloud / floor | operation / floor | failed '
-    + '| longest resource (cloud min) | containers |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
+  const rows = ['| identities | phase | requests | 429s | 429 % | wall s | cloud min | floor min | cloud / floor | operation / floor '
+    + '| window floor min | cloud / window floor | failed | longest resource (cloud min) | containers |', `|${'---|'.repeat(15)}`];
   for (const r of results) {
     for (const p of r.phases) {
       const ratio = p.floorSeconds > 0 ? (p.cloudSeconds / p.floorSeconds).toFixed(2) : '-';
       const operation = p.floorSeconds > 0 ? (p.operationSeconds / p.floorSeconds).toFixed(2) : '-';
       const pct = p.requests > 0 ? ((100 * p.throttled) / p.requests).toFixed(1) : '0.0';
+      const windowRatio = p.windowFloorSeconds > 0 ? (p.cloudSeconds / p.windowFloorSeconds).toFixed(2) : '-';
       rows.push(`| ${r.fleet.toLocaleString('en-US')} | ${p.phase}${p.ok ? '' : ' (FAILED)'} | ${p.requests.toLocaleString('en-US')} | ${p.throttled} | ${pct} | `
-        + `${p.wallSeconds.toFixed(1)} | ${(p.cloudSeconds / 60).toFixed(1)} | ${(p.floorSeconds / 60).toFixed(1)} | ${ratio} | ${operation} | ${p.failed} | `
+        + `${p.wallSeconds.toFixed(1)} | ${(p.cloudSeconds / 60).toFixed(1)} | ${(p.floorSeconds / 60).toFixed(1)} | ${ratio} | ${operation} | `
+        + `${(p.windowFloorSeconds / 60).toFixed(1)} | ${windowRatio} | ${p.failed} | `
         + `${p.longestResourceMinutes.toFixed(1)} | ${p.containers} |`);
     }
   }
