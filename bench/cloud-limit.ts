@@ -13,9 +13,6 @@
  * `--updates N` (default 1): N one-identity updates after each deploy, each its own row (the first seller's notification
  * types changed, then changed back, and so on).
  *
- * `--budget N/SECONDS` (default: the provider's, 1,000 per 300 s): the platform app's provider request budget
- * (`rateLimitRequests` / `rateLimitWindow`), e.g. `100/30` to pace every phase evenly within the service's limit.
- *
  * `--plan IDENTITIES:NESTED_STACKS` (default 10000:40; `none` to skip) also synthesizes that fleet and checks the deploy
  * waves its templates chain against the library's wave plan, with the floor of each.
  *
@@ -40,12 +37,9 @@ async function main(): Promise<boolean> {
   const [ms, jitter] = arg('--latency', '150~100').split('~').map(Number);
   const concurrency = Number(arg('--concurrency', '100'));
   const updates = Number(arg('--updates', '1'));
-  const budgetArg = arg('--budget', 'default');
-  const budgetMatch = /^(\d+)\/(\d+)$/.exec(budgetArg);
-  const budget = budgetMatch ? { requests: Number(budgetMatch[1]), seconds: Number(budgetMatch[2]) } : undefined;
   if ([...sizes, ...adopt].some((n) => !Number.isInteger(n) || n < 1) || !/^(none|\d+:\d+)$/.test(plan) || !(timeScale >= 1) || !(ms >= 0) || !(concurrency >= 1)
-    || !Number.isInteger(updates) || updates < 0 || (budgetArg !== 'default' && (!budget || budget.requests < 1 || budget.seconds < 1))) {
-    throw new Error('usage: --n 300,2000 --adopt 300,2000|none --time-scale N (>= 1) --latency MS~JITTER --concurrency N --updates N --budget N/SECONDS --plan IDENTITIES:NESTED_STACKS|none');
+    || !Number.isInteger(updates) || updates < 0) {
+    throw new Error('usage: --n 300,2000 --adopt 300,2000|none --time-scale N (>= 1) --latency MS~JITTER --concurrency N --updates N --plan IDENTITIES:NESTED_STACKS|none');
   }
   let ok = true;
   if (plan !== 'none') {
@@ -58,20 +52,12 @@ async function main(): Promise<boolean> {
     if (w.mismatches.length > 0 || w.longestWaveMinutes > 55) ok = false;
   }
   console.log(`Fleets at the service's limit (${SERVICE_LIMIT.requests} requests per ${SERVICE_LIMIT.seconds} s), time scale ${timeScale} `
-    + `(every clock ${timeScale}x the wall clock), latency ${ms}~${jitter ?? 0} ms, isolated containers, ${concurrency} resource operations at once`
-    + `${budget ? `, the provider's request budget ${budget.requests} per ${budget.seconds} s` : ''}`);
+    + `(every clock ${timeScale}x the wall clock), latency ${ms}~${jitter ?? 0} ms, isolated containers, ${concurrency} resource operations at once`);
   console.log(`environment: node ${process.version}, ${os.cpus().length} core(s), load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const results: CloudLimitResult[] = [];
   for (const fleet of sizes) {
     results.push(await measureAtLimit({
-      fleet,
-      timeScale,
-      latency: { ms, jitterMs: jitter ?? 0 },
-      concurrency,
-      updates,
-      log: (l) => console.error(l),
-      keep: process.argv.includes('--keep'),
-      ...(budget ? { budget } : {}),
+      fleet, timeScale, latency: { ms, jitterMs: jitter ?? 0 }, concurrency, updates, log: (l) => console.error(l), keep: process.argv.includes('--keep'),
     }));
   }
   const adoptions: AdoptionResult[] = [];

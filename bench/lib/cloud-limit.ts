@@ -43,8 +43,6 @@ export interface CloudLimitOptions {
    * gains it again and so on (the updates are 5 requests each, so one run shows their spread). @default 1
    */
   readonly updates?: number;
-  /** The provider's request budget (`PlatformAppShape.budget`). @default the provider's (the service's limit) */
-  readonly budget?: { readonly requests: number; readonly seconds: number };
 }
 
 export interface CloudLimitPhase {
@@ -205,7 +203,7 @@ export async function measurePhase(o: CloudLimitOptions, phase: CloudLimitPhase[
 /** Deploys, updates one identity of and destroys the platform app of `o.fleet` sellers; the numbers of each phase. */
 export async function measureAtLimit(o: CloudLimitOptions): Promise<CloudLimitResult> {
   const dir = mkdtempSync(join(tmpdir(), 'dpi-cloud-limit-'));
-  const shape = { ...PLATFORM_APP, fleet: o.fleet, ...(o.budget ? { budget: o.budget } : {}) };
+  const shape = { ...PLATFORM_APP, fleet: o.fleet };
   const log = o.log ?? (() => undefined);
   try {
     const v1 = join(dir, 'v1');

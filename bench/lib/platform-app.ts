@@ -4,7 +4,7 @@
  * backfill, 250 order IDs, a `SubscriptionMonitor` and a `DriftMonitor`. Used by `bench/fleet-ops.ts` (the fleet
  * operations scenario: deploy, drift twice, drift --fix, destroy at the service's default rate limit).
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -28,11 +28,6 @@ export interface PlatformAppShape {
    * pipeline changes). Default: false.
    */
   readonly changed?: boolean;
-  /**
-   * The provider's request budget (`rateLimitRequests` per `rateLimitWindow`). Default: the provider's, the service's
-   * documented 1,000 per 5 minutes.
-   */
-  readonly budget?: { readonly requests: number; readonly seconds: number };
 }
 
 /** The default shape: the issue's app (300 sellers, 3 single pipelines, 20 subscriptions). */
@@ -52,7 +47,6 @@ export function synthPlatformApp(outdir: string, shape: PlatformAppShape = PLATF
     singleOriginUrl: 'https://api.example-dpi.com',
     refreshToken: secretsmanager.Secret.fromSecretNameV2(stack, 'Token', 'dpi/refresh-token'),
     journalTableName: 'dpi-lifecycle-journal',
-    ...(shape.budget ? { provider: { rateLimitRequests: shape.budget.requests, rateLimitWindow: Duration.seconds(shape.budget.seconds) } } : {}),
   });
   const roles = new NotificationPipelineRoles(stack, 'Roles', { serviceAccountId: '111122223333' });
   const fleet = new NotificationPipelineFleet(stack, 'Sellers', {
