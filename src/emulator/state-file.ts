@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
+import { isObj } from './core';
 import type { EmulatorState } from './state';
 
 /**
@@ -62,8 +63,8 @@ export const MAX_SAVED_CLIENTS = 100;
  * never makes the emulator take a privileged port).
  */
 export function savedAddress(saved: unknown, host: string): SavedAddress | undefined {
-  if (typeof saved !== 'object' || saved === null) return undefined;
-  const { host: h, port: p } = saved as { host?: unknown; port?: unknown };
+  if (!isObj(saved)) return undefined;
+  const { host: h, port: p } = saved;
   return h === host && typeof p === 'number' && Number.isSafeInteger(p) && p >= 1024 && p <= 65535 ? { host, port: p } : undefined;
 }
 
@@ -73,7 +74,7 @@ export function savedAddress(saved: unknown, host: string): SavedAddress | undef
  */
 export function savedHits(saved: unknown, from: number, to: number, max: number): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) return out;
+  if (!isObj(saved)) return out;
   for (const [ip, times] of Object.entries(saved)) {
     if (out.size >= MAX_SAVED_CLIENTS) break;
     if (!Array.isArray(times)) continue;
@@ -85,10 +86,6 @@ export function savedHits(saved: unknown, from: number, to: number, max: number)
 
 /** The window to save: each address's request times after `from` (the live lists are trimmed only when it sends). */
 export function windowToSave(hits: ReadonlyMap<string, readonly number[]>, from: number): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const [ip, times] of hits) {
-    const live = times.filter((t) => t > from);
-    if (live.length > 0) Object.defineProperty(out, ip, { value: live, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
+  // fromEntries defines own properties: a key such as `__proto__` is saved as one, never as the prototype.
+  return Object.fromEntries([...hits].map(([ip, times]) => [ip, times.filter((t) => t > from)]).filter(([, live]) => live.length > 0));
 }
